@@ -1,0 +1,20 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.next/', 'test-results/', 'playwright-report/', 'next-env.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@/server/*', '@/components/*', '@/app/*', 'next', 'next/*', 'react', 'react-dom'] }],
+    },
+  },
+);

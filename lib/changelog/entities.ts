@@ -1,0 +1,153 @@
+import type { ObjectKey } from '../model';
+import type { WatchError, WatchPhase } from '../engine/informer-source';
+
+/**
+ * The entities refwatch makes observable. Each lives in the change log under
+ * (entity kind, id); the API snapshot and the SSE deltas carry these shapes.
+ * `kind` (an object kind key such as `Database.demo.refwatch.dev`) and
+ * `namespace` are what the change log's filters match on.
+ */
+export type EntityKind = 'referrer' | 'referent' | 'reference' | 'controller' | 'watch' | 'queue' | 'event';
+
+export const ENTITY_KINDS: readonly EntityKind[] = ['referrer', 'referent', 'reference', 'controller', 'watch', 'queue', 'event'];
+
+/** State of a referrer as its last reconcile saw it. "Stuck" is derived: unresolved longer than a threshold. */
+export type ReferrerState = 'Resolved' | 'Waiting' | 'NotFound' | 'Error';
+
+/** State of a referent as seen from the shared cache. */
+export type ReferentState = 'Ready' | 'NotReady' | 'NotFound' | 'NotPrimed' | 'KindUnknown' | 'Forbidden' | 'WatchError';
+
+export interface ReferrerEntity {
+  id: string; // `${controller}|${key}`
+  key: ObjectKey;
+  controller: string;
+  kind: string;
+  namespace: string;
+  state: ReferrerState;
+  /** Which referent holds it up, and why, when not Resolved. */
+  reason?: string;
+  message?: string;
+  /** When the referrer entered its current state (epoch ms). */
+  since: number;
+  references: number;
+  reconciles: number;
+  lastReconcileAt?: number;
+  resolvedAt?: number;
+}
+
+export interface ReferentEntity {
+  id: ObjectKey;
+  key: ObjectKey;
+  kind: string;
+  namespace: string;
+  state: ReferentState;
+  message?: string;
+  referencedBy: number;
+  uid?: string;
+  resourceVersion?: string;
+  changedAt: number;
+}
+
+export interface ReferenceEntity {
+  id: string; // `${controller}|${referrer}|${referent}|${fieldPath}`
+  controller: string;
+  referrer: ObjectKey;
+  referent: ObjectKey;
+  fieldPath: string;
+  /** Multiplicity: the same referent named twice from one field path counts twice. */
+  count: number;
+  kind: string; // the referent's kind
+  namespace: string; // the referrer's namespace
+}
+
+export type ReferenceControllerState = 'Starting' | 'Priming' | 'Active' | 'Grace' | 'Cancelled';
+
+export interface ControllerTransition {
+  at: number;
+  state: ReferenceControllerState;
+  reason: string;
+}
+
+/** One reference controller: the shared watch, cache and dispatcher of one referent kind. */
+export interface ReferenceControllerEntity {
+  id: string; // the kind key
+  kind: string;
+  state: ReferenceControllerState;
+  reason: string;
+  references: number;
+  referents: number; // objects in its cache
+  startedAt: number;
+  primedAt?: number;
+  primingMs?: number;
+  graceUntil?: number;
+  cancelledAt?: number;
+  dispatches: number;
+  errors: WatchError[]; // most recent last, bounded
+  history: ControllerTransition[]; // most recent last, bounded
+}
+
+export interface WatchEntity {
+  id: string; // watchTargetKey
+  kind: string;
+  namespace?: string;
+  labelSelector?: string;
+  phase: WatchPhase;
+  primed: boolean;
+  resourceVersion?: string;
+  objects: number;
+  subscribers: number;
+  watchesOpened: number;
+  lists: number;
+  lastError?: WatchError;
+}
+
+export interface QueueEntity {
+  id: string; // the controller's name
+  controller: string;
+  depth: number;
+  processing: number;
+  adds: number;
+  retries: number;
+  reconciles: number;
+  errors: number;
+  workers: number;
+  longestRunningMs: number;
+}
+
+export type EventType =
+  | 'Resolved'
+  | 'Waiting'
+  | 'ReferentChanged'
+  | 'ReconcileError'
+  | 'ControllerStarted'
+  | 'ControllerPrimed'
+  | 'ControllerGrace'
+  | 'ControllerCancelled'
+  | 'ControllerReactivated'
+  | 'WatchError'
+  | 'WatchRecovered';
+
+/** An event in the live timeline. Events expire from the log silently (no tombstones). */
+export interface EventEntity {
+  id: string;
+  at: number;
+  type: EventType;
+  message: string;
+  key?: ObjectKey;
+  kind?: string;
+  namespace?: string;
+  controller?: string;
+  latencyMs?: number;
+}
+
+export interface EntityByKind {
+  referrer: ReferrerEntity;
+  referent: ReferentEntity;
+  reference: ReferenceEntity;
+  controller: ReferenceControllerEntity;
+  watch: WatchEntity;
+  queue: QueueEntity;
+  event: EventEntity;
+}
+
+export type AnyEntity = EntityByKind[EntityKind];

@@ -1,0 +1,81 @@
+import type {
+  EntityKind,
+  EntityByKind,
+  EventEntity,
+  QueueEntity,
+  ReferenceControllerEntity,
+  ReferenceEntity,
+  ReferentEntity,
+  ReferrerEntity,
+  WatchEntity,
+} from './entities';
+
+/** What the API says about the cluster refwatch is connected to. No credential ever appears here. */
+export interface ClusterInfo {
+  mode: 'embedded' | 'kubeconfig' | 'in-cluster';
+  server: string; // URL
+  context?: string;
+  reachable: boolean;
+  version?: string; // the API server's gitVersion
+  message?: string;
+}
+
+/** A stuck referrer: unresolved for longer than the threshold. */
+export interface StuckEntry {
+  id: string;
+  key: string;
+  controller: string;
+  state: ReferrerEntity['state'];
+  since: number;
+  ageMs: number;
+  reason: string; // NotFound | NotReady | KindUnknown | Forbidden | NotPrimed | WatchError
+  message: string;
+  fix: string;
+  referent?: string;
+}
+
+/** GET /api/v1/snapshot, and the first message of GET /api/v1/stream. */
+export interface Snapshot {
+  revision: number;
+  cluster: ClusterInfo;
+  controllers: ReferenceControllerEntity[];
+  watches: WatchEntity[];
+  referrers: ReferrerEntity[];
+  referents: ReferentEntity[];
+  references: ReferenceEntity[];
+  queues: QueueEntity[];
+  events: EventEntity[];
+  stuck: StuckEntry[];
+}
+
+/** Change is one entity's latest state since a revision, or its tombstone. */
+export type Change = {
+  [K in EntityKind]:
+    | { entity: K; id: string; revision: number; removed: false; value: EntityByKind[K] }
+    | { entity: K; id: string; revision: number; removed: true };
+}[EntityKind];
+
+/**
+ * SSE wire format of GET /api/v1/stream (each message's `id:` is its revision):
+ *   event: snapshot   data: Snapshot
+ *   event: delta      data: Delta         coalesced per entity, oldest first
+ *   event: cluster    data: ClusterInfo
+ *   event: resync     data: {revision}    the client fell behind; a snapshot follows
+ *   `: ping` comment lines every 15 s.
+ */
+export interface Delta {
+  from: number;
+  revision: number;
+  changes: Change[];
+}
+
+/** Map from the snapshot's array fields to entity kinds, for applying deltas. */
+export const SNAPSHOT_FIELD: { [K in EntityKind]: keyof Snapshot } = {
+  referrer: 'referrers',
+  referent: 'referents',
+  reference: 'references',
+  controller: 'controllers',
+  watch: 'watches',
+  queue: 'queues',
+  event: 'events',
+};

@@ -1,0 +1,103 @@
+import type { GroupKind, KubeObject, ObjectKey } from '../model';
+
+/**
+ * WatchTarget is what one shared watch covers: a kind, optionally narrowed to
+ * one namespace and a label selector. Subscribers with equal targets share one
+ * watch.
+ */
+export interface WatchTarget extends GroupKind {
+  namespace?: string; // omitted: all namespaces (or cluster-scoped)
+  labelSelector?: string;
+}
+
+export function watchTargetKey(t: WatchTarget): string {
+  const kind = t.group === '' ? t.kind : `${t.kind}.${t.group}`;
+  return `${kind}|${t.namespace ?? '*'}|${t.labelSelector ?? ''}`;
+}
+
+/** Why a watch cannot deliver: each reason maps to a fix a person can apply. */
+export type WatchErrorReason =
+  | 'KindUnknown' // no resource serves this kind: CRD not installed
+  | 'Forbidden' // 401/403: credentials or RBAC
+  | 'Unreachable' // network error, connection refused
+  | 'Throttled' // 429
+  | 'ServerError' // 5xx
+  | 'Expired' // 410 Gone: relisting
+  | 'Invalid'; // the server rejected the request (400/422)
+
+export interface WatchError {
+  reason: WatchErrorReason;
+  message: string;
+  /** For Forbidden: the RBAC rule that is missing. */
+  missingRule?: { verbs: string[]; apiGroup: string; resource: string; namespace?: string };
+  /** When the reflector retries next (epoch ms), if it does. */
+  retryAt?: number;
+  at: number;
+}
+
+/**
+ * InformerEvent is what a shared watch tells each subscriber. A subscriber that
+ * joins late first receives an `added` for every cached object, then `primed`
+ * if the cache already holds its initial snapshot.
+ */
+export type InformerEvent =
+  | { type: 'added'; key: ObjectKey; object: KubeObject }
+  | { type: 'updated'; key: ObjectKey; object: KubeObject; old: KubeObject }
+  | { type: 'deleted'; key: ObjectKey; object: KubeObject }
+  /** The cache holds the initial snapshot (list done, or the initial-events-end bookmark). */
+  | { type: 'primed' }
+  /** The watch is failing and retrying; the cache keeps its last known state. */
+  | { type: 'error'; error: WatchError }
+  /** The watch recovered from an error. */
+  | { type: 'recovered' };
+
+export type InformerHandler = (event: InformerEvent) => void;
+
+/** ObjectStore is a read-only view of a shared cache. */
+export interface ObjectStore {
+  get(key: ObjectKey): KubeObject | undefined;
+  keys(): IterableIterator<ObjectKey>;
+  values(): IterableIterator<KubeObject>;
+  readonly size: number;
+}
+
+export type WatchPhase = 'Starting' | 'Listing' | 'Watching' | 'Backoff' | 'Stopped';
+
+/** WatchStatus is what the source knows about one shared watch. */
+export interface WatchStatus {
+  target: WatchTarget;
+  phase: WatchPhase;
+  primed: boolean;
+  primedAt?: number;
+  startedAt: number;
+  resourceVersion?: string;
+  objects: number;
+  subscribers: number;
+  lastError?: WatchError;
+  /** Watch requests opened so far (1 + restarts). */
+  watchesOpened: number;
+  /** Full lists done so far (1 + relists). */
+  lists: number;
+}
+
+/** InformerSubscription is one subscriber's handle on a shared watch. */
+export interface InformerSubscription {
+  readonly store: ObjectStore;
+  isPrimed(): boolean;
+  status(): WatchStatus;
+  /** release drops this subscription; the last release stops the watch and closes its HTTP request. */
+  release(): Promise<void>;
+}
+
+/**
+ * InformerSource hands out shared, ref-counted watches. The engine depends on
+ * this interface only; lib/kube implements it for Kubernetes and
+ * MemoryInformerSource implements it for tests.
+ */
+export interface InformerSource {
+  acquire(target: WatchTarget, handler: InformerHandler): InformerSubscription;
+  /** Every watch the source currently runs. */
+  watches(): WatchStatus[];
+  /** stop releases every watch; awaited. */
+  stop(): Promise<void>;
+}

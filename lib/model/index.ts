@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './validation';
+export * from './gvk';
+export * from './keys';
+export * from './reference';

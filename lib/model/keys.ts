@@ -1,0 +1,116 @@
+import { RefwatchError, err, ok, type Result } from './errors';
+import { kindKey, parseApiVersion, parseKindKey, type GroupKind } from './gvk';
+import { validateName, validateNamespace } from './validation';
+
+/**
+ * ObjectKey is the kubectl-style string that identifies an object everywhere
+ * (API, URLs, logs):
+ *   namespaced      `Kind.group/namespace/name`   Database.demo.refwatch.dev/shop/orders
+ *   cluster-scoped  `Kind.group//name`            ClusterRole.rbac.authorization.k8s.io//view
+ *   core group      `Kind/namespace/name`         Secret/shop/db-password
+ */
+export type ObjectKey = string;
+
+/** ObjectRef is an ObjectKey taken apart. namespace is '' for cluster-scoped objects. */
+export interface ObjectRef extends GroupKind {
+  namespace: string;
+  name: string;
+}
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/** usesPathSegmentNames: RBAC objects allow ':' in names (system:controller:…). */
+export function usesPathSegmentNames(gk: GroupKind): boolean {
+  return gk.group === RBAC_GROUP;
+}
+
+export function formatKey(ref: ObjectRef): ObjectKey {
+  return `${kindKey(ref)}/${ref.namespace}/${ref.name}`;
+}
+
+/** parseKey parses and validates an ObjectKey. The error names the part at fault. */
+export function parseKey(key: string, field = 'object'): Result<ObjectRef> {
+  if (typeof key !== 'string' || key.length === 0) {
+    return err(new RefwatchError('InvalidKey', `${field} is empty: give an object key Kind.group/namespace/name`, { field, example: 'Database.demo.refwatch.dev/shop/orders' }));
+  }
+  const parts = key.split('/');
+  if (parts.length !== 3) {
+    return err(
+      new RefwatchError(
+        'InvalidKey',
+        `${field} "${key}" must have three '/'-separated parts, Kind.group/namespace/name (leave namespace empty for cluster-scoped objects)`,
+        { field, example: 'Database.demo.refwatch.dev/shop/orders' },
+      ),
+    );
+  }
+  const [kindPart, namespace, name] = parts as [string, string, string];
+  const gk = parseKindKey(kindPart, `${field}.kind`);
+  if (!gk.ok) return gk;
+  if (namespace !== '') {
+    const ns = validateNamespace(namespace, `${field}.namespace`);
+    if (!ns.ok) return ns;
+  }
+  const n = validateName(name, `${field}.name`, usesPathSegmentNames(gk.value));
+  if (!n.ok) return n;
+  return ok({ ...gk.value, namespace, name });
+}
+
+/** isKey reports whether s parses as an ObjectKey. */
+export function isKey(s: string): boolean {
+  return parseKey(s).ok;
+}
+
+/** kindOfKey returns the `Kind.group` part of a key without validating it. */
+export function kindOfKey(key: ObjectKey): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
+}
+
+/** namespaceOfKey returns the namespace part of a key ('' for cluster-scoped) without validating it. */
+export function namespaceOfKey(key: ObjectKey): string {
+  const a = key.indexOf('/');
+  const b = key.indexOf('/', a + 1);
+  return a < 0 || b < 0 ? '' : key.slice(a + 1, b);
+}
+
+/** nameOfKey returns the name part of a key without validating it. */
+export function nameOfKey(key: ObjectKey): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** The minimal shape of a Kubernetes object that refwatch reads. Objects are kept as raw JSON. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [field: string]: unknown;
+  };
+  spec?: unknown;
+  status?: unknown;
+  [field: string]: unknown;
+}
+
+/** keyOf computes an object's key from its apiVersion, kind and metadata. */
+export function keyOf(obj: KubeObject): ObjectKey {
+  const slash = obj.apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : obj.apiVersion.slice(0, slash);
+  return formatKey({ group, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+}
+
+/** keyOfChecked is keyOf with validation, for objects from outside. */
+export function keyOfChecked(obj: KubeObject): Result<ObjectKey> {
+  const gv = parseApiVersion(obj.apiVersion);
+  if (!gv.ok) return gv;
+  const key = formatKey({ group: gv.value.group, kind: obj.kind, namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' });
+  const parsed = parseKey(key);
+  return parsed.ok ? ok(key) : parsed;
+}
