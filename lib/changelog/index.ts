@@ -1,0 +1,3 @@
+export * from './entities';
+export * from './wire';
+export * from './change-log';

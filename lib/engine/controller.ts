@@ -1,0 +1,261 @@
+import { keyOf, kindOfKey, namespaceOfKey, type KubeObject, type ObjectKey, type Reference } from '../model';
+import { RateLimitingQueue, type RateLimiter } from '../queue';
+import type { ReferrerEntity, ReferrerState } from '../changelog';
+import type { InformerSubscription, WatchTarget } from './informer-source';
+import type { Resolution } from './resolution';
+import type { EngineContext } from './engine-context';
+
+/** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL). */
+export interface ReconcileResult {
+  requeueAfter?: number;
+}
+
+/**
+ * ReconcileContext is what a reconciler sees during one reconcile of one referrer.
+ * Reconcilers keep no state between calls (invariant 2): every reference is
+ * declared again through resolve(), and the set collected during one reconcile
+ * replaces the referrer's references when it ends.
+ */
+export interface ReconcileContext {
+  readonly controller: string;
+  readonly key: ObjectKey;
+  /** The referrer itself, from the controller's own cache, when the controller watches its kind. */
+  readonly object: KubeObject | undefined;
+  /** Aborted when the manager stops. */
+  readonly signal: AbortSignal;
+  /**
+   * resolve registers the reference (subscribe before read, invariant 3) and
+   * reads the referent from its kind's shared cache (invariant 7).
+   */
+  resolve(ref: Reference): Resolution;
+  resolve(referent: ObjectKey, fieldPath: string): Resolution;
+}
+
+export type Reconciler = (ctx: ReconcileContext) => Promise<ReconcileResult | void> | ReconcileResult | void;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconciler;
+  /** The referrers' own kind: each change of such an object queues it; workers start once it is primed. */
+  for?: WatchTarget;
+  workers?: number;
+  /** Used for failed reconciles only; waiting on a referent never grows backoff (invariant 6). */
+  rateLimiter?: RateLimiter;
+}
+
+export interface ControllerStats {
+  reconciles: number;
+  errors: number;
+  resolved: number;
+}
+
+/**
+ * Controller runs a reconciler over a work queue with N workers. Referent
+ * events reach it only through enqueueReferrer (invariant 5); a reconciler
+ * that throws is counted and retried rate-limited, and its worker keeps going.
+ */
+export class Controller {
+  readonly name: string;
+  readonly queue: RateLimitingQueue;
+  readonly stats: ControllerStats = { reconciles: 0, errors: 0, resolved: 0 };
+  private readonly reconcile: Reconciler;
+  readonly workerCount: number;
+  private readonly workers: Promise<void>[] = [];
+  private primary: InformerSubscription | undefined;
+  private readonly abort = new AbortController();
+  private readonly wokenAt = new Map<ObjectKey, number>();
+  private started = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly engine: EngineContext,
+    private readonly opts: ControllerOptions,
+  ) {
+    this.name = opts.name;
+    this.reconcile = opts.reconcile;
+    this.workerCount = Math.max(1, opts.workers ?? 2);
+    this.queue = new RateLimitingQueue({ name: opts.name, rateLimiter: opts.rateLimiter });
+  }
+
+  /** start begins watching the controller's own kind; workers start when that cache is primed. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    if (!this.opts.for) {
+      this.startWorkers();
+      return;
+    }
+    this.primary = this.engine.source.acquire(this.opts.for, (event) => {
+      switch (event.type) {
+        case 'added':
+        case 'updated':
+        case 'deleted':
+          this.queue.add(event.key);
+          return;
+        case 'primed':
+          // No reconcile runs before the referrers' own cache is primed.
+          this.startWorkers();
+          return;
+        default:
+          return;
+      }
+    });
+    if (this.primary.isPrimed()) this.startWorkers();
+  }
+
+  /** enqueue queues a referrer for reconcile. */
+  enqueue(key: ObjectKey): void {
+    this.queue.add(key);
+  }
+
+  /** enqueueReferrer queues a referrer woken by a referent event, bypassing backoff. */
+  enqueueReferrer(key: ObjectKey): void {
+    if (!this.wokenAt.has(key)) this.wokenAt.set(key, this.engine.clock.now());
+    this.queue.add(key);
+  }
+
+  /** stop aborts in-flight reconciles, drains the workers and releases the controller's own watch. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.abort.abort();
+      await this.queue.shutdownWithDrain();
+      await Promise.all(this.workers);
+      await this.primary?.release();
+    })();
+    return this.stopping;
+  }
+
+  private startWorkers(): void {
+    if (this.workers.length > 0 || this.abort.signal.aborted) return;
+    for (let i = 0; i < this.workerCount; i++) this.workers.push(this.work());
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(key);
+      } catch (e) {
+        // process handles reconcile failures itself; anything reaching here is a bug, but the worker lives on.
+        this.stats.errors++;
+        this.engine.hooks.onReconcileError?.(this.name, key, e);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async process(key: ObjectKey): Promise<void> {
+    const object = this.primary?.store.get(key);
+    if (this.opts.for && !object) {
+      // The referrer is gone: it references nothing any more.
+      this.engine.registry.clear(this.name, key);
+      this.engine.changelog.remove('referrer', `${this.name}|${key}`);
+      this.wokenAt.delete(key);
+      this.queue.forget(key);
+      return;
+    }
+    const resolutions: Resolution[] = [];
+    const collected: Reference[] = [];
+    let open = true;
+    const engine = this.engine;
+    const name = this.name;
+    const ctx: ReconcileContext = {
+      controller: name,
+      key,
+      object,
+      signal: this.abort.signal,
+      resolve(refOrKey: Reference | ObjectKey, fieldPath?: string): Resolution {
+        const ref: Reference = typeof refOrKey === 'string' ? { referent: refOrKey, fieldPath: fieldPath ?? '' } : refOrKey;
+        if (!open) throw new Error(`resolve(${ref.referent}) called after the reconcile of ${key} ended`);
+        // Subscribe before read: register now, unless the previous set already holds this occurrence.
+        // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
+        if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref)) engine.registry.addReference(name, key, ref);
+        collected.push(ref);
+        const r = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
+        resolutions.push(r);
+        return r;
+      },
+    };
+    this.stats.reconciles++;
+    const startedAt = this.engine.clock.now();
+    let failure: unknown;
+    let result: ReconcileResult | void = undefined;
+    try {
+      result = await this.reconcile(ctx);
+    } catch (e) {
+      failure = e;
+    }
+    open = false;
+    if (failure !== undefined) {
+      if (this.abort.signal.aborted) return; // our own stop is not a failure
+      this.stats.errors++;
+      this.engine.hooks.onReconcileError?.(this.name, key, failure);
+      this.publish(key, 'Error', startedAt, collected.length, { reason: 'ReconcileError', message: messageOf(failure) });
+      this.queue.addRateLimited(key);
+      return;
+    }
+    this.engine.registry.setReferences(this.name, key, collected);
+    // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
+    this.queue.forget(key);
+    const blocking = resolutions.find((r) => r.state === 'NotFound') ?? resolutions.find((r) => r.state !== 'Ready');
+    const state: ReferrerState = !blocking ? 'Resolved' : blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
+    this.publish(key, state, startedAt, collected.length, blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {});
+    if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0) this.queue.addAfter(key, result.requeueAfter);
+  }
+
+  private publish(key: ObjectKey, state: ReferrerState, at: number, references: number, why: { reason?: string; message?: string }): void {
+    const id = `${this.name}|${key}`;
+    const prev = this.engine.changelog.get('referrer', id);
+    const now = this.engine.clock.now();
+    const woken = this.wokenAt.get(key);
+    this.wokenAt.delete(key);
+    const value: ReferrerEntity = {
+      id,
+      key,
+      controller: this.name,
+      kind: kindOfKey(key),
+      namespace: namespaceOfKey(key),
+      state,
+      since: prev && prev.state === state ? prev.since : now,
+      references,
+      reconciles: (prev?.reconciles ?? 0) + 1,
+      lastReconcileAt: at,
+    };
+    if (why.reason !== undefined) value.reason = why.reason;
+    if (why.message !== undefined) value.message = why.message;
+    if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
+    this.engine.changelog.put('referrer', id, value);
+    if (prev?.state !== state) {
+      const latencyMs = state === 'Resolved' && woken !== undefined ? now - woken : undefined;
+      if (state === 'Resolved') {
+        this.stats.resolved++;
+        this.engine.hooks.onResolved?.(this.name, key, latencyMs);
+      }
+      this.engine.event({
+        type: state === 'Resolved' ? 'Resolved' : state === 'Error' ? 'ReconcileError' : 'Waiting',
+        key,
+        kind: value.kind,
+        namespace: value.namespace,
+        controller: this.name,
+        message: state === 'Resolved' ? `${key} resolved${latencyMs !== undefined ? ` ${latencyMs} ms after its referent changed` : ''}` : `${key}: ${state}: ${why.reason ?? ''}${why.message ? ` (${why.message})` : ''}`,
+        latencyMs,
+      });
+    }
+  }
+}
+
+function countOf(refs: Reference[], ref: Reference): number {
+  let n = 0;
+  for (const r of refs) if (r.referent === ref.referent && r.fieldPath === ref.fieldPath) n++;
+  return n;
+}
+
+function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** objectKeyOf is keyOf for callers holding a referrer object. */
+export const objectKeyOf = keyOf;

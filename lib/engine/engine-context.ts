@@ -1,0 +1,24 @@
+import type { ChangeLog, EventEntity } from '../changelog';
+import type { Clock } from '../queue';
+import type { ReferenceRegistry } from '../registry';
+import type { ObjectKey } from '../model';
+import type { InformerSource } from './informer-source';
+import type { ReferenceControllers } from './reference-controllers';
+
+/** EngineHooks let the host observe the engine (metrics, logs) without the engine knowing the host. */
+export interface EngineHooks {
+  /** A referrer became Resolved; latencyMs is measured from the referent event that woke it, when one did. */
+  onResolved?(controller: string, key: ObjectKey, latencyMs: number | undefined): void;
+  onReconcileError?(controller: string, key: ObjectKey, error: unknown): void;
+}
+
+/** EngineContext is what the manager shares with its controllers. */
+export interface EngineContext {
+  readonly source: InformerSource;
+  readonly registry: ReferenceRegistry;
+  readonly changelog: ChangeLog;
+  readonly referenceControllers: ReferenceControllers;
+  readonly clock: Clock;
+  readonly hooks: EngineHooks;
+  event(e: Omit<EventEntity, 'id' | 'at'>): void;
+}

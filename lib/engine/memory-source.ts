@@ -1,0 +1,212 @@
+import { keyOf, kindKey, type KubeObject, type ObjectKey } from '../model';
+import {
+  watchTargetKey,
+  type InformerEvent,
+  type InformerHandler,
+  type InformerSource,
+  type InformerSubscription,
+  type ObjectStore,
+  type WatchError,
+  type WatchStatus,
+  type WatchTarget,
+} from './informer-source';
+
+export interface MemoryInformerSourceOptions {
+  /**
+   * When a new watch primes: 'sync' at once, 'microtask' (default) after the
+   * current task, or 'manual' when the test calls prime().
+   */
+  priming?: 'sync' | 'microtask' | 'manual';
+}
+
+class MemoryInformer {
+  readonly objects = new Map<ObjectKey, KubeObject>();
+  readonly handlers = new Set<InformerHandler>();
+  primed = false;
+  primedAt: number | undefined;
+  lastError: WatchError | undefined;
+  readonly startedAt = Date.now();
+  stopped = false;
+
+  constructor(
+    readonly target: WatchTarget,
+    readonly id: number,
+  ) {}
+
+  matches(object: KubeObject): boolean {
+    const slash = object.apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : object.apiVersion.slice(0, slash);
+    if (group !== this.target.group || object.kind !== this.target.kind) return false;
+    return this.target.namespace === undefined || object.metadata.namespace === this.target.namespace;
+  }
+
+  emit(event: InformerEvent): void {
+    for (const h of [...this.handlers]) {
+      try {
+        h(event);
+      } catch {
+        // A throwing handler reaches no other handler.
+      }
+    }
+  }
+
+  status(): WatchStatus {
+    return {
+      target: this.target,
+      phase: this.stopped ? 'Stopped' : this.primed ? 'Watching' : 'Listing',
+      primed: this.primed,
+      primedAt: this.primedAt,
+      startedAt: this.startedAt,
+      objects: this.objects.size,
+      subscribers: this.handlers.size,
+      lastError: this.lastError,
+      watchesOpened: 1,
+      lists: 1,
+    };
+  }
+}
+
+/**
+ * MemoryInformerSource is an InformerSource over an in-memory "cluster", for
+ * tests of the engine. It shares one informer per WatchTarget, ref-counted,
+ * and counts how many are open so tests can check invariants 1 and 8.
+ */
+export class MemoryInformerSource implements InformerSource {
+  private readonly cluster = new Map<ObjectKey, KubeObject>();
+  private readonly informers = new Map<string, MemoryInformer>();
+  private readonly priming: 'sync' | 'microtask' | 'manual';
+  private nextId = 1;
+  private uid = 1;
+  /** Informers opened over the source's life (a restarted kind counts again). */
+  opened = 0;
+
+  constructor(opts: MemoryInformerSourceOptions = {}) {
+    this.priming = opts.priming ?? 'microtask';
+  }
+
+  acquire(target: WatchTarget, handler: InformerHandler): InformerSubscription {
+    const id = watchTargetKey(target);
+    let inf = this.informers.get(id);
+    const fresh = !inf;
+    if (!inf) {
+      inf = new MemoryInformer(target, this.nextId++);
+      this.opened++;
+      this.informers.set(id, inf);
+      // The "list": the informer's cache starts with what the cluster holds.
+      for (const [key, obj] of this.cluster) if (inf.matches(obj)) inf.objects.set(key, obj);
+    }
+    const informer = inf;
+    if (!fresh) {
+      // A late subscriber first sees the current state.
+      for (const [key, object] of informer.objects) safe(handler, { type: 'added', key, object });
+      if (informer.primed) safe(handler, { type: 'primed' });
+    }
+    informer.handlers.add(handler);
+    if (fresh) {
+      if (this.priming === 'sync') this.primeInformer(informer);
+      else if (this.priming === 'microtask') queueMicrotask(() => this.primeInformer(informer));
+    }
+    let released = false;
+    const store: ObjectStore = {
+      get: (key) => informer.objects.get(key),
+      keys: () => informer.objects.keys(),
+      values: () => informer.objects.values(),
+      get size() {
+        return informer.objects.size;
+      },
+    };
+    return {
+      store,
+      isPrimed: () => informer.primed,
+      status: () => informer.status(),
+      release: async () => {
+        if (released) return;
+        released = true;
+        informer.handlers.delete(handler);
+        if (informer.handlers.size === 0 && this.informers.get(id) === informer) {
+          informer.stopped = true;
+          this.informers.delete(id);
+        }
+      },
+    };
+  }
+
+  watches(): WatchStatus[] {
+    return [...this.informers.values()].map((i) => i.status());
+  }
+
+  /** openWatches counts running informers, optionally of one kind (`Kind.group`). */
+  openWatches(kind?: string): number {
+    let n = 0;
+    for (const i of this.informers.values()) if (kind === undefined || kindKey(i.target) === kind) n++;
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    for (const i of this.informers.values()) i.stopped = true;
+    this.informers.clear();
+  }
+
+  /** prime marks the informers of a kind (or all) as holding their initial snapshot. */
+  prime(kind?: string): void {
+    for (const i of this.informers.values()) if (kind === undefined || kindKey(i.target) === kind) this.primeInformer(i);
+  }
+
+  /** fail reports a watch error on the informers of a kind. */
+  fail(kind: string, error: Omit<WatchError, 'at'>): void {
+    for (const i of this.informers.values()) {
+      if (kindKey(i.target) !== kind) continue;
+      i.lastError = { ...error, at: Date.now() };
+      i.emit({ type: 'error', error: i.lastError });
+    }
+  }
+
+  /** apply creates or replaces an object in the cluster and tells the informers that cover it. */
+  apply(object: KubeObject): KubeObject {
+    const key = keyOf(object);
+    const old = this.cluster.get(key);
+    const stored: KubeObject = {
+      ...object,
+      metadata: { ...object.metadata, uid: old?.metadata.uid ?? object.metadata.uid ?? `uid-${this.uid++}`, resourceVersion: String(this.uid++) },
+    };
+    this.cluster.set(key, stored);
+    for (const i of this.informers.values()) {
+      if (!i.matches(stored)) continue;
+      const prev = i.objects.get(key);
+      i.objects.set(key, stored);
+      i.emit(prev ? { type: 'updated', key, object: stored, old: prev } : { type: 'added', key, object: stored });
+    }
+    return stored;
+  }
+
+  /** delete removes an object from the cluster; returns whether it existed. */
+  delete(key: ObjectKey): boolean {
+    const old = this.cluster.get(key);
+    if (!old) return false;
+    this.cluster.delete(key);
+    for (const i of this.informers.values()) {
+      if (!i.objects.delete(key)) continue;
+      i.emit({ type: 'deleted', key, object: old });
+    }
+    return true;
+  }
+
+  get(key: ObjectKey): KubeObject | undefined {
+    return this.cluster.get(key);
+  }
+
+  private primeInformer(i: MemoryInformer): void {
+    if (i.primed || i.stopped) return;
+    i.primed = true;
+    i.primedAt = Date.now();
+    i.emit({ type: 'primed' });
+  }
+}
+
+function safe(handler: InformerHandler, event: InformerEvent): void {
+  try {
+    handler(event);
+  } catch {
+    // A throwing handler does not stop delivery to the others.
+  }
+}

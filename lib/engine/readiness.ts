@@ -1,0 +1,48 @@
+import type { KubeObject } from '../model';
+
+/** Readiness says whether a referent is in the state its referrers need, and if not, why. */
+export interface Readiness {
+  ready: boolean;
+  /** The condition type consulted (e.g. Ready), when there was one. */
+  condition?: string;
+  reason?: string;
+  message?: string;
+}
+
+export type ReadinessPredicate = (object: KubeObject) => Readiness;
+
+interface Condition {
+  type?: unknown;
+  status?: unknown;
+  reason?: unknown;
+  message?: unknown;
+}
+
+/** conditionsOf returns status.conditions, or [] when the object has none. */
+export function conditionsOf(object: KubeObject): Condition[] {
+  const status = object.status as { conditions?: unknown } | undefined;
+  return Array.isArray(status?.conditions) ? (status.conditions as Condition[]) : [];
+}
+
+/** conditionReadiness is ready when the named condition is True. */
+export function conditionReadiness(type: string): ReadinessPredicate {
+  return (object) => {
+    const c = conditionsOf(object).find((x) => x?.type === type);
+    if (!c) return { ready: false, condition: type, reason: 'ConditionMissing', message: `no ${type} condition yet` };
+    if (c.status === 'True') return { ready: true, condition: type };
+    return {
+      ready: false,
+      condition: type,
+      reason: typeof c.reason === 'string' && c.reason !== '' ? c.reason : `${type}=${String(c.status)}`,
+      message: typeof c.message === 'string' ? c.message : undefined,
+    };
+  };
+}
+
+const readyCondition = conditionReadiness('Ready');
+
+/** defaultReadiness: the condition Ready is True, or the object has no conditions at all. */
+export const defaultReadiness: ReadinessPredicate = (object) => (conditionsOf(object).length === 0 ? { ready: true } : readyCondition(object));
+
+/** existsReadiness: existing is enough (Secrets, ConfigMaps…). */
+export const existsReadiness: ReadinessPredicate = () => ({ ready: true });

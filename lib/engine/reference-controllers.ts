@@ -1,0 +1,307 @@
+import { kindOfKey, namespaceOfKey, parseKindKey, type KubeObject, type ObjectKey } from '../model';
+import type { ReferenceRegistry } from '../registry';
+import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, ReferentEntity, ReferentState } from '../changelog';
+import type { Clock } from '../queue';
+import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
+import type { ReadinessPredicate } from './readiness';
+import type { Resolution } from './resolution';
+
+const MAX_ERRORS = 10;
+const MAX_HISTORY = 30;
+
+export interface ReferenceControllersDeps {
+  source: InformerSource;
+  registry: ReferenceRegistry;
+  changelog: ChangeLog;
+  clock: Clock;
+  /** How long a kind with no references keeps its watch before it is cancelled. */
+  grace: number;
+  readiness: (kind: string) => ReadinessPredicate;
+  /** Queues one referrer of a changed referent (through its controller's work queue). */
+  enqueue: (controller: string, referrer: ObjectKey) => void;
+}
+
+/**
+ * ReferenceController is the shared watch, cache and dispatcher of one
+ * referent kind. Its whole lifecycle lives in ReferenceControllers below.
+ */
+interface ReferenceController {
+  kind: string;
+  state: ReferenceControllerState;
+  reason: string;
+  subscription: InformerSubscription | undefined;
+  /** Bumped on each (re)start so events from a cancelled subscription are ignored. */
+  generation: number;
+  startedAt: number;
+  primedAt?: number;
+  graceTimer?: unknown;
+  graceUntil?: number;
+  cancelledAt?: number;
+  dispatches: number;
+  errors: WatchError[];
+  history: ReferenceControllerEntity['history'];
+}
+
+/**
+ * ReferenceControllers runs one reference controller per referent kind:
+ *
+ *   first reference ─▶ Starting ─▶ Priming ─(initial snapshot)─▶ Active
+ *   last reference gone ─▶ Grace ─(re-referenced)─▶ Active | Priming
+ *                               └─(grace elapsed)─▶ Cancelled: watch released
+ *   a reference after Cancelled starts a new watch (Starting again).
+ *
+ * Until a kind is primed nothing is dispatched and nothing is NotFound
+ * (invariant 4). A referent event adds that referent's referrers to their
+ * controllers' queues (invariant 5); reconcilers then read the cache (7).
+ */
+export class ReferenceControllers {
+  private readonly byKind = new Map<string, ReferenceController>();
+  private readonly releasing = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly deps: ReferenceControllersDeps) {
+    deps.registry.subscribe({
+      onKind: (e) => (e.type === 'active' ? this.ensure(e.kind) : this.beginGrace(e.kind)),
+    });
+  }
+
+  /** resolve reads one referent from its kind's shared cache. The reference must already be registered. */
+  resolve(referent: ObjectKey, fieldPath: string): Resolution {
+    const kind = kindOfKey(referent);
+    const rc = this.byKind.get(kind) ?? this.ensure(kind);
+    const sub = rc.subscription;
+    if (!sub || !sub.isPrimed()) {
+      const error = rc.errors.at(-1);
+      return { state: 'NotPrimed', referent, fieldPath, error, reason: error?.reason ?? 'NotPrimed', message: error?.message ?? `the ${kind} cache is still loading its initial snapshot` };
+    }
+    const object = sub.store.get(referent);
+    if (!object) return { state: 'NotFound', referent, fieldPath, reason: 'NotFound', message: `${referent} not found` };
+    const r = this.deps.readiness(kind)(object);
+    if (r.ready) return { state: 'Ready', referent, fieldPath, object };
+    return { state: 'NotReady', referent, fieldPath, object, reason: r.reason ?? 'NotReady', message: r.message ?? r.reason ?? 'not ready' };
+  }
+
+  /** cached returns a referent's cached object, if its kind is watched and primed. */
+  cached(referent: ObjectKey): KubeObject | undefined {
+    const sub = this.byKind.get(kindOfKey(referent))?.subscription;
+    return sub?.isPrimed() ? sub.store.get(referent) : undefined;
+  }
+
+  /** subscriptionOf exposes a kind's subscription (store and watch status), for diagnosis. */
+  subscriptionOf(kind: string): InformerSubscription | undefined {
+    return this.byKind.get(kind)?.subscription;
+  }
+
+  state(kind: string): ReferenceControllerState | undefined {
+    return this.byKind.get(kind)?.state;
+  }
+
+  entities(): ReferenceControllerEntity[] {
+    return [...this.byKind.values()].map((rc) => this.entity(rc));
+  }
+
+  /** stop cancels every reference controller and awaits their releases. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const rc of this.byKind.values()) {
+      this.clearGrace(rc);
+      if (rc.subscription) this.release(rc);
+    }
+    await Promise.all([...this.releasing]);
+  }
+
+  private ensure(kind: string): ReferenceController {
+    let rc = this.byKind.get(kind);
+    if (rc && rc.state === 'Grace') {
+      // Re-referenced within grace: keep the watch.
+      this.clearGrace(rc);
+      this.transition(rc, rc.subscription?.isPrimed() ? 'Active' : 'Priming', 'referenced again within the grace period', 'ControllerReactivated');
+      return rc;
+    }
+    if (rc && rc.state !== 'Cancelled') return rc;
+    const now = this.deps.clock.now();
+    if (!rc) {
+      rc = { kind, state: 'Starting', reason: 'first reference', subscription: undefined, generation: 0, startedAt: now, dispatches: 0, errors: [], history: [] };
+      this.byKind.set(kind, rc);
+    } else {
+      rc.startedAt = now;
+      rc.primedAt = undefined;
+      rc.cancelledAt = undefined;
+      rc.graceUntil = undefined;
+    }
+    this.transition(rc, 'Starting', rc.generation === 0 ? 'first reference' : 'referenced again after cancellation', 'ControllerStarted');
+    if (this.stopped) return rc;
+    const parsed = parseKindKey(kind);
+    if (!parsed.ok) {
+      this.recordError(rc, { reason: 'Invalid', message: parsed.error.message, at: now });
+      return rc;
+    }
+    const generation = ++rc.generation;
+    const controller = rc;
+    rc.subscription = this.deps.source.acquire(parsed.value, (event) => {
+      if (controller.generation === generation) this.onEvent(controller, event);
+    });
+    if (rc.state === 'Starting') this.transition(rc, rc.subscription.isPrimed() ? 'Active' : 'Priming', rc.subscription.isPrimed() ? 'cache already primed' : 'loading the initial snapshot');
+    return rc;
+  }
+
+  private onEvent(rc: ReferenceController, event: InformerEvent): void {
+    switch (event.type) {
+      case 'added':
+      case 'updated':
+      case 'deleted':
+        // Priming gate: the cache fills, but nothing is dispatched or judged until primed.
+        if (!rc.subscription?.isPrimed()) return;
+        if (!this.deps.registry.isReferenced(event.key)) return;
+        rc.dispatches++;
+        this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
+        this.deps.registry.forEachReferrerOf(event.key, (r) => this.deps.enqueue(r.controller, r.key));
+        return;
+      case 'primed': {
+        rc.primedAt = this.deps.clock.now();
+        if (rc.state === 'Priming' || rc.state === 'Starting') this.transition(rc, 'Active', `initial snapshot of ${rc.subscription?.store.size ?? 0} objects in ${rc.primedAt - rc.startedAt} ms`, 'ControllerPrimed');
+        else this.publish(rc);
+        // Referrers told NotPrimed meanwhile run again, now against a full cache.
+        for (const referent of this.deps.registry.referentsOfKind(rc.kind)) {
+          this.publishReferent(referent, rc.subscription?.store.get(referent));
+          this.deps.registry.forEachReferrerOf(referent, (r) => this.deps.enqueue(r.controller, r.key));
+        }
+        return;
+      }
+      case 'error':
+        this.recordError(rc, event.error);
+        if (!rc.subscription?.isPrimed()) for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.publishReferent(referent, undefined);
+        return;
+      case 'recovered':
+        this.appendHistory(rc, rc.state, 'watch recovered');
+        this.event('WatchRecovered', rc.kind, `${rc.kind} watch recovered`);
+        this.publish(rc);
+        return;
+    }
+  }
+
+  private beginGrace(kind: string): void {
+    const rc = this.byKind.get(kind);
+    if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
+    const grace = this.deps.grace;
+    rc.graceUntil = this.deps.clock.now() + grace;
+    this.transition(rc, 'Grace', `no references left; cancelling in ${grace} ms unless referenced again`, 'ControllerGrace');
+    rc.graceTimer = this.deps.clock.setTimeout(() => {
+      rc.graceTimer = undefined;
+      if (rc.state !== 'Grace' || this.deps.registry.kindCount(kind) > 0) return;
+      this.cancel(rc, `no references for ${grace} ms`);
+    }, grace);
+  }
+
+  private cancel(rc: ReferenceController, reason: string): void {
+    rc.cancelledAt = this.deps.clock.now();
+    rc.graceUntil = undefined;
+    this.release(rc);
+    this.transition(rc, 'Cancelled', reason, 'ControllerCancelled');
+  }
+
+  private release(rc: ReferenceController): void {
+    const sub = rc.subscription;
+    rc.subscription = undefined;
+    rc.generation++;
+    if (!sub) return;
+    const p = sub.release().catch((e: unknown) => {
+      this.recordError(rc, { reason: 'ServerError', message: `releasing the watch failed: ${String(e)}`, at: this.deps.clock.now() });
+    });
+    this.releasing.add(p);
+    void p.finally(() => this.releasing.delete(p));
+  }
+
+  private clearGrace(rc: ReferenceController): void {
+    if (rc.graceTimer !== undefined) this.deps.clock.clearTimeout(rc.graceTimer);
+    rc.graceTimer = undefined;
+    rc.graceUntil = undefined;
+  }
+
+  private transition(rc: ReferenceController, state: ReferenceControllerState, reason: string, event?: Parameters<ReferenceControllers['event']>[0]): void {
+    rc.state = state;
+    rc.reason = reason;
+    this.appendHistory(rc, state, reason);
+    if (event) this.event(event, rc.kind, `${rc.kind}: ${state}: ${reason}`);
+    this.publish(rc);
+  }
+
+  private appendHistory(rc: ReferenceController, state: ReferenceControllerState, reason: string): void {
+    rc.history.push({ at: this.deps.clock.now(), state, reason });
+    if (rc.history.length > MAX_HISTORY) rc.history.splice(0, rc.history.length - MAX_HISTORY);
+  }
+
+  private recordError(rc: ReferenceController, error: WatchError): void {
+    rc.errors.push(error);
+    if (rc.errors.length > MAX_ERRORS) rc.errors.splice(0, rc.errors.length - MAX_ERRORS);
+    this.event('WatchError', rc.kind, `${rc.kind}: ${error.reason}: ${error.message}`);
+    this.publish(rc);
+  }
+
+  private entity(rc: ReferenceController): ReferenceControllerEntity {
+    return {
+      id: rc.kind,
+      kind: rc.kind,
+      state: rc.state,
+      reason: rc.reason,
+      references: this.deps.registry.kindCount(rc.kind),
+      referents: rc.subscription?.store.size ?? 0,
+      startedAt: rc.startedAt,
+      primedAt: rc.primedAt,
+      primingMs: rc.primedAt !== undefined ? rc.primedAt - rc.startedAt : undefined,
+      graceUntil: rc.graceUntil,
+      cancelledAt: rc.cancelledAt,
+      dispatches: rc.dispatches,
+      errors: rc.errors.slice(),
+      history: rc.history.slice(),
+    };
+  }
+
+  private publish(rc: ReferenceController): void {
+    this.deps.changelog.put('controller', rc.kind, this.entity(rc));
+  }
+
+  /** publishReferent records a referenced referent's state as its kind's cache sees it. */
+  publishReferent(referent: ObjectKey, object: KubeObject | undefined): void {
+    const referencedBy = this.deps.registry.referrersOf(referent).length;
+    if (referencedBy === 0) {
+      this.deps.changelog.remove('referent', referent);
+      return;
+    }
+    const kind = kindOfKey(referent);
+    const rc = this.byKind.get(kind);
+    let state: ReferentState;
+    let message: string | undefined;
+    if (!rc?.subscription?.isPrimed()) {
+      const err = rc?.errors.at(-1);
+      state = err && (err.reason === 'KindUnknown' || err.reason === 'Forbidden') ? err.reason : err ? 'WatchError' : 'NotPrimed';
+      message = err?.message ?? `the ${kind} cache is still loading`;
+    } else if (!object) {
+      state = 'NotFound';
+      message = `${referent} not found`;
+    } else {
+      const r = this.deps.readiness(kind)(object);
+      state = r.ready ? 'Ready' : 'NotReady';
+      message = r.ready ? undefined : [r.reason, r.message].filter(Boolean).join(': ');
+    }
+    const value: ReferentEntity = {
+      id: referent,
+      key: referent,
+      kind,
+      namespace: namespaceOfKey(referent),
+      state,
+      referencedBy,
+      uid: object?.metadata.uid,
+      resourceVersion: object?.metadata.resourceVersion,
+      changedAt: this.deps.clock.now(),
+    };
+    if (message !== undefined) value.message = message;
+    this.deps.changelog.put('referent', referent, value);
+  }
+
+  private seq = 0;
+  private event(type: 'ControllerStarted' | 'ControllerPrimed' | 'ControllerGrace' | 'ControllerCancelled' | 'ControllerReactivated' | 'WatchError' | 'WatchRecovered', kind: string, message: string): void {
+    const at = this.deps.clock.now();
+    this.deps.changelog.put('event', `rc-${at}-${++this.seq}`, { id: `rc-${at}-${this.seq}`, at, type, kind, message });
+  }
+}

@@ -1,0 +1,329 @@
+import { RefwatchError, kindOfKey, parseKey, validateReference, type ObjectKey, type Reference } from '../model';
+
+/**
+ * Referrer is one (controller, referrer key) pair: the unit whose references
+ * the registry tracks. The registry hands out one stable object per pair, so
+ * callers may use it as a map key.
+ */
+export interface Referrer {
+  readonly controller: string;
+  readonly key: ObjectKey;
+}
+
+/** RegistryDelta is what one call changed: references added and removed, multiset-wise. */
+export interface RegistryDelta {
+  readonly referrer: Referrer;
+  readonly added: readonly Reference[];
+  readonly removed: readonly Reference[];
+}
+
+/** KindEvent fires when a referent kind gains its first reference or loses its last one. */
+export interface KindEvent {
+  kind: string; // `Kind.group`
+  type: 'active' | 'idle';
+}
+
+export type RegistryListener = {
+  onKind?(event: KindEvent): void;
+  onDelta?(delta: RegistryDelta): void;
+};
+
+interface KindNode {
+  kind: string;
+  edges: number; // references to this kind, with multiplicity
+  referents: Set<ObjectKey>;
+}
+
+interface ReferentNode {
+  key: ObjectKey;
+  kind: KindNode;
+  referrers: Map<Entry, number>;
+}
+
+interface Entry extends Referrer {
+  // Parallel arrays keep one pointer per edge instead of one object per edge.
+  referents: ObjectKey[];
+  fieldPaths: string[];
+}
+
+const NONE: readonly Reference[] = Object.freeze([]);
+
+/**
+ * ReferenceRegistry maps referrers to the referents they declared, and back.
+ * setReferences replaces a referrer's whole set (invariant 2) and returns the
+ * delta; every operation costs O(the referrer's old and new set), never
+ * O(registry). References are a multiset: one referent named from two fields
+ * counts twice, so dropping one field keeps the reference alive.
+ */
+export class ReferenceRegistry {
+  private readonly byController = new Map<string, Map<ObjectKey, Entry>>();
+  // referent -> its node: the one interned key string and (referrer entry -> multiplicity)
+  private readonly reverse = new Map<ObjectKey, ReferentNode>();
+  // kind -> its edge count and referents; present only while the kind has references
+  private readonly kinds = new Map<string, KindNode>();
+  private readonly validFieldPaths = new Set<string>();
+  private readonly listeners = new Set<RegistryListener>();
+  private edges = 0;
+  private referrerTotal = 0;
+
+  /** subscribe registers a listener for kind activity and deltas; returns its unsubscribe. */
+  subscribe(listener: RegistryListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * setReferences replaces the referrer's references with refs and returns the
+   * delta. An invalid ref fails the whole call with a RefwatchError naming it;
+   * nothing changes then.
+   */
+  setReferences(controller: string, referrer: ObjectKey, refs: readonly Reference[]): RegistryDelta {
+    if (!Array.isArray(refs)) {
+      throw new RefwatchError('InvalidReferences', 'references must be an array of {referent, fieldPath}', { field: 'references', example: '[{"referent":"Secret/shop/db","fieldPath":"spec.secretRef"}]' });
+    }
+    let entry = this.byController.get(controller)?.get(referrer);
+    if (!entry) {
+      this.validate(refs, refs);
+      if (refs.length === 0) return { referrer: { controller, key: referrer }, added: NONE, removed: NONE };
+      const parsed = parseKey(referrer, 'referrer');
+      if (!parsed.ok) throw parsed.error;
+      if (controller === '') throw new RefwatchError('InvalidController', 'controller name is empty: name the controller that declares these references', { field: 'controller', example: 'app-controller' });
+      entry = this.createEntry(controller, referrer);
+    }
+    const { added, removed } = diffMultiset(entry.referents, entry.fieldPaths, refs);
+    if (added.length === 0 && removed.length === 0) return { referrer: entry, added: NONE, removed: NONE };
+    // Only added references are new to the registry; the rest were validated when they came in.
+    this.validate(refs, added);
+
+    const activated: string[] = [];
+    const idled: string[] = [];
+    for (const r of removed) this.unlink(entry, r.referent, idled);
+    for (const r of added) this.link(entry, r.referent, activated);
+    if (entry.referents.length !== refs.length) {
+      entry.referents = new Array<ObjectKey>(refs.length);
+      entry.fieldPaths = new Array<string>(refs.length);
+    }
+    for (let i = 0; i < refs.length; i++) {
+      const r = refs[i]!;
+      if (entry.referents[i] !== r.referent) entry.referents[i] = this.internReferent(r.referent);
+      entry.fieldPaths[i] = r.fieldPath;
+    }
+    if (entry.referents.length === 0) this.dropEntry(entry);
+
+    const delta: RegistryDelta = { referrer: entry, added, removed };
+    if (this.listeners.size > 0) this.notify(delta, activated, idled);
+    return delta;
+  }
+
+  /**
+   * addReference adds one reference to the referrer's current set. The engine
+   * uses it to subscribe before it reads (invariant 3); the reconcile's final
+   * setReferences then settles the whole set.
+   */
+  addReference(controller: string, referrer: ObjectKey, ref: Reference): RegistryDelta {
+    const current = this.referencesOf(controller, referrer);
+    return this.setReferences(controller, referrer, [...current, ref]);
+  }
+
+  /** clear drops every reference of the referrer. */
+  clear(controller: string, referrer: ObjectKey): RegistryDelta {
+    return this.setReferences(controller, referrer, NONE);
+  }
+
+  /** referencesOf returns the referrer's current references, in declaration order. */
+  referencesOf(controller: string, referrer: ObjectKey): Reference[] {
+    const e = this.byController.get(controller)?.get(referrer);
+    if (!e) return [];
+    return e.referents.map((referent, i) => ({ referent, fieldPath: e.fieldPaths[i]! }));
+  }
+
+  /** referrersOf returns every referrer that references the referent. */
+  referrersOf(referent: ObjectKey): Referrer[] {
+    const node = this.reverse.get(referent);
+    return node ? [...node.referrers.keys()] : [];
+  }
+
+  /** forEachReferrerOf visits each referrer of the referent without allocating; the dispatch hot path. */
+  forEachReferrerOf(referent: ObjectKey, visit: (r: Referrer) => void): number {
+    const node = this.reverse.get(referent);
+    if (!node) return 0;
+    for (const r of node.referrers.keys()) visit(r);
+    return node.referrers.size;
+  }
+
+  /** multiplicity returns how many times the referrer references the referent. */
+  multiplicity(controller: string, referrer: ObjectKey, referent: ObjectKey): number {
+    const e = this.byController.get(controller)?.get(referrer);
+    return e ? (this.reverse.get(referent)?.referrers.get(e) ?? 0) : 0;
+  }
+
+  /** multiplicityAt counts how often the referrer's current set holds exactly this (referent, fieldPath). */
+  multiplicityAt(controller: string, referrer: ObjectKey, ref: Reference): number {
+    const e = this.byController.get(controller)?.get(referrer);
+    if (!e) return 0;
+    let n = 0;
+    for (let i = 0; i < e.referents.length; i++) if (e.referents[i] === ref.referent && e.fieldPaths[i] === ref.fieldPath) n++;
+    return n;
+  }
+
+  isReferenced(referent: ObjectKey): boolean {
+    return this.reverse.has(referent);
+  }
+
+  /** kindCount is the number of references (with multiplicity) to referents of the kind. */
+  kindCount(kind: string): number {
+    return this.kinds.get(kind)?.edges ?? 0;
+  }
+
+  /** activeKinds lists the kinds with at least one reference. */
+  activeKinds(): string[] {
+    return [...this.kinds.keys()];
+  }
+
+  /** referentsOfKind lists the referenced referents of one kind. */
+  referentsOfKind(kind: string): ObjectKey[] {
+    const k = this.kinds.get(kind);
+    return k ? [...k.referents] : [];
+  }
+
+  referrers(controller?: string): Referrer[] {
+    const out: Referrer[] = [];
+    for (const [name, m] of this.byController) if (controller === undefined || name === controller) out.push(...m.values());
+    return out;
+  }
+
+  get edgeCount(): number {
+    return this.edges;
+  }
+  get referrerCount(): number {
+    return this.referrerTotal;
+  }
+  get referentCount(): number {
+    return this.reverse.size;
+  }
+
+  private validate(all: readonly Reference[], toCheck: readonly Reference[]): void {
+    for (const r of toCheck) {
+      // Referents already in the reverse index and known field paths were validated before.
+      if (r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath)) continue;
+      const v = validateReference(r, `references[${all.indexOf(r)}]`);
+      if (!v.ok) throw v.error;
+      this.validFieldPaths.add(r.fieldPath);
+    }
+  }
+
+  private createEntry(controller: string, key: ObjectKey): Entry {
+    let m = this.byController.get(controller);
+    if (!m) this.byController.set(controller, (m = new Map()));
+    const entry: Entry = { controller, key, referents: [], fieldPaths: [] };
+    m.set(key, entry);
+    this.referrerTotal++;
+    return entry;
+  }
+
+  private dropEntry(entry: Entry): void {
+    const m = this.byController.get(entry.controller)!;
+    m.delete(entry.key);
+    if (m.size === 0) this.byController.delete(entry.controller);
+    this.referrerTotal--;
+  }
+
+  private internReferent(key: ObjectKey): ObjectKey {
+    // Entries share the reverse index's copy of each referent key string.
+    return this.reverse.get(key)?.key ?? key;
+  }
+
+  private link(entry: Entry, referent: ObjectKey, activated: string[]): void {
+    let node = this.reverse.get(referent);
+    if (!node) {
+      const kindName = kindOfKey(referent);
+      let kind = this.kinds.get(kindName);
+      if (!kind) this.kinds.set(kindName, (kind = { kind: kindName, edges: 0, referents: new Set() }));
+      node = { key: referent, kind, referrers: new Map() };
+      this.reverse.set(referent, node);
+      kind.referents.add(referent);
+    }
+    node.referrers.set(entry, (node.referrers.get(entry) ?? 0) + 1);
+    this.edges++;
+    if (++node.kind.edges === 1) activated.push(node.kind.kind);
+  }
+
+  private unlink(entry: Entry, referent: ObjectKey, idled: string[]): void {
+    const node = this.reverse.get(referent)!;
+    const c = node.referrers.get(entry)!;
+    if (c > 1) node.referrers.set(entry, c - 1);
+    else node.referrers.delete(entry);
+    const kind = node.kind;
+    if (node.referrers.size === 0) {
+      this.reverse.delete(referent);
+      kind.referents.delete(referent);
+    }
+    this.edges--;
+    if (--kind.edges === 0) {
+      this.kinds.delete(kind.kind);
+      idled.push(kind.kind);
+    }
+  }
+
+  private notify(delta: RegistryDelta, activated: string[], idled: string[]): void {
+    for (const l of this.listeners) {
+      l.onDelta?.(delta);
+      // A kind both idled and re-activated within one call stays active: report neither.
+      for (const kind of idled) if (!activated.includes(kind)) l.onKind?.({ kind, type: 'idle' });
+      for (const kind of activated) if (!idled.includes(kind)) l.onKind?.({ kind, type: 'active' });
+    }
+  }
+}
+
+/**
+ * diffMultiset compares the old (referents, fieldPaths) with the new refs as
+ * multisets of (referent, fieldPath). Small sets use a quadratic scan, which
+ * beats hashing for the usual handful of references.
+ */
+const scratch = new Uint8Array(256);
+
+function diffMultiset(oldReferents: ObjectKey[], oldPaths: string[], refs: readonly Reference[]): { added: Reference[]; removed: Reference[] } {
+  const n = oldReferents.length;
+  const m = refs.length;
+  if (n === 0) return { added: m === 0 ? [] : refs.slice(), removed: [] };
+  if (m === 0) return { added: [], removed: oldReferents.map((referent, i) => ({ referent, fieldPath: oldPaths[i]! })) };
+  if (n * m <= 256) {
+    const used = scratch;
+    used.fill(0, 0, n);
+    const added: Reference[] = [];
+    for (let j = 0; j < m; j++) {
+      const r = refs[j]!;
+      let found = -1;
+      for (let i = 0; i < n; i++) {
+        if (used[i] === 0 && oldReferents[i] === r.referent && oldPaths[i] === r.fieldPath) {
+          found = i;
+          break;
+        }
+      }
+      if (found < 0) added.push(r);
+      else used[found] = 1;
+    }
+    const removed: Reference[] = [];
+    for (let i = 0; i < n; i++) if (used[i] === 0) removed.push({ referent: oldReferents[i]!, fieldPath: oldPaths[i]! });
+    return { added, removed };
+  }
+  const counts = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const id = oldReferents[i]! + '\u0000' + oldPaths[i]!;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const added: Reference[] = [];
+  for (const r of refs) {
+    const id = r.referent + '\u0000' + r.fieldPath;
+    const c = counts.get(id) ?? 0;
+    if (c > 0) counts.set(id, c - 1);
+    else added.push(r);
+  }
+  const removed: Reference[] = [];
+  for (const [id, c] of counts) {
+    if (c === 0) continue;
+    const sep = id.indexOf('\u0000');
+    for (let k = 0; k < c; k++) removed.push({ referent: id.slice(0, sep), fieldPath: id.slice(sep + 1) });
+  }
+  return { added, removed };
+}
