@@ -63,7 +63,6 @@ export class Controller {
   private readonly workers: Promise<void>[] = [];
   private primary: InformerSubscription | undefined;
   private readonly abort = new AbortController();
-  private readonly wokenAt = new Map<ObjectKey, number>();
   private started = false;
   private stopping: Promise<void> | undefined;
 
@@ -110,7 +109,6 @@ export class Controller {
 
   /** enqueueReferrer queues a referrer woken by a referent event, bypassing backoff. */
   enqueueReferrer(key: ObjectKey): void {
-    if (!this.wokenAt.has(key)) this.wokenAt.set(key, this.engine.clock.now());
     this.queue.add(key);
   }
 
@@ -152,7 +150,6 @@ export class Controller {
       // The referrer is gone: it references nothing any more.
       this.engine.registry.clear(this.name, key);
       this.engine.changelog.remove('referrer', `${this.name}|${key}`);
-      this.wokenAt.delete(key);
       this.queue.forget(key);
       return;
     }
@@ -209,8 +206,8 @@ export class Controller {
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
     const now = this.engine.clock.now();
-    const woken = this.wokenAt.get(key);
-    this.wokenAt.delete(key);
+    // Measured from the add that queued this reconcile: for a referrer woken by a referent, the referent event.
+    const waited = this.queue.sinceAdded(key);
     const value: ReferrerEntity = {
       id,
       key,
@@ -228,7 +225,7 @@ export class Controller {
     if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
     this.engine.changelog.put('referrer', id, value);
     if (prev?.state !== state) {
-      const latencyMs = state === 'Resolved' && woken !== undefined ? now - woken : undefined;
+      const latencyMs = state === 'Resolved' && waited !== undefined ? Math.round(waited * 1000) / 1000 : undefined;
       if (state === 'Resolved') {
         this.stats.resolved++;
         this.engine.hooks.onResolved?.(this.name, key, latencyMs);
@@ -239,7 +236,7 @@ export class Controller {
         kind: value.kind,
         namespace: value.namespace,
         controller: this.name,
-        message: state === 'Resolved' ? `${key} resolved${latencyMs !== undefined ? ` ${latencyMs} ms after its referent changed` : ''}` : `${key}: ${state}: ${why.reason ?? ''}${why.message ? ` (${why.message})` : ''}`,
+        message: state === 'Resolved' ? `${key} resolved${latencyMs !== undefined ? ` ${latencyMs.toFixed(1)} ms after it was queued` : ''}` : `${key}: ${state}: ${why.reason ?? ''}${why.message ? ` (${why.message})` : ''}`,
         latencyMs,
       });
     }

@@ -54,7 +54,7 @@ export class Manager {
       clock: this.clock,
       grace: opts.grace ?? 30_000,
       readiness: (kind) => readiness(kind) ?? defaultReadiness,
-      enqueue: (controller, referrer) => this.controllers.get(controller)?.enqueueReferrer(referrer),
+      enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     const self = this;
@@ -78,6 +78,15 @@ export class Manager {
     return c;
   }
 
+  private lastEnqueued: Controller | undefined;
+
+  /** enqueueReferrer is dispatch's per-referrer step; consecutive referrers usually share a controller. */
+  private enqueueReferrer(controller: string, referrer: ObjectKey): void {
+    let c = this.lastEnqueued;
+    if (c === undefined || c.name !== controller) c = this.lastEnqueued = this.controllers.get(controller);
+    c?.enqueueReferrer(referrer);
+  }
+
   controller(name: string): Controller | undefined {
     return this.controllers.get(name);
   }
@@ -87,6 +96,7 @@ export class Manager {
     const c = this.controllers.get(name);
     if (!c) return;
     this.controllers.delete(name);
+    this.lastEnqueued = undefined;
     await c.stop();
     for (const r of this.registry.referrers(name)) {
       this.registry.clear(name, r.key);

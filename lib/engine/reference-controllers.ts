@@ -155,7 +155,7 @@ export class ReferenceControllers {
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
-        this.deps.registry.forEachReferrerOf(event.key, (r) => this.deps.enqueue(r.controller, r.key));
+        this.dispatch(event.key);
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
@@ -164,7 +164,7 @@ export class ReferenceControllers {
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of this.deps.registry.referentsOfKind(rc.kind)) {
           this.publishReferent(referent, rc.subscription?.store.get(referent));
-          this.deps.registry.forEachReferrerOf(referent, (r) => this.deps.enqueue(r.controller, r.key));
+          this.dispatch(referent);
         }
         return;
       }
@@ -178,6 +178,12 @@ export class ReferenceControllers {
         this.publish(rc);
         return;
     }
+  }
+
+  /** dispatch queues every referrer of the referent: the hot path of a referent event. */
+  private dispatch(referent: ObjectKey): void {
+    const enqueue = this.deps.enqueue;
+    this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
   }
 
   private beginGrace(kind: string): void {
@@ -263,7 +269,7 @@ export class ReferenceControllers {
 
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
   publishReferent(referent: ObjectKey, object: KubeObject | undefined): void {
-    const referencedBy = this.deps.registry.referrersOf(referent).length;
+    const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);
       return;

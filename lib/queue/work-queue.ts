@@ -38,6 +38,8 @@ export class WorkQueue {
   private readonly dirty = new Map<string, number>();
   /** Keys handed out and not done, each with when it was handed out; insertion order is age order. */
   private readonly processing = new Map<string, number>();
+  /** For keys processing: when they were added, so a consumer can measure add → done. */
+  private readonly processingAddedAt = new Map<string, number>();
   private readonly waiters = new Deque<Waiter>();
   private drainWaiters: (() => void)[] = [];
   private stopping = false;
@@ -85,12 +87,19 @@ export class WorkQueue {
     const startedAt = this.processing.get(key);
     if (startedAt === undefined) return;
     this.processing.delete(key);
+    this.processingAddedAt.delete(key);
     if (this.stopping) {
       if (this.processing.size === 0) this.releaseDrainWaiters();
     } else if (this.dirty.has(key)) {
       this.enqueue(key);
     }
     this.metrics.onWorkDuration?.(this.clock.now() - startedAt);
+  }
+
+  /** sinceAdded is how long ago a key now processing was added (ms), or undefined if it is not processing. */
+  sinceAdded(key: string): number | undefined {
+    const at = this.processingAddedAt.get(key);
+    return at === undefined ? undefined : this.clock.now() - at;
   }
 
   /** Number of keys queued and ready to be handed out. */
@@ -163,6 +172,7 @@ export class WorkQueue {
     const addedAt = this.dirty.get(key) ?? now;
     this.dirty.delete(key);
     this.processing.set(key, now);
+    this.processingAddedAt.set(key, addedAt);
     this.metrics.onQueueLatency?.(now - addedAt);
   }
 

@@ -166,6 +166,11 @@ export class ReferenceRegistry {
     return n;
   }
 
+  /** referrerCountOf is the number of distinct referrers of the referent. */
+  referrerCountOf(referent: ObjectKey): number {
+    return this.reverse.get(referent)?.referrers.size ?? 0;
+  }
+
   isReferenced(referent: ObjectKey): boolean {
     return this.reverse.has(referent);
   }
