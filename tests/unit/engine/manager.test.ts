@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
+import { FakeClock } from '@/lib/queue';
 import { APP_KIND, app, appKey, database, dbKey, harness, lastStates, type Harness } from './fixtures';
 
 let current: Harness | undefined;
@@ -169,21 +170,32 @@ describe('Manager', () => {
   });
 
   it('stop leaves no timer, worker or watch running', async () => {
-    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const h = harness({ grace: 60_000 });
-    h.manager.start();
-    h.source.apply(app('web', { databaseRef: 'orders' }));
-    await vi.waitFor(() => expect(lastStates(h, appKey('web'))).toEqual(['NotFound']));
-    h.source.apply(app('web', {})); // Grace timer of 60 s pending
-    await vi.waitFor(() => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Grace'));
-    await new Promise((r) => setTimeout(r, 20));
-    const reconciles = h.reconciles(appKey('web'));
-    await h.manager.stop();
-    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
-    expect(h.source.openWatches()).toBe(0);
+    const clock = new FakeClock(Date.now());
+    const source = new MemoryInformerSource();
+    const manager = new Manager({ source, clock, grace: 60_000, statsIntervalMs: 500 });
+    let reconciles = 0;
+    manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => {
+        reconciles++;
+        const ref = (ctx.object?.spec as { databaseRef?: string }).databaseRef;
+        if (ref) ctx.resolve(dbKey(ref), 'spec.databaseRef');
+      },
+    });
+    manager.start();
+    source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Active'));
+    source.apply(app('web', {})); // a 60 s grace timer is now pending
+    await vi.waitFor(() => expect(manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Grace'));
+    expect(clock.pendingTimers()).toBe(2); // grace + stats
+    const before = reconciles;
+    await manager.stop();
+    expect(clock.pendingTimers()).toBe(0);
+    expect(source.openWatches()).toBe(0);
     // Workers have exited: new work is not picked up.
-    h.manager.controller('watch')!.enqueue(appKey('web'));
+    manager.controller('watch')!.enqueue(appKey('web'));
     await new Promise((r) => setTimeout(r, 20));
-    expect(h.reconciles(appKey('web'))).toBe(reconciles);
+    expect(reconciles).toBe(before);
   });
 });
