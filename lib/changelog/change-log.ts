@@ -61,7 +61,8 @@ const EPHEMERAL: ReadonlySet<EntityKind> = new Set<EntityKind>(['event']);
  * delta costs what changed since it last looked, whatever the store's size.
  *
  * Values are kept by reference: the log never mutates them and callers must
- * not either. An entity's kind and namespace are normally fixed for its id.
+ * not either. An entity's kind and namespace are normally fixed for its id; if
+ * they change, a filtered client that held it under the old ones gets a tombstone.
  */
 export class ChangeLog {
   #revision = 0;
@@ -175,7 +176,7 @@ export class ChangeLog {
     return total;
   }
 
-  /** The live entities matching the filter, each kind in the order first stored. */
+  /** The live entities matching the filter, each kind in the order first stored (events: least recently put first). */
   snapshot(filter: ChangeFilter = {}): EntitySnapshot {
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
     for (const kind of filter.entities ?? ENTITY_KINDS) {
@@ -360,9 +361,8 @@ export class ChangeLog {
 type Scope = { kind?: string; namespace?: string };
 
 function matches(value: AnyEntity, filter: ChangeFilter): boolean {
-  const { kind, namespace } = value as Scope;
-  if (filter.kind !== undefined && kind !== filter.kind) return false;
-  if (filter.namespace !== undefined && namespace !== filter.namespace) return false;
+  if (filter.kind !== undefined && (value as Scope).kind !== filter.kind) return false;
+  if (filter.namespace !== undefined && (value as Scope).namespace !== filter.namespace) return false;
   return true;
 }
 

@@ -1,0 +1,182 @@
+import { formatKey, kindKey, referenceId, usesPathSegmentNames, validateGroup, validateKind, validateName, validateNamespace, type GroupKind, type KubeObject, type Reference } from '../model';
+import { appendField, isRecord, type FieldMatch } from './field-path';
+import { kindInfoOf, selectorMatches, type Convention, type ReferenceTarget, type RuleSet } from './rule-set';
+import type { ReferrerSelector, Scope } from './schema';
+
+/** RuleReference is a Reference found by a rule; `optional` is set only when the referrer works without it. */
+export interface RuleReference extends Reference {
+  optional?: true;
+}
+
+/** UnresolvedReference is a name the rules found but could not turn into a valid referent key. */
+export interface UnresolvedReference {
+  fieldPath: string;
+  name: string;
+  reason: string;
+  /** The rule or convention that found it: `core: rules[0].references[2]`, `convention crossplane`. */
+  rule: string;
+}
+
+export interface ReferenceScan {
+  references: RuleReference[];
+  unresolved: UnresolvedReference[];
+}
+
+export interface ScanOptions {
+  /** Scope from discovery, when known; it overrides the rules' scope facts. */
+  scopeOf?: (gk: GroupKind) => Scope | undefined;
+  /** Discovery categories of a kind, for conventions that select by category. */
+  categoriesOf?: (gk: GroupKind) => readonly string[] | undefined;
+}
+
+/** extractReferences returns the references the rule set finds in an object, in rule order. Empty names are skipped. */
+export function extractReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions = {}): RuleReference[] {
+  return scanReferences(rs, obj, opts).references;
+}
+
+/**
+ * scanReferences is extractReferences plus what it could not resolve: a
+ * convention field whose referent kind is not known, or a name that makes no
+ * valid key. The same (referent, field path) found by two rules counts once.
+ */
+export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions = {}): ReferenceScan {
+  const out: ReferenceScan = { references: [], unresolved: [] };
+  if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return out;
+  const referrer: GroupKind = { group: groupOfApiVersion(obj.apiVersion), kind: obj.kind };
+  const namespace = typeof obj.metadata?.namespace === 'string' ? obj.metadata.namespace : '';
+  const ctx: Context = { rs, opts, referrerGroup: referrer.group, namespace, out, seen: new Set(), seenPaths: new Set() };
+
+  for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
+    for (const m of rule.path.match(obj)) resolve(ctx, rule, m);
+  }
+  const categories = opts.categoriesOf?.(referrer);
+  const convention = rs.conventions.find((c) => selectorMatches(c.selector, referrer, categories));
+  if (convention) scanConvention(ctx, convention, obj);
+  return out;
+}
+
+interface Context {
+  rs: RuleSet;
+  opts: ScanOptions;
+  referrerGroup: string;
+  namespace: string;
+  out: ReferenceScan;
+  /** Reference ids found so far, and field paths a rule already resolved (conventions skip those). */
+  seen: Set<string>;
+  seenPaths: Set<string>;
+}
+
+const FIELD_NAME = /^[A-Za-z_$][\w$-]*$/;
+
+function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
+  for (const under of c.under) {
+    for (const m of under.match(obj)) {
+      if (!isRecord(m.value)) continue;
+      for (const [field, v] of Object.entries(m.value)) {
+        if (!FIELD_NAME.test(field) || c.ignore.has(field)) continue;
+        const base = appendField(m.path, field);
+        const candidates: FieldMatch[] = [];
+        if (field.endsWith('Refs') && Array.isArray(v)) {
+          v.forEach((el, i) => {
+            if (isRecord(el) && Object.hasOwn(el, 'name')) candidates.push({ path: `${base}[${i}].name`, value: el.name, holder: el });
+          });
+        } else if (field.endsWith('Ref') && isRecord(v) && Object.hasOwn(v, 'name')) {
+          candidates.push({ path: `${base}.name`, value: v.name, holder: v });
+        }
+        if (candidates.length === 0) continue;
+        const target = c.fields.get(field);
+        for (const cand of candidates) {
+          if (ctx.seenPaths.has(cand.path)) continue;
+          if (target) resolve(ctx, target, cand);
+          else if (typeof cand.value === 'string' && cand.value !== '') {
+            ctx.out.unresolved.push({
+              fieldPath: cand.path,
+              name: cand.value,
+              reason: `${field} names "${cand.value}" but convention ${c.name} does not know which kind it refers to; add ${field} to the convention's fields or write a rule for it`,
+              rule: `convention ${c.name}`,
+            });
+          }
+        }
+      }
+    }
+  }
+}
+
+function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
+  ctx.seenPaths.add(m.path);
+  const name = m.value;
+  if (name === undefined || name === null || name === '') return;
+  if (typeof name !== 'string') {
+    ctx.out.unresolved.push({ fieldPath: m.path, name: JSON.stringify(name), reason: `${m.path} should hold a name (a string) but holds ${typeof name}`, rule: t.origin });
+    return;
+  }
+  const holder = m.holder;
+  const kind = nonEmptyString(t.kindField?.get(holder)) ?? t.kind;
+  if (kind === undefined) {
+    ctx.out.unresolved.push({ fieldPath: m.path, name, reason: `no kind next to ${m.path}: ${t.kindField?.source ?? 'kind'} is not set`, rule: t.origin });
+    return;
+  }
+  let group = typeof t.group === 'string' ? t.group : t.group(ctx.referrerGroup);
+  if (t.groupField) {
+    const g = t.groupField.get(holder);
+    if (typeof g === 'string') group = g; // '' is the core group, as in Gateway API refs
+  } else if (t.apiVersionField) {
+    const av = nonEmptyString(t.apiVersionField.get(holder));
+    if (av !== undefined) group = groupOfApiVersion(av);
+  }
+  const gk = { group, kind };
+  const scope = ctx.opts.scopeOf?.(gk) ?? t.scope ?? kindInfoOf(ctx.rs, gk)?.scope ?? 'Namespaced';
+  const namespace = scope === 'Cluster' ? '' : (nonEmptyString(t.namespaceField?.get(holder)) ?? ctx.namespace);
+
+  const invalid = checkParts(gk, namespace, name, m.path);
+  if (invalid) {
+    ctx.out.unresolved.push({ fieldPath: m.path, name, reason: invalid, rule: t.origin });
+    return;
+  }
+  const referent = formatKey({ ...gk, namespace, name });
+  const ref: RuleReference = { referent, fieldPath: m.path };
+  const id = referenceId(ref);
+  if (ctx.seen.has(id)) return;
+  ctx.seen.add(id);
+  if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
+  ctx.out.references.push(ref);
+}
+
+/** groupOfApiVersion: `apps/v1` → `apps`, `v1` → '' (core). */
+export function groupOfApiVersion(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** checkParts validates what parseKey would, part by part, without building and splitting the key. */
+function checkParts(gk: GroupKind, namespace: string, name: string, field: string): string | undefined {
+  const k = validateKind(gk.kind, `${field} kind`);
+  if (!k.ok) return k.error.message;
+  const g = validateGroup(gk.group, `${field} group`);
+  if (!g.ok) return g.error.message;
+  if (namespace !== '') {
+    const ns = validateNamespace(namespace, `${field} namespace`);
+    if (!ns.ok) return ns.error.message;
+  }
+  const n = validateName(name, field, usesPathSegmentNames(gk));
+  return n.ok ? undefined : n.error.message;
+}
+
+function nonEmptyString(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** referrerKinds lists the kinds the rules name as referrers: the kinds to watch. Conventions add kinds only through referrerSelectors. */
+export function referrerKinds(rs: RuleSet): GroupKind[] {
+  return rs.referrerKinds.map((gk) => ({ ...gk }));
+}
+
+/** referrerSelectors lists the conventions' selectors; which kinds they cover takes discovery (see coversReferrer). */
+export function referrerSelectors(rs: RuleSet): ({ convention: string } & ReferrerSelector)[] {
+  return rs.conventions.map((c) => ({ convention: c.name, ...c.selector }));
+}
+
+/** coversReferrer: would scanReferences look at objects of this kind at all? Give categories from discovery when known. */
+export function coversReferrer(rs: RuleSet, gk: GroupKind, categories?: readonly string[]): boolean {
+  return rs.rules.has(kindKey(gk)) || rs.conventions.some((c) => selectorMatches(c.selector, gk, categories));
+}

@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { validateGroup, validateKind } from '../model';
+import { FieldPath } from './field-path';
+
+/*
+ * The rules file format (docs/rules.md). One document holds:
+ *   rules        referrer kind → field paths that name referents
+ *   conventions  field-name conventions (`*Ref`, `*Refs`) for any kind
+ *   kinds        what refwatch knows about a referent kind: scope and readiness
+ * Every object is strict: an unknown field is an error, so a typo never
+ * silently drops a reference.
+ */
+
+const kindName = z.string().superRefine((s, ctx) => {
+  const r = validateKind(s);
+  if (!r.ok) ctx.addIssue({ code: 'custom', message: `"${s}" is not a kind: use CamelCase, starting with an uppercase letter (ConfigMap)` });
+});
+
+const groupName = z.string().superRefine((s, ctx) => {
+  const r = validateGroup(s);
+  if (!r.ok) ctx.addIssue({ code: 'custom', message: `"${s}" is not an API group: use a lowercase DNS name, or '' for the core group` });
+});
+
+const fieldPath = z.string().superRefine((s, ctx) => {
+  const r = FieldPath.parse(s, 'path');
+  if (!r.ok) ctx.addIssue({ code: 'custom', message: `${r.error.message.replace(/^path /, '').replace(/ \(example: .*\)$/, '')}; write it like spec.volumes[*].secret.secretName` });
+});
+
+export const scopeSchema = z.enum(['Namespaced', 'Cluster']);
+export type Scope = z.infer<typeof scopeSchema>;
+
+/** The referrer kind a rule applies to. */
+export const kindRefSchema = z.strictObject({
+  group: groupName.default(''),
+  kind: kindName,
+});
+
+/** Take the referent's group from the referrer's: its last `lastLabels` dot-separated labels, or all of it. */
+const groupFromReferrerSchema = z.strictObject({
+  fromReferrer: z.literal(true),
+  lastLabels: z.number().int().min(1).optional(),
+});
+
+/** The referent kind a reference names unless the object says otherwise (kindField, groupField, apiVersionField). */
+export const referentSchema = z.strictObject({
+  group: z.union([groupName, groupFromReferrerSchema], { error: "group must be an API group ('' for core) or {fromReferrer: true, lastLabels: N}" }).default(''),
+  kind: kindName,
+});
+
+/**
+ * How to turn one name into a referent. Every `*Field` is a field path
+ * relative to the object holding the name (`namespace` next to `name`).
+ */
+const targetShape = {
+  /** The default referent kind; may be left out when kindField is given. */
+  referent: referentSchema.optional(),
+  /** The referent's scope whatever kind it is; otherwise discovery or the `kinds` table decide, and Namespaced if neither does. */
+  scope: scopeSchema.optional(),
+  /** Field holding the referent's namespace; when absent or empty, the referrer's namespace. */
+  namespaceField: fieldPath.optional(),
+  /** Field holding the referent's kind; when absent, referent.kind. */
+  kindField: fieldPath.optional(),
+  /** Field holding the referent's group ('' is core); when absent, referent.group. */
+  groupField: fieldPath.optional(),
+  /** Field holding an apiVersion (`apps/v1`) whose group is the referent's group. */
+  apiVersionField: fieldPath.optional(),
+  /** The referrer works without this referent (Pod `optional: true` refs). */
+  optional: z.boolean().optional(),
+  /** Boolean field saying whether the reference is optional. */
+  optionalField: fieldPath.optional(),
+};
+
+function checkTarget(v: { referent?: unknown; kindField?: unknown; groupField?: unknown; apiVersionField?: unknown; optional?: unknown; optionalField?: unknown }, ctx: z.RefinementCtx) {
+  if (v.referent === undefined && v.kindField === undefined) ctx.addIssue({ code: 'custom', path: ['referent'], message: 'is required unless kindField reads the kind from the object: give referent: {kind: ...}' });
+  if (v.groupField !== undefined && v.apiVersionField !== undefined) ctx.addIssue({ code: 'custom', path: ['apiVersionField'], message: 'give groupField or apiVersionField, not both' });
+  if (v.optional !== undefined && v.optionalField !== undefined) ctx.addIssue({ code: 'custom', path: ['optionalField'], message: 'give optional or optionalField, not both' });
+}
+
+export const referenceRuleSchema = z
+  .strictObject({
+    /** Field path to the name(s), e.g. spec.volumes[*].secret.secretName. */
+    path: fieldPath,
+    ...targetShape,
+  })
+  .superRefine(checkTarget);
+
+export const ruleSchema = z.strictObject({
+  referrer: kindRefSchema,
+  references: z.array(referenceRuleSchema).min(1, { error: 'give at least one reference' }),
+});
+
+/**
+ * Which referrers a convention applies to: a kind matching any listed
+ * criterion. Omitted: every object it is shown. Categories come from
+ * discovery; without it they match every kind.
+ */
+export const referrerSelectorSchema = z.strictObject({
+  groups: z.array(groupName).optional(),
+  /** `upbound.io` matches `upbound.io` and `ec2.aws.upbound.io`. */
+  groupSuffixes: z.array(groupName).optional(),
+  /** Discovery categories, e.g. Crossplane's `managed`, `composite`, `claim`. */
+  categories: z.array(z.string().regex(/^[a-z0-9][-a-z0-9]*$/, { error: 'a category is a lowercase word (managed)' })).optional(),
+});
+
+const conventionFieldName = z.string().regex(/^[A-Za-z_$][\w$-]*Refs?$/, { error: 'field must be a field name ending in Ref or Refs (providerConfigRef)' });
+
+export const conventionFieldSchema = z
+  .strictObject({
+    field: conventionFieldName,
+    ...targetShape,
+  })
+  .superRefine(checkTarget);
+
+/**
+ * A convention: under each `under` path, every field named `*Ref` holding
+ * {name} and every `*Refs` holding [{name}] is a reference. `fields` gives the
+ * referent kind per field name; other such fields are reported, unresolved.
+ */
+export const conventionSchema = z.strictObject({
+  name: z.string().min(1),
+  referrers: referrerSelectorSchema.optional(),
+  under: z.array(fieldPath).min(1, { error: 'give at least one path to look under, e.g. spec' }),
+  fields: z.array(conventionFieldSchema).default([]),
+  /** `*Ref` fields that name no dependency (back-pointers such as claimRef): neither resolved nor reported. */
+  ignore: z.array(conventionFieldName).default([]),
+});
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+
+/**
+ * Readiness predicate:
+ *   exists                         found in the cache is enough
+ *   default                        condition Ready=True, or no conditions at all
+ *   {condition: T, status?: S}     condition T has status S (default True)
+ *   {field: P, equals: V | [V…]}   the value at P equals V (or one of them)
+ */
+export const predicateSchema = z.union(
+  [
+    z.literal('exists'),
+    z.literal('default'),
+    z.strictObject({ condition: z.string().min(1), status: z.enum(['True', 'False', 'Unknown']).default('True') }),
+    z.strictObject({ field: fieldPath, equals: z.union([scalar, z.array(scalar).min(1)]) }),
+  ],
+  { error: "ready must be 'exists', 'default', {condition: Type} or {field: path, equals: value}" },
+);
+export type ReadinessPredicate = z.output<typeof predicateSchema>;
+
+/** What refwatch knows about one referent kind. group '*' matches the kind in any group. */
+export const kindInfoSchema = z.strictObject({
+  group: z.union([z.literal('*'), groupName]).default(''),
+  kind: kindName,
+  scope: scopeSchema.optional(),
+  ready: predicateSchema.optional(),
+});
+
+export const rulesDocumentSchema = z
+  .strictObject({
+    /** A label for messages, e.g. the pack name. */
+    name: z.string().optional(),
+    rules: z.array(ruleSchema).default([]),
+    conventions: z.array(conventionSchema).default([]),
+    kinds: z.array(kindInfoSchema).default([]),
+  })
+  .superRefine((doc, ctx) => {
+    const seen = new Map<string, number>();
+    doc.kinds.forEach((k, i) => {
+      const id = `${k.kind}.${k.group}`;
+      const first = seen.get(id);
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['kinds', i], message: `kind ${k.kind} in group '${k.group}' is already described at kinds[${first}]; merge the two` });
+      else seen.set(id, i);
+    });
+  });
+
+/** RulesDocumentInput is what a file or a pack author writes; defaults not yet applied. */
+export type RulesDocumentInput = z.input<typeof rulesDocumentSchema>;
+/** RulesDocument is a validated document, defaults applied. */
+export type RulesDocument = z.output<typeof rulesDocumentSchema>;
+export type ReferenceRuleSpec = z.output<typeof referenceRuleSchema>;
+export type ConventionSpec = z.output<typeof conventionSchema>;
+export type ConventionFieldSpec = z.output<typeof conventionFieldSchema>;
+export type ReferentSpec = z.output<typeof referentSchema>;
+export type KindInfoSpec = z.output<typeof kindInfoSchema>;
+export type ReferrerSelector = z.output<typeof referrerSelectorSchema>;
