@@ -1,5 +1,5 @@
 import { keyOf, kindOfKey, namespaceOfKey, type KubeObject, type ObjectKey, type Reference } from '../model';
-import { RateLimitingQueue, type RateLimiter } from '../queue';
+import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import type { InformerSubscription, WatchTarget } from './informer-source';
 import type { Resolution } from './resolution';
@@ -41,6 +41,8 @@ export interface ControllerOptions {
   workers?: number;
   /** Used for failed reconciles only; waiting on a referent never grows backoff (invariant 6). */
   rateLimiter?: RateLimiter;
+  /** Observes the controller's work queue (adds, latency, work duration, retries). */
+  queueMetrics?: QueueMetricsProvider;
 }
 
 export interface ControllerStats {
@@ -73,7 +75,7 @@ export class Controller {
     this.name = opts.name;
     this.reconcile = opts.reconcile;
     this.workerCount = Math.max(1, opts.workers ?? 2);
-    this.queue = new RateLimitingQueue({ name: opts.name, rateLimiter: opts.rateLimiter });
+    this.queue = new RateLimitingQueue({ name: opts.name, rateLimiter: opts.rateLimiter, metrics: opts.queueMetrics ?? engine.queueMetrics?.(opts.name) });
   }
 
   /** start begins watching the controller's own kind; workers start when that cache is primed. */

@@ -1,5 +1,5 @@
 import type { ChangeLog, EventEntity } from '../changelog';
-import type { Clock } from '../queue';
+import type { Clock, QueueMetricsProvider } from '../queue';
 import type { ReferenceRegistry } from '../registry';
 import type { ObjectKey } from '../model';
 import type { InformerSource } from './informer-source';
@@ -20,5 +20,6 @@ export interface EngineContext {
   readonly referenceControllers: ReferenceControllers;
   readonly clock: Clock;
   readonly hooks: EngineHooks;
+  readonly queueMetrics?: (controller: string) => QueueMetricsProvider;
   event(e: Omit<EventEntity, 'id' | 'at'>): void;
 }

@@ -1,6 +1,6 @@
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
 import { kindKey, type ObjectKey } from '../model';
-import type { Clock } from '../queue';
+import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
 import { Controller, type ControllerOptions } from './controller';
@@ -18,6 +18,8 @@ export interface ManagerOptions {
   readiness?: (kind: string) => ReadinessPredicate | undefined;
   clock?: Clock;
   hooks?: EngineHooks;
+  /** Metrics for each controller's work queue, by controller name. */
+  queueMetrics?: (controller: string) => QueueMetricsProvider;
   /** How often queue and watch statistics are published to the change log (default 500 ms; 0 = never). */
   statsIntervalMs?: number;
 }
@@ -65,6 +67,7 @@ export class Manager {
       referenceControllers: this.referenceControllers,
       clock: this.clock,
       hooks: opts.hooks ?? {},
+      queueMetrics: opts.queueMetrics,
       event: (e) => self.event(e),
     };
   }
@@ -85,6 +88,11 @@ export class Manager {
     let c = this.lastEnqueued;
     if (c === undefined || c.name !== controller) c = this.lastEnqueued = this.controllers.get(controller);
     c?.enqueueReferrer(referrer);
+  }
+
+  /** controllerNames lists the registered controllers in the order they were added. */
+  controllerNames(): string[] {
+    return [...this.controllers.keys()];
   }
 
   controller(name: string): Controller | undefined {

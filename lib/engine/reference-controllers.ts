@@ -39,7 +39,19 @@ interface ReferenceController {
   cancelledAt?: number;
   dispatches: number;
   errors: WatchError[];
+  /** The error the watch is failing with now; cleared when it recovers, primes or restarts. */
+  failing?: WatchError;
   history: ReferenceControllerEntity['history'];
+}
+
+/** ReferenceControllerView is a read-only look at one reference controller, for diagnosis. */
+export interface ReferenceControllerView {
+  kind: string;
+  state: ReferenceControllerState;
+  startedAt: number;
+  primedAt?: number;
+  subscription: InformerSubscription | undefined;
+  failing: WatchError | undefined;
 }
 
 /**
@@ -92,6 +104,18 @@ export class ReferenceControllers {
     return this.byKind.get(kind)?.subscription;
   }
 
+  /** inspect looks at a kind's reference controller without starting one: diagnosis must not watch or register. */
+  inspect(kind: string): ReferenceControllerView | undefined {
+    const rc = this.byKind.get(kind);
+    if (!rc) return undefined;
+    return { kind, state: rc.state, startedAt: rc.startedAt, primedAt: rc.primedAt, subscription: rc.subscription, failing: rc.failing };
+  }
+
+  /** readinessOf is the readiness predicate the engine applies to referents of the kind. */
+  readinessOf(kind: string): ReadinessPredicate {
+    return this.deps.readiness(kind);
+  }
+
   state(kind: string): ReferenceControllerState | undefined {
     return this.byKind.get(kind)?.state;
   }
@@ -128,6 +152,7 @@ export class ReferenceControllers {
       rc.primedAt = undefined;
       rc.cancelledAt = undefined;
       rc.graceUntil = undefined;
+      rc.failing = undefined;
     }
     this.transition(rc, 'Starting', rc.generation === 0 ? 'first reference' : 'referenced again after cancellation', 'ControllerStarted');
     if (this.stopped) return rc;
@@ -159,6 +184,7 @@ export class ReferenceControllers {
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
+        rc.failing = undefined;
         if (rc.state === 'Priming' || rc.state === 'Starting') this.transition(rc, 'Active', `initial snapshot of ${rc.subscription?.store.size ?? 0} objects in ${rc.primedAt - rc.startedAt} ms`, 'ControllerPrimed');
         else this.publish(rc);
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
@@ -173,6 +199,7 @@ export class ReferenceControllers {
         if (!rc.subscription?.isPrimed()) for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.publishReferent(referent, undefined);
         return;
       case 'recovered':
+        rc.failing = undefined;
         this.appendHistory(rc, rc.state, 'watch recovered');
         this.event('WatchRecovered', rc.kind, `${rc.kind} watch recovered`);
         this.publish(rc);
@@ -239,6 +266,7 @@ export class ReferenceControllers {
 
   private recordError(rc: ReferenceController, error: WatchError): void {
     rc.errors.push(error);
+    rc.failing = error;
     if (rc.errors.length > MAX_ERRORS) rc.errors.splice(0, rc.errors.length - MAX_ERRORS);
     this.event('WatchError', rc.kind, `${rc.kind}: ${error.reason}: ${error.message}`);
     this.publish(rc);

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { RefwatchError } from '../lib/model';
+
+/**
+ * Config is refwatch's runtime configuration, parsed once from the
+ * environment (scripts/start.mjs turns command-line flags into these
+ * variables). Every error names the variable, its flag and the accepted values.
+ */
+export interface Config {
+  cluster: { mode: 'embedded' } | { mode: 'kubeconfig'; path: string; context?: string } | { mode: 'in-cluster' };
+  host: string;
+  port: number;
+  token?: string;
+  graceMs: number;
+  stuckThresholdMs: number;
+  rulesFiles: string[];
+  rulePacks: string[];
+  demo: boolean;
+}
+
+/** Each setting: its variable, its flag, and what it accepts. */
+export const SETTINGS = {
+  cluster: { env: 'REFWATCH_CLUSTER', flag: '--cluster', accepts: 'embedded | kubeconfig | in-cluster' },
+  kubeconfig: { env: 'KUBECONFIG', flag: '--kubeconfig', accepts: 'a path to a kubeconfig file' },
+  context: { env: 'REFWATCH_CONTEXT', flag: '--context', accepts: 'a context name from the kubeconfig' },
+  host: { env: 'REFWATCH_HOST', flag: '--host', accepts: 'an address to bind, e.g. 127.0.0.1' },
+  port: { env: 'REFWATCH_PORT', flag: '--port', accepts: 'a port number 1-65535' },
+  token: { env: 'REFWATCH_TOKEN', flag: '--token', accepts: 'a bearer token of at least 16 characters' },
+  grace: { env: 'REFWATCH_GRACE', flag: '--grace', accepts: 'a duration such as 30s, 2m or 500ms' },
+  stuckThreshold: { env: 'REFWATCH_STUCK_THRESHOLD', flag: '--stuck-threshold', accepts: 'a duration such as 30s or 5m' },
+  rules: { env: 'REFWATCH_RULES', flag: '--rules', accepts: 'comma-separated rules files (YAML or JSON)' },
+  packs: { env: 'REFWATCH_RULE_PACKS', flag: '--packs', accepts: 'comma-separated packs: core, gateway, crossplane, or none' },
+  demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
+} as const;
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
+
+/** parseDurationMs reads 250ms, 30s, 5m, 1h, or bare milliseconds. */
+export function parseDurationMs(text: string, field: string): number {
+  const m = DURATION.exec(text.trim());
+  if (!m) throw new RefwatchError('InvalidDuration', `${field} "${text}" is not a duration: use a number with ms, s, m or h`, { field, example: '30s' });
+  const n = Number(m[1]);
+  const unit = m[2] ?? 'ms';
+  return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
+}
+
+const KNOWN_PACKS = ['core', 'gateway', 'crossplane'];
+
+const envSchema = z.object({
+  REFWATCH_CLUSTER: z.enum(['embedded', 'kubeconfig', 'in-cluster']).optional(),
+  KUBECONFIG: z.string().min(1).optional(),
+  REFWATCH_CONTEXT: z.string().min(1).optional(),
+  REFWATCH_HOST: z.string().min(1).default('127.0.0.1'),
+  REFWATCH_PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  REFWATCH_TOKEN: z.string().min(16).optional(),
+  REFWATCH_GRACE: z.string().default('30s'),
+  REFWATCH_STUCK_THRESHOLD: z.string().default('30s'),
+  REFWATCH_RULES: z.string().default(''),
+  REFWATCH_RULE_PACKS: z.string().default('core'),
+  REFWATCH_DEMO: z.enum(['on', 'off']).optional(),
+});
+
+const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
+
+function configError(env: string, message: string): RefwatchError {
+  const s = byEnv.get(env);
+  const where = s ? `${s.env} (flag ${s.flag})` : env;
+  return new RefwatchError('InvalidConfig', `${where}: ${message}; accepted: ${s?.accepts ?? 'see README'}`, { field: env });
+}
+
+/** parseConfig validates the environment; it throws a RefwatchError naming the variable and flag at fault. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0]);
+    throw configError(key, `"${raw[key] ?? ''}" is not valid (${issue.message})`);
+  }
+  const e = parsed.data;
+  const mode = e.REFWATCH_CLUSTER ?? (env.REFWATCH_CLUSTER === undefined && e.REFWATCH_CONTEXT ? 'kubeconfig' : 'embedded');
+  let cluster: Config['cluster'];
+  if (mode === 'kubeconfig') {
+    const path = e.KUBECONFIG ?? (env.HOME ? `${env.HOME}/.kube/config` : undefined);
+    if (!path) throw configError('KUBECONFIG', 'no kubeconfig path and no HOME to find ~/.kube/config');
+    cluster = { mode, path: path.split(':')[0]!, ...(e.REFWATCH_CONTEXT ? { context: e.REFWATCH_CONTEXT } : {}) };
+  } else if (mode === 'in-cluster') {
+    cluster = { mode };
+  } else {
+    cluster = { mode: 'embedded' };
+  }
+  const packs = e.REFWATCH_RULE_PACKS === 'none' ? [] : e.REFWATCH_RULE_PACKS.split(',').map((p) => p.trim()).filter(Boolean);
+  for (const p of packs) if (!KNOWN_PACKS.includes(p)) throw configError('REFWATCH_RULE_PACKS', `unknown pack "${p}"`);
+  const wrap = (key: string, fn: () => number) => {
+    try {
+      return fn();
+    } catch (err) {
+      throw configError(key, (err as Error).message);
+    }
+  };
+  const cfg: Config = {
+    cluster,
+    host: e.REFWATCH_HOST,
+    port: e.REFWATCH_PORT,
+    graceMs: wrap('REFWATCH_GRACE', () => parseDurationMs(e.REFWATCH_GRACE, 'REFWATCH_GRACE')),
+    stuckThresholdMs: wrap('REFWATCH_STUCK_THRESHOLD', () => parseDurationMs(e.REFWATCH_STUCK_THRESHOLD, 'REFWATCH_STUCK_THRESHOLD')),
+    rulesFiles: e.REFWATCH_RULES.split(',').map((f) => f.trim()).filter(Boolean),
+    rulePacks: packs,
+    demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
+  };
+  if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;
+  return cfg;
+}
+
+/** flagsToEnv maps command-line flags (`--context prod`, `--port=3001`) to the variables parseConfig reads. */
+export function flagsToEnv(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const byFlag = new Map<string, string>(Object.values(SETTINGS).map((s) => [s.flag, s.env]));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new RefwatchError('InvalidFlag', `unexpected argument "${arg}"; flags are ${[...byFlag.keys()].join(', ')}`, { field: arg });
+    const eq = arg.indexOf('=');
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    const env = byFlag.get(flag);
+    if (!env) throw new RefwatchError('InvalidFlag', `unknown flag ${flag}; flags are ${[...byFlag.keys()].join(', ')}`, { field: flag });
+    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new RefwatchError('InvalidFlag', `flag ${flag} needs a value: ${byEnv.get(env)?.accepts}`, { field: flag });
+    out[env] = value;
+  }
+  if (out.KUBECONFIG && !out.REFWATCH_CLUSTER) out.REFWATCH_CLUSTER = 'kubeconfig';
+  if (out.REFWATCH_CONTEXT && !out.REFWATCH_CLUSTER) out.REFWATCH_CLUSTER = 'kubeconfig';
+  return out;
+}

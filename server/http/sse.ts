@@ -1,0 +1,144 @@
+import type { ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
+
+export interface SseOptions {
+  changelog: ChangeLog;
+  /** Builds a full snapshot (at the change log's current revision) for this client's filter. */
+  snapshot: () => Snapshot;
+  filter?: ChangeFilter;
+  /** The client's Last-Event-ID: the revision it holds. */
+  lastEventId?: string | null;
+  cluster?: { current(): ClusterInfo; subscribe(listener: (info: ClusterInfo) => void): () => void };
+  heartbeatMs?: number;
+  /** Bytes buffered for a client that does not read before refwatch stops writing to it. */
+  highWaterBytes?: number;
+  /** Coalescing window: changes within it go out as one delta. */
+  flushDelayMs?: number;
+  signal?: AbortSignal;
+  onOpen?: () => void;
+  onClose?: () => void;
+}
+
+export const SSE_HEADERS: Record<string, string> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  // no-transform keeps proxies and compression from buffering the stream.
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+const encoder = new TextEncoder();
+
+function message(event: string, data: unknown, id?: number): Uint8Array {
+  return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * sseStream serves GET /api/v1/stream to one client: a snapshot (or, with a
+ * Last-Event-ID still retained, the deltas since it), then coalesced deltas
+ * read from the change log. A client that stops reading is never buffered for
+ * without bound: refwatch stops writing once highWaterBytes are queued and,
+ * when the client reads again, sends one coalesced delta since its last
+ * revision, or a resync and a snapshot if that revision was compacted.
+ */
+export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
+  const heartbeatMs = opts.heartbeatMs ?? 15_000;
+  const flushDelayMs = opts.flushDelayMs ?? 5;
+  let rev = 0;
+  let closed = false;
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let unsubscribeCluster: (() => void) | undefined;
+  let ctrl: ReadableStreamDefaultController<Uint8Array>;
+
+  const cleanup = () => {
+    if (closed) return;
+    closed = true;
+    if (flushTimer) clearTimeout(flushTimer);
+    if (heartbeat) clearInterval(heartbeat);
+    unsubscribe?.();
+    unsubscribeCluster?.();
+    opts.signal?.removeEventListener('abort', onAbort);
+    opts.onClose?.();
+  };
+  const onAbort = () => {
+    cleanup();
+    try {
+      ctrl.close();
+    } catch {
+      // already closed or errored by the consumer
+    }
+  };
+  const hasRoom = () => (ctrl.desiredSize ?? 0) > 0;
+  const sendSnapshot = () => {
+    const snap = opts.snapshot();
+    rev = snap.revision;
+    ctrl.enqueue(message('snapshot', snap, snap.revision));
+  };
+  const flush = () => {
+    flushTimer = undefined;
+    if (closed || !hasRoom()) return; // pull() flushes when the client reads again
+    const since = opts.changelog.changesSince(rev, opts.filter);
+    if (since.resnapshot) {
+      ctrl.enqueue(message('resync', { revision: since.revision }));
+      sendSnapshot();
+      return;
+    }
+    if (since.changes.length === 0) {
+      rev = since.revision;
+      return;
+    }
+    const delta: Delta = { from: rev, revision: since.revision, changes: since.changes };
+    rev = since.revision;
+    ctrl.enqueue(message('delta', delta, delta.revision));
+  };
+  const schedule = () => {
+    if (!closed && flushTimer === undefined) flushTimer = setTimeout(flush, flushDelayMs);
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        ctrl = controller;
+        if (opts.signal?.aborted) {
+          cleanup();
+          controller.close();
+          return;
+        }
+        opts.signal?.addEventListener('abort', onAbort);
+        opts.onOpen?.();
+        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) ? Number(opts.lastEventId) : undefined;
+        const since = last !== undefined ? opts.changelog.changesSince(last, opts.filter) : undefined;
+        if (since && !since.resnapshot) {
+          // Resume: exactly what the client missed, coalesced.
+          rev = since.revision;
+          if (since.changes.length > 0) controller.enqueue(message('delta', { from: last, revision: since.revision, changes: since.changes } satisfies Delta, since.revision));
+          else controller.enqueue(encoder.encode(`: resumed at ${since.revision}\n\n`));
+        } else {
+          if (last !== undefined) controller.enqueue(message('resync', { revision: opts.changelog.revision }));
+          sendSnapshot();
+        }
+        if (opts.cluster) {
+          controller.enqueue(message('cluster', opts.cluster.current()));
+          unsubscribeCluster = opts.cluster.subscribe((info) => {
+            if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
+          });
+        }
+        unsubscribe = opts.changelog.subscribe(schedule);
+        heartbeat = setInterval(() => {
+          if (!closed && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
+        }, heartbeatMs);
+        // A change between the snapshot and the subscription is not lost.
+        if (opts.changelog.revision !== rev) schedule();
+      },
+      pull() {
+        // The client read: catch it up if changes arrived while it was not reading.
+        if (!closed && opts.changelog.revision !== rev) schedule();
+      },
+      cancel() {
+        cleanup();
+      },
+    },
+    { highWaterMark: opts.highWaterBytes ?? 256 * 1024, size: (chunk) => chunk.byteLength },
+  );
+}

@@ -1,0 +1,113 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Manager } from '../lib/engine';
+import type { SharedInformerPool } from '../lib/kube';
+import type { QueueMetricsProvider } from '../lib/queue';
+
+/** Metrics is refwatch's Prometheus registry (served at /metrics) and the hooks that feed it. */
+export interface Metrics {
+  registry: Registry;
+  queueMetrics(controller: string): QueueMetricsProvider;
+  observeResolution(controller: string, latencyMs: number | undefined): void;
+  reconcileErrors: Counter<'controller'>;
+  sseClients: Gauge;
+  attach(manager: Manager, pool: SharedInformerPool): void;
+  detach(): void;
+}
+
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'refwatch_process_' });
+  let manager: Manager | undefined;
+  let pool: SharedInformerPool | undefined;
+
+  new Gauge({
+    name: 'refwatch_references',
+    help: 'References in the registry, counted with multiplicity.',
+    registers: [registry],
+    collect() {
+      this.set(manager?.registry.edgeCount ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_referrers',
+    help: 'Referrers with at least one reference.',
+    registers: [registry],
+    collect() {
+      this.set(manager?.registry.referrerCount ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_reference_controllers',
+    help: 'Reference controllers (one per referent kind) by state.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counts: Record<string, number> = { Starting: 0, Priming: 0, Active: 0, Grace: 0, Cancelled: 0 };
+      for (const rc of manager?.referenceControllers.entities() ?? []) counts[rc.state] = (counts[rc.state] ?? 0) + 1;
+      for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_watches',
+    help: 'Open shared watches, by kind and whether primed.',
+    labelNames: ['kind', 'primed'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const w of pool?.watches() ?? []) {
+        const kind = w.target.group ? `${w.target.kind}.${w.target.group}` : w.target.kind;
+        this.inc({ kind, primed: String(w.primed) });
+      }
+    },
+  });
+  new Gauge({
+    name: 'refwatch_queue_depth',
+    help: 'Keys waiting in each controller work queue.',
+    labelNames: ['controller'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const q of manager?.changelog.snapshot({ entities: ['queue'] }).entities.queue ?? []) this.set({ controller: q.controller }, q.depth);
+    },
+  });
+  const adds = new Counter({ name: 'refwatch_queue_adds_total', help: 'Keys added to each controller work queue.', labelNames: ['controller'], registers: [registry] });
+  const retries = new Counter({ name: 'refwatch_queue_retries_total', help: 'Rate-limited retries of failed reconciles.', labelNames: ['controller'], registers: [registry] });
+  const queueLatency = new Histogram({ name: 'refwatch_queue_latency_seconds', help: 'Time a key waits in the queue before a worker takes it.', labelNames: ['controller'], buckets: SECONDS_BUCKETS, registers: [registry] });
+  const workDuration = new Histogram({ name: 'refwatch_reconcile_duration_seconds', help: 'Time one reconcile takes.', labelNames: ['controller'], buckets: SECONDS_BUCKETS, registers: [registry] });
+  const resolution = new Histogram({
+    name: 'refwatch_resolution_latency_seconds',
+    help: 'From the queue add that woke a referrer (for a waiting referrer: the referent event) to its reconcile finding every referent ready.',
+    labelNames: ['controller'],
+    buckets: SECONDS_BUCKETS,
+    registers: [registry],
+  });
+  const reconcileErrors = new Counter({ name: 'refwatch_reconcile_errors_total', help: 'Reconciles that threw or rejected.', labelNames: ['controller'], registers: [registry] });
+  const sseClients = new Gauge({ name: 'refwatch_sse_clients', help: 'Connected SSE clients of /api/v1/stream.', registers: [registry] });
+
+  return {
+    registry,
+    queueMetrics: (controller) => ({
+      onAdd: () => adds.inc({ controller }),
+      onRetry: () => retries.inc({ controller }),
+      onQueueLatency: (ms) => queueLatency.observe({ controller }, ms / 1000),
+      onWorkDuration: (ms) => workDuration.observe({ controller }, ms / 1000),
+    }),
+    observeResolution(controller, latencyMs) {
+      if (latencyMs !== undefined) resolution.observe({ controller }, latencyMs / 1000);
+    },
+    reconcileErrors,
+    sseClients,
+    attach(m, p) {
+      manager = m;
+      pool = p;
+    },
+    detach() {
+      manager = undefined;
+      pool = undefined;
+      registry.clear();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import 'server-only';
+import { ChangeLog, type ClusterInfo } from '../lib/changelog';
+import { Manager } from '../lib/engine';
+import { SharedInformerPool } from '../lib/kube';
+import { parseConfig, type Config } from './config';
+import { connectCluster, probeCluster, type ClusterConnection } from './cluster';
+import { createMetrics, type Metrics } from './metrics';
+import { observeWithRules, type Observer } from './observer';
+
+/**
+ * Runtime is the process singleton behind every route handler: the cluster
+ * connection, the informer pool, the engine and its change log, metrics, and
+ * the rules observer.
+ */
+export interface Runtime {
+  readonly version: number;
+  readonly config: Config;
+  readonly startedAt: number;
+  readonly connection: ClusterConnection;
+  readonly pool: SharedInformerPool;
+  readonly manager: Manager;
+  readonly changelog: ChangeLog;
+  readonly metrics: Metrics;
+  readonly observer: Observer;
+  cluster(): ClusterInfo;
+  onCluster(listener: (info: ClusterInfo) => void): () => void;
+  /** ready: the cluster answers and every watch holds its initial snapshot. */
+  readiness(): { ready: boolean; reasons: string[] };
+  dispose(): Promise<void>;
+}
+
+/** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
+const RUNTIME_VERSION = 1;
+const KEY = Symbol.for('refwatch.runtime');
+const PROBE_INTERVAL_MS = 10_000;
+
+interface Slot {
+  version: number;
+  promise: Promise<Runtime>;
+}
+
+type GlobalWithRuntime = typeof globalThis & { [KEY]?: Slot };
+
+/**
+ * ensureRuntime returns the process's runtime, starting it on first use.
+ * instrumentation.ts calls it at server start; route handlers call it too,
+ * so a request never races the start.
+ */
+export function ensureRuntime(): Promise<Runtime> {
+  const g = globalThis as GlobalWithRuntime;
+  const slot = g[KEY];
+  if (slot && slot.version === RUNTIME_VERSION) return slot.promise;
+  const previous = slot?.promise;
+  const promise = (async () => {
+    if (previous) await previous.then((r) => r.dispose()).catch(() => {});
+    return startRuntime(parseConfig());
+  })();
+  g[KEY] = { version: RUNTIME_VERSION, promise };
+  // A failed start is retried by the next caller instead of being cached for ever.
+  promise.catch(() => {
+    if (g[KEY]?.promise === promise) delete g[KEY];
+  });
+  return promise;
+}
+
+/** disposeRuntime stops the process's runtime, if any; awaited. */
+export async function disposeRuntime(): Promise<void> {
+  const g = globalThis as GlobalWithRuntime;
+  const slot = g[KEY];
+  delete g[KEY];
+  if (slot) await (await slot.promise.catch(() => undefined))?.dispose();
+}
+
+export async function startRuntime(config: Config): Promise<Runtime> {
+  const connection = await connectCluster(config);
+  const changelog = new ChangeLog();
+  const pool = new SharedInformerPool({ client: connection.client });
+  const metrics = createMetrics();
+  let manager: Manager | undefined;
+  const observer = await observeWithRules(config);
+  manager = new Manager({
+    source: pool,
+    changelog,
+    grace: config.graceMs,
+    readiness: (kind) => observer.readiness(kind),
+    queueMetrics: (controller) => metrics.queueMetrics(controller),
+    hooks: {
+      onResolved: (controller, _key, latencyMs) => metrics.observeResolution(controller, latencyMs),
+      onReconcileError: (controller) => metrics.reconcileErrors.inc({ controller }),
+    },
+  });
+  observer.attach(manager);
+  metrics.attach(manager, pool);
+  manager.start();
+
+  let info = connection.info;
+  const listeners = new Set<(info: ClusterInfo) => void>();
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const probe = async () => {
+    const next = await probeCluster(connection.client, info, abort.signal);
+    if (abort.signal.aborted) return;
+    const changed = next.reachable !== info.reachable || next.version !== info.version || next.message !== info.message;
+    info = next;
+    if (changed) for (const l of listeners) l(info);
+    timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
+  };
+  await probe();
+
+  let disposing: Promise<void> | undefined;
+  const runtime: Runtime = {
+    version: RUNTIME_VERSION,
+    config,
+    startedAt: Date.now(),
+    connection,
+    pool,
+    manager,
+    changelog,
+    metrics,
+    observer,
+    cluster: () => info,
+    onCluster(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    readiness() {
+      const reasons: string[] = [];
+      if (!info.reachable) reasons.push(info.message ?? `cluster ${info.server} is not reachable`);
+      for (const w of pool.watches()) {
+        if (!w.primed) reasons.push(`${w.target.kind}${w.target.group ? '.' + w.target.group : ''} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
+      }
+      return { ready: reasons.length === 0, reasons };
+    },
+    dispose() {
+      disposing ??= (async () => {
+        abort.abort();
+        if (timer) clearTimeout(timer);
+        listeners.clear();
+        await manager.stop();
+        metrics.detach();
+        await connection.stop();
+      })();
+      return disposing;
+    },
+  };
+  return runtime;
+}
