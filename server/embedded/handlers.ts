@@ -1,0 +1,480 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import type { FaultState } from './faults';
+import { listOptionsInvalid, parseResourceVersion, type ListResult, type Registry } from './registry';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, grKey, type ResourceType } from './resources';
+import { matches, parseSelector, type Selector } from './selectors';
+import {
+  ApiError,
+  asApiError,
+  badRequest,
+  expired,
+  fieldForbidden,
+  fieldNotSupported,
+  forbidden,
+  internalError,
+  methodNotAllowed,
+  resourceNotFound,
+  tooLarge,
+  tooLargeResourceVersion,
+  tooManyRequests,
+  unauthorized,
+  unsupportedMediaType,
+  type FieldError,
+  type Status,
+} from './status';
+import type { StoredObject } from './store';
+import type { RequestTarget, Subresource } from './strategy';
+import { WatchStream, type WatchHub } from './watch';
+import { toTable, wantsTable } from './table';
+
+/** kube-apiserver's default request body limit (3 MiB). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export const GIT_VERSION = 'v1.35.0-refwatch.embedded';
+
+/** Verb is the Kubernetes verb a resource request maps to. */
+type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+/** ResourceRequest is a parsed request for a resource path. */
+interface ResourceRequest {
+  verb: Verb;
+  rt: ResourceType;
+  version: string;
+  namespace: string;
+  name?: string;
+  sub: Subresource;
+}
+
+/** HandlerContext is what the request handler needs from the server. */
+export interface HandlerContext {
+  registry: Registry;
+  hub: WatchHub;
+  faults: FaultState;
+  token?: string;
+  bookmarkIntervalMs: number;
+  serverAddress(): string;
+  countRequest(key: string): void;
+  /** sleep waits ms on a timer the server can cancel at stop; it resolves false when cancelled. */
+  sleep(ms: number): Promise<boolean>;
+  isStopping(): boolean;
+}
+
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
+const PROBES = new Set(['/healthz', '/readyz', '/livez']);
+
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, e: ApiError): void {
+  send(res, e.code, e.status, e.headers);
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  if (!m) return false;
+  const a = Buffer.from(m[1]!.trim());
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** readBody reads at most MAX_BODY_BYTES; a longer body is a 413. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        reject(tooLarge(MAX_BODY_BYTES));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!done) resolve(Buffer.concat(chunks));
+      done = true;
+    });
+    req.on('error', (e) => {
+      if (!done) reject(e);
+      done = true;
+    });
+  });
+}
+
+const BODY_TYPES = ['application/json', 'application/yaml'];
+
+function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** checkBodyType answers 415 for a body the server cannot decode (protobuf, CBOR); clients then fall back to JSON. */
+function checkBodyType(req: IncomingMessage): void {
+  const type = mediaType(req);
+  if (type !== '' && !BODY_TYPES.includes(type)) throw unsupportedMediaType(type, BODY_TYPES);
+}
+
+function parseJsonBody(buf: Buffer, kind: string, yaml = false): unknown {
+  try {
+    return yaml ? parseYaml(buf.toString('utf8')) : JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+}
+
+function parseObjectBody(buf: Buffer, kind: string, yaml = false): Record<string, unknown> {
+  const v = parseJsonBody(buf, kind, yaml);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: body is not a JSON object`);
+  }
+  return v as Record<string, unknown>;
+}
+
+const TRUE_VALUES = new Set(['true', '1', 'True', 'TRUE', 't', 'T']);
+const FALSE_VALUES = new Set(['false', '0', 'False', 'FALSE', 'f', 'F']);
+
+function boolParam(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (TRUE_VALUES.has(v) || v === '') return true;
+  if (FALSE_VALUES.has(v)) return false;
+  throw badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be true or false`);
+}
+
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be an integer`);
+  return Number(v);
+}
+
+/**
+ * route parses a resource path (/api/v1/…, /apis/G/V/…) the way the
+ * apiserver's RequestInfoFactory does; undefined means "not a resource path".
+ */
+function route(registry: Registry, method: string, segments: string[], q: URLSearchParams): ResourceRequest | ApiError | undefined {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segments[0] === 'api' && segments.length >= 3) {
+    group = '';
+    version = segments[1]!;
+    rest = segments.slice(2);
+  } else if (segments[0] === 'apis' && segments.length >= 4) {
+    group = segments[1]!;
+    version = segments[2]!;
+    rest = segments.slice(3);
+  } else return undefined;
+
+  let watchPrefix = false;
+  if (rest[0] === 'watch') {
+    watchPrefix = true;
+    rest = rest.slice(1);
+  }
+  let namespace = '';
+  if (rest[0] === 'namespaces' && rest.length > 1) {
+    namespace = rest[1]!;
+    if (rest.length > 2 && rest[2] !== 'status' && rest[2] !== 'finalize') rest = rest.slice(2);
+  }
+  const [resource, name, sub, ...extra] = rest as [string, string | undefined, string | undefined, ...string[]];
+  const rt = registry.table.lookup(group, version, resource);
+  if (!rt || extra.length > 0) return resourceNotFound();
+  if (sub !== undefined && !(sub === 'status' && rt.statusSubresource)) return resourceNotFound();
+  // The namespace object itself: /api/v1/namespaces/NAME is cluster-scoped.
+  if (rt.resource === 'namespaces' && rt.group === '') namespace = '';
+  if (!rt.namespaced && namespace !== '') return resourceNotFound();
+
+  const watch = watchPrefix || boolParam(q, 'watch') === true;
+  let verb: Verb;
+  switch (method) {
+    case 'GET':
+      verb = name === undefined ? (watch ? 'watch' : 'list') : watch ? 'watch' : 'get';
+      break;
+    case 'POST':
+      if (name !== undefined) return methodNotAllowed();
+      verb = 'create';
+      break;
+    case 'PUT':
+      if (name === undefined) return methodNotAllowed();
+      verb = 'update';
+      break;
+    case 'PATCH':
+      if (name === undefined) return methodNotAllowed();
+      verb = 'patch';
+      break;
+    case 'DELETE':
+      verb = name === undefined ? 'deletecollection' : 'delete';
+      break;
+    default:
+      return methodNotAllowed();
+  }
+  if (sub === 'status' && verb !== 'get' && verb !== 'update' && verb !== 'patch') return methodNotAllowed();
+  // All-namespace paths of a namespaced resource serve list and watch only.
+  if (rt.namespaced && namespace === '' && verb !== 'list' && verb !== 'watch') {
+    return name === undefined ? methodNotAllowed() : resourceNotFound();
+  }
+  return { verb, rt, version, namespace, name: name === '' ? undefined : name, sub: sub === 'status' ? 'status' : '' };
+}
+
+function userName(ctx: HandlerContext): string {
+  return ctx.token ? 'embedded' : 'system:anonymous';
+}
+
+function forbiddenFor(ctx: HandlerContext, r: ResourceRequest): ApiError {
+  const resource = r.sub ? `${r.rt.resource}/${r.sub}` : r.rt.resource;
+  const where = r.namespace ? `in the namespace "${r.namespace}"` : 'at the cluster scope';
+  return forbidden(r.rt, r.name ?? '', `User "${userName(ctx)}" cannot ${r.verb} resource "${resource}" in API group "${r.rt.group}" ${where}`);
+}
+
+function listBody(r: ResourceRequest, result: ListResult): object {
+  const metadata: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+  if (result.continue) metadata.continue = result.continue;
+  if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
+  // Typed lists of built-in kinds carry kind/apiVersion on the list only; custom resource lists on every item.
+  const items = r.rt.builtin ? result.items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest) : result.items;
+  return { kind: r.rt.listKind, apiVersion: r.rt.group === '' ? r.version : `${r.rt.group}/${r.version}`, metadata, items };
+}
+
+function nonResource(ctx: HandlerContext, path: string, segments: string[]): { code: number; body: unknown } | undefined {
+  const table = ctx.registry.table;
+  if (path === '/api') return { code: 200, body: apiVersions(ctx.serverAddress()) };
+  if (path === '/api/v1') return { code: 200, body: apiResourceList(table, '', 'v1') };
+  if (path === '/apis') return { code: 200, body: apiGroupList(table) };
+  if (segments[0] === 'apis' && segments.length === 2) {
+    const g = table.groups().find((x) => x.name === segments[1]);
+    return g ? { code: 200, body: apiGroup(g) } : { code: 404, body: resourceNotFound().status };
+  }
+  if (segments[0] === 'apis' && segments.length === 3) {
+    const [, group, version] = segments as [string, string, string];
+    if (!table.servesGroupVersion(group, version)) return { code: 404, body: resourceNotFound().status };
+    return { code: 200, body: apiResourceList(table, group, version) };
+  }
+  if (path === '/version') {
+    return {
+      code: 200,
+      body: {
+        major: '1',
+        minor: '35',
+        emulationMajor: '1',
+        emulationMinor: '35',
+        minCompatibilityMajor: '1',
+        minCompatibilityMinor: '34',
+        gitVersion: GIT_VERSION,
+        gitCommit: '',
+        gitTreeState: 'clean',
+        buildDate: '',
+        goVersion: '',
+        compiler: 'node',
+        platform: `${process.platform}/${process.arch}`,
+      },
+    };
+  }
+  if (PROBES.has(`/${segments[0] ?? ''}`)) return { code: 200, body: 'ok' };
+  return undefined;
+}
+
+/**
+ * handleRequest serves one HTTP request. It never throws: every failure,
+ * including a bug, becomes a Status response.
+ */
+export async function handleRequest(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    await serve(ctx, req, res);
+  } catch (e) {
+    if (!res.headersSent) sendError(res, asApiError(e));
+    else res.destroy();
+  }
+}
+
+async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://embedded.invalid');
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  let segments: string[];
+  try {
+    segments = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  } catch {
+    return sendError(res, badRequest(`malformed path ${JSON.stringify(path)}: invalid percent-encoding`));
+  }
+  const method = (req.method ?? 'GET').toUpperCase();
+  const q = url.searchParams;
+
+  const probe = PROBES.has(`/${segments[0] ?? ''}`);
+  if (ctx.token && !PUBLIC_PATHS.has(path) && !probe && !tokenMatches(req.headers.authorization, ctx.token)) {
+    ctx.countRequest(`${method.toLowerCase()} ${path}`);
+    return sendError(res, unauthorized());
+  }
+
+  let routed: ResourceRequest | ApiError | undefined;
+  try {
+    routed = route(ctx.registry, method, segments, q);
+  } catch (e) {
+    routed = asApiError(e);
+  }
+  const resourceRequest = routed !== undefined && !(routed instanceof ApiError) ? routed : undefined;
+  ctx.countRequest(resourceRequest ? `${resourceRequest.verb} ${grKey(resourceRequest.rt)}${resourceRequest.sub ? '/' + resourceRequest.sub : ''}` : `${method.toLowerCase()} ${path}`);
+
+  if (ctx.faults.delayMs > 0 && !probe) {
+    const waited = await ctx.sleep(ctx.faults.delayMs);
+    if (!waited) return void res.destroy();
+  }
+  if (ctx.isStopping()) return void res.destroy();
+
+  if (routed === undefined) {
+    if (method !== 'GET') return sendError(res, methodNotAllowedOrNotFound(ctx, path, segments));
+    const answer = nonResource(ctx, path, segments);
+    if (!answer) return sendError(res, resourceNotFound());
+    return send(res, answer.code, answer.body);
+  }
+  if (routed instanceof ApiError) return sendError(res, routed);
+  const r = routed;
+
+  if (ctx.faults.isForbidden(r.rt.group, r.rt.resource)) return sendError(res, forbiddenFor(ctx, r));
+  const failure = ctx.faults.takeFailure();
+  if (failure) {
+    const retry = failure.retryAfterSeconds;
+    return sendError(res, failure.status === 429 ? tooManyRequests(retry ?? 1) : internalError('injected fault', retry));
+  }
+  if (q.get('dryRun')) return sendError(res, badRequest('dryRun is not supported by the embedded API server; use a real cluster for server-side dry runs'));
+
+  const target: RequestTarget = { rt: r.rt, version: r.version, namespace: r.namespace, name: r.name };
+  const registry = ctx.registry;
+  const table = wantsTable(req.headers.accept);
+  switch (r.verb) {
+    case 'get': {
+      const obj = registry.get({ ...target, name: r.name! });
+      return send(res, 200, table ? toTable(r.rt, [obj], obj.metadata.resourceVersion as string) : obj);
+    }
+    case 'list': {
+      const result = registry.list(target, {
+        selector: parseSelector(q.get('labelSelector'), q.get('fieldSelector')),
+        limit: intParam(q, 'limit'),
+        continue: q.get('continue') ?? undefined,
+        resourceVersion: q.get('resourceVersion') ?? undefined,
+        resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+      });
+      if (boolParam(q, 'sendInitialEvents') !== undefined) {
+        throw listOptionsInvalid([fieldForbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
+      }
+      return send(res, 200, table ? toTable(r.rt, result.items, result.resourceVersion, result.continue) : listBody(r, result));
+    }
+    case 'watch':
+      return startWatch(ctx, req, res, r, q, table);
+    case 'create': {
+      checkBodyType(req);
+      const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
+      return send(res, 201, registry.create(target, body));
+    }
+    case 'update': {
+      checkBodyType(req);
+      const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
+      return send(res, 200, registry.update({ ...target, name: r.name! }, body, r.sub));
+    }
+    case 'patch': {
+      const contentType = mediaType(req);
+      const patch = parseJsonBody(await readBody(req), r.rt.kind);
+      return send(res, 200, registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub));
+    }
+    case 'delete': {
+      const raw = await readBody(req);
+      const opts = raw.length > 0 ? parseObjectBody(raw, 'DeleteOptions') : {};
+      const pre = (opts.preconditions ?? {}) as { uid?: string; resourceVersion?: string };
+      const out = registry.delete({ ...target, name: r.name! }, pre);
+      return send(res, 200, out);
+    }
+    case 'deletecollection': {
+      const selector = parseSelector(q.get('labelSelector'), q.get('fieldSelector'));
+      return send(res, 200, listBody(r, registry.deleteCollection(target, selector)));
+    }
+  }
+}
+
+function methodNotAllowedOrNotFound(ctx: HandlerContext, path: string, segments: string[]): ApiError {
+  return nonResource(ctx, path, segments) ? methodNotAllowed() : resourceNotFound();
+}
+
+function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, q: URLSearchParams, table: boolean): void {
+  const store = ctx.registry.store;
+  const fieldSelector = [q.get('fieldSelector'), r.name !== undefined ? `metadata.name=${r.name}` : null].filter(Boolean).join(',');
+  const selector: Selector = parseSelector(q.get('labelSelector'), fieldSelector || null);
+  const rvParam = q.get('resourceVersion') ?? '';
+  let match = q.get('resourceVersionMatch') ?? '';
+  let sendInitial = boolParam(q, 'sendInitialEvents');
+  const bookmarks = boolParam(q, 'allowWatchBookmarks') === true;
+  const timeoutSeconds = intParam(q, 'timeoutSeconds');
+
+  // SetListOptionsDefaults (WatchList on): a watch from "" or "0" is a watch-list.
+  if (sendInitial === undefined && match === '' && (rvParam === '' || rvParam === '0')) {
+    sendInitial = true;
+    match = 'NotOlderThan';
+  }
+  const errs: FieldError[] = [];
+  if (sendInitial !== undefined && match !== 'NotOlderThan') {
+    errs.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  }
+  if (match !== '') {
+    if (sendInitial === undefined) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') errs.push(fieldNotSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if (q.get('continue')) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  }
+  if (errs.length > 0) throw listOptionsInvalid(errs);
+
+  const current = store.currentRv();
+  const requested = rvParam === '' ? 0 : parseResourceVersion(rvParam);
+  if (requested > current) throw tooLargeResourceVersion(requested, current);
+  const resource = grKey(r.rt);
+  const scoped = r.rt.namespaced && r.namespace !== '';
+  const inScope = (obj: StoredObject) => !scoped || obj.metadata.namespace === r.namespace;
+
+  let initial: StoredObject[] = [];
+  let fromRv: number;
+  if (sendInitial === true) {
+    initial = store.entries(resource).map(([, o]) => o).filter((o) => inScope(o) && matches(selector, o));
+    fromRv = current;
+  } else {
+    fromRv = requested === 0 ? current : requested;
+  }
+  const backlog = store.eventsAfter(resource, fromRv);
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  res.flushHeaders();
+  const timeoutMs = timeoutSeconds !== undefined && timeoutSeconds > 0 ? timeoutSeconds * 1000 : 1_800_000 * (1 + Math.random());
+  const stream = new WatchStream(
+    res,
+    {
+      rt: r.rt,
+      version: r.version,
+      namespace: scoped ? r.namespace : undefined,
+      selector,
+      initial,
+      fromRv,
+      bookmarks,
+      initialEventsEnd: sendInitial === true && bookmarks,
+      timeoutMs,
+      render: table ? (obj) => toTable(r.rt, [obj], String(obj.metadata.resourceVersion ?? '')) : undefined,
+    },
+    store,
+    ctx.bookmarkIntervalMs,
+    (w) => ctx.hub.remove(w),
+  );
+  ctx.hub.add(stream);
+  req.on('error', () => stream.close());
+  if (!backlog) {
+    const e = expired(`too old resource version: ${requested} (${store.oldestRv()})`);
+    stream.fail(e.status as Status);
+    return;
+  }
+  stream.start(backlog);
+}

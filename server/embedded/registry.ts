@@ -1,0 +1,370 @@
+import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
+import { jsonPatch, mergePatch } from './patch';
+import { CRD_GROUP, grKey, type ResourceTable, type ResourceType } from './resources';
+import { isEmptySelector, matches, type Selector } from './selectors';
+import { sortedEntries, type ObjectStore, type StoredObject } from './store';
+import {
+  alreadyExists,
+  ApiError,
+  badRequest,
+  conflict,
+  expired,
+  fieldForbidden,
+  fieldNotSupported,
+  invalid,
+  notFound,
+  STALE_OBJECT,
+  success,
+  tooLargeResourceVersion,
+  unsupportedMediaType,
+  type FieldError,
+  type Status,
+} from './status';
+import { apiVersionFor, finalizersOf, jsonEqual, now, prepareCreate, prepareUpdate, type RequestTarget, type Subresource } from './strategy';
+import type { WatchHub } from './watch';
+
+const NAMESPACES = 'namespaces';
+const CRDS = grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' });
+
+/** ListOptions are the list query parameters after parsing. */
+export interface ListOptions {
+  selector: Selector;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface ListResult {
+  items: StoredObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+const INCONSISTENT_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start } satisfies ContinueToken)).toString('base64url');
+}
+
+function decodeContinue(token: string): ContinueToken {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw badRequest(`continue key is not valid: ${token}`);
+  }
+  const t = parsed as Partial<ContinueToken>;
+  if (t.v !== 'meta.k8s.io/v1') throw badRequest(`continue key is not valid: server does not recognize this encoded version ${String(t.v)}`);
+  if (typeof t.rv !== 'number' || t.rv === 0) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof t.start !== 'string' || t.start === '') throw badRequest('continue key is not valid: encoded start key empty (version meta.k8s.io/v1)');
+  return t as ContinueToken;
+}
+
+/** listOptionsInvalid is the 422 kube-apiserver answers for contradictory list or watch options. */
+export function listOptionsInvalid(errs: FieldError[]): ApiError {
+  return invalid('meta.k8s.io', 'ListOptions', '', errs);
+}
+
+/** parseResourceVersion reads a resourceVersion parameter; anything but a non-negative integer is 400. */
+export function parseResourceVersion(rv: string): number {
+  if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`);
+  return Number(rv);
+}
+
+/**
+ * Registry is the REST storage of every resource: the verbs, the namespace
+ * and CRD lifecycles, and finalizers, over one ObjectStore.
+ */
+export class Registry {
+  constructor(
+    readonly table: ResourceTable,
+    readonly store: ObjectStore,
+    private readonly hub: WatchHub,
+  ) {}
+
+  keyOf(rt: ResourceType, namespace: string, name: string): string {
+    return rt.namespaced ? `${namespace}/${name}` : name;
+  }
+
+  /** present rewrites an object to the version it is read at (CRD conversion strategy None). */
+  present(t: RequestTarget, obj: StoredObject): StoredObject {
+    const apiVersion = apiVersionFor(t.rt, t.version);
+    return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+  }
+
+  get(t: RequestTarget & { name: string }): StoredObject {
+    const obj = this.store.get(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name));
+    if (!obj) throw notFound(t.rt, t.name);
+    return this.present(t, obj);
+  }
+
+  list(t: RequestTarget, opts: ListOptions): ListResult {
+    const resource = grKey(t.rt);
+    const errs: FieldError[] = [];
+    const match = opts.resourceVersionMatch ?? '';
+    if (match !== '') {
+      if (!opts.resourceVersion) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      if (opts.continue) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      if (match === 'Exact' && opts.resourceVersion === '0') errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+      if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+    }
+    if (errs.length > 0) throw listOptionsInvalid(errs);
+
+    const current = this.store.currentRv();
+    let state: Map<string, StoredObject>;
+    let listRv: number;
+    let startKey = '';
+    if (opts.continue) {
+      const token = decodeContinue(opts.continue);
+      startKey = t.rt.namespaced && t.namespace !== '' ? `${t.namespace}/${token.start.replace(/^\//, '')}` : token.start.replace(/^\//, '');
+      if (token.rv === -1) {
+        listRv = current;
+        state = this.store.stateAt(resource, current)!;
+      } else {
+        const at = this.store.stateAt(resource, token.rv);
+        if (!at) {
+          const e = expired(INCONSISTENT_CONTINUE);
+          e.status.metadata.continue = encodeContinue(-1, token.start);
+          throw e;
+        }
+        listRv = token.rv;
+        state = at;
+      }
+    } else if (opts.resourceVersion && match === 'Exact') {
+      const rv = parseResourceVersion(opts.resourceVersion);
+      if (rv > current) throw tooLargeResourceVersion(rv, current);
+      const at = this.store.stateAt(resource, rv);
+      if (!at) throw expired('The resourceVersion for the provided list is too old.');
+      listRv = rv;
+      state = at;
+    } else {
+      if (opts.resourceVersion) {
+        const rv = parseResourceVersion(opts.resourceVersion);
+        if (rv > current) throw tooLargeResourceVersion(rv, current);
+      }
+      listRv = current;
+      state = this.store.stateAt(resource, current)!;
+    }
+
+    const prefix = t.rt.namespaced && t.namespace !== '' ? `${t.namespace}/` : '';
+    const candidates = sortedEntries(state).filter(([k, obj]) => k.startsWith(prefix) && k >= startKey && matches(opts.selector, obj));
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const page = candidates.slice(0, limit);
+    const result: ListResult = { items: page.map(([, o]) => this.present(t, o)), resourceVersion: String(listRv) };
+    if (candidates.length > page.length) {
+      const lastKey = page[page.length - 1]![0];
+      result.continue = encodeContinue(listRv, lastKey.slice(prefix.length) + '\u0000');
+      if (isEmptySelector(opts.selector)) result.remainingItemCount = candidates.length - page.length;
+    }
+    return result;
+  }
+
+  create(t: RequestTarget, body: Record<string, unknown>): StoredObject {
+    const resource = grKey(t.rt);
+    if (t.rt.namespaced) {
+      const ns = this.store.get(NAMESPACES, t.namespace);
+      if (!ns) throw notFound({ group: '', resource: NAMESPACES }, t.namespace);
+      if (ns.metadata.deletionTimestamp !== undefined) {
+        throw new ApiError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `${t.rt.resource} "${String((body.metadata as Record<string, unknown> | undefined)?.name ?? '')}" is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`,
+          reason: 'Forbidden',
+          details: { name: String((body.metadata as Record<string, unknown> | undefined)?.name ?? ''), group: t.rt.group || undefined, kind: t.rt.resource },
+          code: 403,
+        });
+      }
+    }
+    let obj = prepareCreate(t, body);
+    const name = String(obj.metadata.name);
+    const key = this.keyOf(t.rt, t.namespace, name);
+    if (resource === NAMESPACES) {
+      obj = { ...obj, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+    }
+    if (resource === CRDS) {
+      obj = withCrdDefaults(obj);
+      validateCrd(obj);
+    }
+    if (this.store.get(resource, key)) throw alreadyExists(t.rt, name);
+    if (resource === CRDS) return this.present(t, this.establish(obj));
+    return this.present(t, this.store.put(resource, key, obj));
+  }
+
+  /** update replaces an object (PUT), honouring metadata.resourceVersion as a precondition. */
+  update(t: RequestTarget & { name: string }, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
+    const old = this.stored(t);
+    const md = (body.metadata ?? {}) as Record<string, unknown>;
+    if (md.resourceVersion !== undefined && md.resourceVersion !== '' && md.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(t.rt, t.name, STALE_OBJECT);
+    }
+    return this.write(t, old, body, sub);
+  }
+
+  patch(t: RequestTarget & { name: string }, contentType: string, patch: unknown, sub: Subresource): StoredObject | Status {
+    const old = this.stored(t);
+    let patched: unknown;
+    switch (contentType) {
+      case 'application/merge-patch+json':
+        patched = mergePatch(this.present(t, old), patch);
+        break;
+      case 'application/strategic-merge-patch+json':
+        // Built-in kinds are stored schemaless here, so a strategic merge patch is applied as a merge patch.
+        if (!t.rt.builtin) throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+        patched = mergePatch(this.present(t, old), patch);
+        break;
+      case 'application/json-patch+json':
+        patched = jsonPatch(this.present(t, old), patch);
+        break;
+      default:
+        throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+    }
+    if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw badRequest('the patched object is not a JSON object');
+    const body = patched as Record<string, unknown>;
+    const md = (body.metadata ?? {}) as Record<string, unknown>;
+    if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(t.rt, t.name, STALE_OBJECT);
+    }
+    return this.write(t, old, body, sub);
+  }
+
+  delete(t: RequestTarget & { name: string }, preconditions: { uid?: string; resourceVersion?: string } = {}): StoredObject | Status {
+    const old = this.stored(t);
+    if (preconditions.uid !== undefined && preconditions.uid !== old.metadata.uid) {
+      throw conflict(t.rt, t.name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.metadata.uid)}`);
+    }
+    if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(
+        t.rt,
+        t.name,
+        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${String(old.metadata.resourceVersion)}`,
+      );
+    }
+    const resource = grKey(t.rt);
+    if (resource === NAMESPACES) return this.present(t, this.deleteNamespace(old));
+    if (resource === CRDS) return this.present(t, this.deleteCrd(old));
+    if (finalizersOf(old).length > 0) {
+      if (old.metadata.deletionTimestamp !== undefined) return this.present(t, old);
+      const key = this.keyOf(t.rt, t.namespace, t.name);
+      return this.present(t, this.store.put(resource, key, { ...old, metadata: { ...old.metadata, deletionTimestamp: now(), deletionGracePeriodSeconds: 0 } }));
+    }
+    return this.finalizeDelete(t, old);
+  }
+
+  /** deleteCollection deletes every object the selector matches and answers the list of them. */
+  deleteCollection(t: RequestTarget, selector: Selector): ListResult {
+    const listed = this.list(t, { selector });
+    const items: StoredObject[] = [];
+    for (const obj of listed.items) {
+      const out = this.delete({ ...t, namespace: String(obj.metadata.namespace ?? ''), name: String(obj.metadata.name) });
+      if ((out as Status).kind !== 'Status') items.push(out as StoredObject);
+      else items.push(obj);
+    }
+    return { items, resourceVersion: String(this.store.currentRv()) };
+  }
+
+  /** applyManifest creates an object from a manifest (kind and apiVersion pick the resource). */
+  applyManifest(manifest: Record<string, unknown>): StoredObject {
+    const apiVersion = typeof manifest.apiVersion === 'string' ? manifest.apiVersion : '';
+    const kind = typeof manifest.kind === 'string' ? manifest.kind : '';
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    const rt = this.table.byKind(group, kind);
+    if (!rt || !rt.versions.includes(version)) {
+      throw badRequest(`manifest ${kind} ${apiVersion}: no resource serves this kind; list its CRD before it in objects`);
+    }
+    const md = (manifest.metadata ?? {}) as Record<string, unknown>;
+    const namespace = rt.namespaced ? (typeof md.namespace === 'string' && md.namespace !== '' ? md.namespace : 'default') : '';
+    return this.create({ rt, version, namespace }, manifest);
+  }
+
+  private stored(t: RequestTarget & { name: string }): StoredObject {
+    const obj = this.store.get(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name));
+    if (!obj) throw notFound(t.rt, t.name);
+    return obj;
+  }
+
+  private write(t: RequestTarget & { name: string }, old: StoredObject, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
+    const resource = grKey(t.rt);
+    let next = prepareUpdate(t, old, body, sub);
+    if (resource === CRDS && sub === '') {
+      next = withCrdDefaults(next);
+      validateCrd(next, old);
+    }
+    // An update that changes nothing is not written: no new resourceVersion, no watch event.
+    if (jsonEqual(next, old)) return this.present(t, old);
+    if (old.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0) {
+      // Emptying the finalizers of an object being deleted deletes it, without writing the update first.
+      if (resource === CRDS) return this.present(t, this.deleteCrd(old));
+      return this.finalizeDelete(t, old);
+    }
+    if (resource === CRDS) return this.present(t, this.establish(next, old));
+    return this.present(t, this.store.put(resource, this.keyOf(t.rt, t.namespace, t.name), next));
+  }
+
+  private finalizeDelete(t: RequestTarget & { name: string }, old: StoredObject): StoredObject | Status {
+    const gone = this.store.remove(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name))!;
+    if (t.rt.returnsDeletedObject) return this.present(t, gone);
+    return success(t.rt, t.name, String(old.metadata.uid ?? ''));
+  }
+
+  /** establish stores a CRD with the status its controllers would converge to, and serves its resource. */
+  private establish(crd: StoredObject, old?: StoredObject): StoredObject {
+    const rt = resourceTypeOf(crd);
+    const existing = this.table.get(rt);
+    const conflicting = existing !== undefined && existing.crd !== crd.metadata.name ? `"${rt.resource}" is already in use` : undefined;
+    const stored = this.store.put(CRDS, String(crd.metadata.name), { ...crd, status: establishedStatus(crd, conflicting, old) });
+    if (!conflicting && rt.versions.length > 0) this.table.add(rt);
+    else if (!conflicting && existing) this.dropResource(rt);
+    return stored;
+  }
+
+  /** deleteCrd marks the CRD terminating, deletes its instances, stops serving it, then deletes it. */
+  private deleteCrd(crd: StoredObject): StoredObject {
+    const name = String(crd.metadata.name);
+    const terminating = this.store.put(CRDS, name, {
+      ...crd,
+      metadata: { ...crd.metadata, deletionTimestamp: crd.metadata.deletionTimestamp ?? now(), deletionGracePeriodSeconds: 0 },
+      status: terminatingStatus(crd),
+    });
+    const rt = this.table.get(resourceTypeOf(crd));
+    if (rt && rt.crd === name) this.dropResource(rt);
+    this.store.remove(CRDS, name);
+    return terminating;
+  }
+
+  private dropResource(rt: ResourceType): void {
+    const resource = grKey(rt);
+    for (const [key] of this.store.entries(resource)) this.store.remove(resource, key);
+    this.hub.closeResource(resource);
+    this.table.remove(rt);
+  }
+
+  /** deleteNamespace marks the namespace Terminating, deletes its contents, then deletes it. */
+  private deleteNamespace(ns: StoredObject): StoredObject {
+    const name = String(ns.metadata.name);
+    const terminating = this.store.put(NAMESPACES, name, {
+      ...ns,
+      metadata: { ...ns.metadata, deletionTimestamp: ns.metadata.deletionTimestamp ?? now(), deletionGracePeriodSeconds: 0 },
+      status: { ...(ns.status as Record<string, unknown> | undefined), phase: 'Terminating' },
+    });
+    for (const rt of this.table.all()) {
+      if (!rt.namespaced) continue;
+      const resource = grKey(rt);
+      for (const [key] of this.store.entries(resource)) if (key.startsWith(`${name}/`)) this.store.remove(resource, key);
+    }
+    this.store.remove(NAMESPACES, name);
+    return terminating;
+  }
+}
