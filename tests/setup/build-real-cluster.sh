@@ -53,8 +53,8 @@ GO
      -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION \
      -X k8s.io/component-base/version.gitMajor=1 \
      -X k8s.io/component-base/version.gitMinor=$(echo "$KUBE_VERSION" | cut -d. -f2)" \
-     -o "$bin.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
-  mv "$bin.tmp" "$bin"
+     -o "$bin.tmp.$$" k8s.io/kubernetes/cmd/kube-apiserver)
+  mv "$bin.tmp.$$" "$bin"
   rm -rf "$work"
   log "kube-apiserver built: $bin"
 }
@@ -78,8 +78,8 @@ import _ "go.etcd.io/etcd/server/v3"
 GO
   log "compiling etcd $ETCD_VERSION"
   (cd "$work" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2)
-  (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$bin.tmp" go.etcd.io/etcd/server/v3)
-  mv "$bin.tmp" "$bin"
+  (cd "$work" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$bin.tmp.$$" go.etcd.io/etcd/server/v3)
+  mv "$bin.tmp.$$" "$bin"
   rm -rf "$work"
   log "etcd built: $bin"
 }
