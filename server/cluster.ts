@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -23,7 +24,8 @@ export function demoManifests(root = process.cwd()): object[] {
 /** connectCluster starts the embedded API server or loads a kubeconfig / in-cluster config. */
 export async function connectCluster(config: Config): Promise<ClusterConnection> {
   if (config.cluster.mode === 'embedded') {
-    const embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000 });
+    // A fresh token per process: even on loopback, the API server takes no anonymous requests.
+    const embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
     const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
     return { client, embedded, info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
   }

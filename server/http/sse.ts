@@ -109,7 +109,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         opts.onOpen?.();
         const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) ? Number(opts.lastEventId) : undefined;
         const since = last !== undefined ? opts.changelog.changesSince(last, opts.filter) : undefined;
-        if (since && !since.resnapshot) {
+        if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
           if (since.changes.length > 0) controller.enqueue(message('delta', { from: last, revision: since.revision, changes: since.changes } satisfies Delta, since.revision));
