@@ -63,10 +63,7 @@ export function getExplain(rt: Runtime, req: Request): Response {
   const key = parseKey(q.object, 'object');
   if (!key.ok) throw key.error;
   const r = explain(rt.manager, q.object, { controller: q.controller, now: Date.now() });
-  if (!r.ok) {
-    const hint = r.error.suggestions.length ? `; did you mean ${r.error.suggestions.slice(0, 3).join(', ')}?` : '';
-    throw new ApiError(r.error.code === 'NotFound' ? 404 : 400, r.error.code, r.error.message + hint, 'object');
-  }
+  if (!r.ok) throw new ApiError(r.error.code === 'NotFound' ? 404 : 400, r.error.code, r.error.message, r.error.field ?? 'object');
   return json(r.value);
 }
 

@@ -1,0 +1,235 @@
+import { kindOfKey, nameOfKey, namespaceOfKey, parseKindKey, type GroupKind, type ObjectKey, type Reference } from '../model';
+import type { ObjectStore, ReferenceControllers, ReferenceControllerView, WatchError, WatchErrorReason } from '../engine';
+import { formatDuration } from './duration';
+import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
+
+/**
+ * ReferenceState is what diagnosis finds for one reference. Unlike the
+ * engine's Resolution, which says only NotPrimed until a kind's cache is
+ * full, it tells why the cache is not full: the kind is unknown, the watch is
+ * forbidden, or it fails otherwise.
+ */
+export type ReferenceState = 'Ready' | 'NotReady' | 'NotFound' | 'KindUnknown' | 'Forbidden' | 'NotPrimed' | 'WatchError';
+
+/** ReferenceExplanation is one reference's state, why, and one line a person can act on. */
+export interface ReferenceExplanation {
+  referent: ObjectKey;
+  fieldPath: string;
+  state: ReferenceState;
+  /** A short cause: the condition's reason, the watch error's reason, or the state itself. */
+  reason: string;
+  message: string;
+  /** What to do about it; empty when the reference is Ready. */
+  fix: string;
+  /** Existing objects the reference may have meant (NotFound only), most likely first. */
+  suggestions?: ObjectKey[];
+}
+
+interface NearMisses {
+  similar: string[]; // names in the referent's namespace
+  elsewhere: string[]; // namespaces holding the same name; '' is cluster-scoped
+  complete: boolean; // false when the search for similar names stopped at a bound
+}
+
+/** Name comparisons one diagnosis may spend on similar-name searches, so a request costs at most tens of milliseconds. */
+const COMPARISON_BUDGET = 250_000;
+
+/**
+ * ReferenceDiagnosis explains references from the reference controllers'
+ * caches, read-only: it never registers a reference nor starts a watch. One
+ * instance serves one request at one instant; it indexes each kind's cache
+ * at most once and remembers each missing referent's near misses, so
+ * diagnosing many referrers costs one pass per kind plus O(1) per reference.
+ */
+export class ReferenceDiagnosis {
+  private readonly indexes = new Map<string, SimilarNames>();
+  private readonly nearMisses = new Map<ObjectKey, NearMisses>();
+  private comparisonsLeft = COMPARISON_BUDGET;
+
+  constructor(
+    private readonly referenceControllers: ReferenceControllers,
+    private readonly now: number,
+  ) {}
+
+  explain(ref: Reference): ReferenceExplanation {
+    const kind = kindOfKey(ref.referent);
+    const view = this.referenceControllers.inspect(kind);
+    const sub = view?.subscription;
+    if (!view || !sub || !sub.isPrimed()) return this.unprimed(ref, kind, view);
+    const object = sub.store.get(ref.referent);
+    if (!object) return this.notFound(ref, kind, sub.store, view.failing);
+    const readiness = this.referenceControllers.readinessOf(kind)(object);
+    if (readiness.ready) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready`, fix: '' };
+    const condition = readiness.condition ?? 'ready';
+    const reason = readiness.reason ?? 'NotReady';
+    const detail = readiness.message && readiness.message !== reason ? `${reason}: ${readiness.message}` : reason;
+    const fix =
+      reason === 'ConditionMissing'
+        ? `wait for the controller of ${kind} to report the ${condition} condition on it; if it never does, check that controller is running`
+        : `wait for ${ref.referent} to become ${condition}, or fix what its condition reports (${describeCommand(ref.referent)})`;
+    return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'NotReady', reason, message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, view.failing)}`, fix };
+  }
+
+  /** unprimed explains a reference whose kind's cache does not hold its initial snapshot. */
+  private unprimed(ref: Reference, kind: string, view: ReferenceControllerView | undefined): ReferenceExplanation {
+    const base = { referent: ref.referent, fieldPath: ref.fieldPath };
+    const failing = view?.failing;
+    if (failing?.reason === 'KindUnknown') return { ...base, state: 'KindUnknown', reason: 'KindUnknown', message: failing.message, fix: kindUnknownFix(kind, fieldText(ref.fieldPath)) };
+    if (failing?.reason === 'Forbidden') return { ...base, state: 'Forbidden', reason: 'Forbidden', message: failing.message, fix: forbiddenFix(kind, failing) };
+    if (failing) {
+      return { ...base, state: 'WatchError', reason: failing.reason, message: `the ${kind} watch is failing: ${failing.message}`, fix: `${watchErrorAdvice(failing.reason, kind)}; ${this.retry(failing)}` };
+    }
+    if (!view || !view.subscription) {
+      return {
+        ...base,
+        state: 'NotPrimed',
+        reason: 'NotWatched',
+        message: `no watch of ${kind} is running${view ? ` (its reference controller is ${view.state})` : ''}`,
+        fix: `wait: the watch starts when a reconcile declares a reference to ${kind}`,
+      };
+    }
+    return {
+      ...base,
+      state: 'NotPrimed',
+      reason: 'Priming',
+      message: `the ${kind} cache has been loading its initial snapshot for ${formatDuration(Math.max(0, this.now - view.startedAt))}`,
+      fix: `wait: nothing is judged missing until the cache is primed; if priming takes long, check the API server's health and how many ${kind} objects it lists`,
+    };
+  }
+
+  private notFound(ref: Reference, kind: string, store: ObjectStore, failing: WatchError | undefined): ReferenceExplanation {
+    const { referent, fieldPath } = ref;
+    const namespace = namespaceOfKey(referent);
+    const name = nameOfKey(referent);
+    const near = this.nearMissesOf(referent, kind, store);
+    const suggestions = [...near.elsewhere.map((ns) => `${kind}/${ns}/${name}`), ...near.similar.map((n) => `${kind}/${namespace}/${n}`)];
+    const clauses: string[] = [];
+    if (near.similar.length > 0) clauses.push(`did you mean ${near.similar.join(' or ')}?`);
+    if (near.elsewhere.length > 0) clauses.push(`${name} exists ${whereText(near.elsewhere)}`);
+    if (!near.complete) clauses.push(`only part of the ${kind} cache was searched for similar names`);
+    const message = `${referent} not found${clauses.length > 0 ? `; ${clauses.join('; ')}` : ''}${staleNote(kind, failing)}`;
+    let fix: string;
+    if (near.elsewhere.length > 0) {
+      const other = near.elsewhere[0]!;
+      fix =
+        other === ''
+          ? `${kind} ${name} is cluster-scoped: leave ${namespacePath(fieldPath)} empty`
+          : namespace === ''
+            ? `set ${namespacePath(fieldPath)} to ${other}`
+            : `set ${namespacePath(fieldPath)} to ${other}, or move ${name} to namespace ${namespace}`;
+    } else if (near.similar.length > 0) {
+      fix = `set ${fieldText(fieldPath)} to ${near.similar[0]}, or create ${referent}`;
+    } else {
+      fix = `create ${referent}, or point ${fieldText(fieldPath)} at an existing ${kind} (${listCommand(kind, namespace)})`;
+    }
+    const out: ReferenceExplanation = { referent, fieldPath, state: 'NotFound', reason: 'NotFound', message, fix };
+    if (suggestions.length > 0) out.suggestions = suggestions;
+    return out;
+  }
+
+  private nearMissesOf(referent: ObjectKey, kind: string, store: ObjectStore): NearMisses {
+    let near = this.nearMisses.get(referent);
+    if (near) return near;
+    let index = this.indexes.get(kind);
+    if (!index) this.indexes.set(kind, (index = new SimilarNames(store.keys())));
+    const namespace = namespaceOfKey(referent);
+    const name = nameOfKey(referent);
+    const found = index.similarIn(namespace, name, Math.min(MAX_COMPARISONS_PER_LOOKUP, this.comparisonsLeft));
+    this.comparisonsLeft -= found.compared;
+    near = { similar: found.matches.map((s) => s.name), elsewhere: index.namespacesWith(name, namespace), complete: found.complete };
+    this.nearMisses.set(referent, near);
+    return near;
+  }
+
+  private retry(error: WatchError): string {
+    if (error.retryAt === undefined) return 'no retry is scheduled';
+    const wait = error.retryAt - this.now;
+    return wait <= 0 ? 'the watch is retrying now' : `the watch retries in ${formatDuration(wait)}`;
+  }
+}
+
+/** guessResource turns a kind into its likely plural resource name, as kubectl guesses it (Database → databases). */
+export function guessResource(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (lower.endsWith('s')) return `${lower}es`;
+  if (lower.endsWith('y')) return `${lower.slice(0, -1)}ies`;
+  return `${lower}s`;
+}
+
+/** rbacRule renders a rule the way a ClusterRole's rules spell it. */
+export function rbacRule(rule: { apiGroup: string; resource: string; verbs: readonly string[] }): string {
+  return `apiGroups: ${JSON.stringify([rule.apiGroup])}, resources: ${JSON.stringify([rule.resource])}, verbs: ${JSON.stringify(rule.verbs)}`;
+}
+
+function groupKindOf(kind: string): GroupKind {
+  const parsed = parseKindKey(kind);
+  return parsed.ok ? parsed.value : { group: '', kind };
+}
+
+/** resourceOf is the `resource.group` name kubectl and CRDs use (databases.demo.refwatch.dev). */
+function resourceOf(kind: string): string {
+  const gk = groupKindOf(kind);
+  const resource = guessResource(gk.kind);
+  return gk.group === '' ? resource : `${resource}.${gk.group}`;
+}
+
+function kindUnknownFix(kind: string, fieldPath: string): string {
+  const gk = groupKindOf(kind);
+  if (gk.group === '' || gk.group.endsWith('.k8s.io')) return `this cluster does not serve ${kind}: correct the kind ${fieldPath} refers to, or use a cluster version that serves it`;
+  return `install the CustomResourceDefinition for ${resourceOf(kind)}, or correct the kind ${fieldPath} refers to`;
+}
+
+function forbiddenFix(kind: string, error: WatchError): string {
+  const gk = groupKindOf(kind);
+  const rule = error.missingRule ?? { apiGroup: gk.group, resource: guessResource(gk.kind), verbs: ['get', 'list', 'watch'] };
+  const snippet = rbacRule(rule);
+  if (!error.missingRule) return `check the credentials the controller uses, then grant its service account this ClusterRole rule: ${snippet}`;
+  if (rule.namespace) return `grant the controller's service account this rule in a Role in namespace ${rule.namespace}: ${snippet}`;
+  return `grant the controller's service account this ClusterRole rule: ${snippet}`;
+}
+
+const WATCH_ERROR_ADVICE: Record<WatchErrorReason, (kind: string) => string> = {
+  Unreachable: () => 'check that the API server is reachable from refwatch (its address, the network, any proxy)',
+  Throttled: () => 'the API server is throttling requests (429): raise its priority-and-fairness limits for this client, or reduce the load',
+  ServerError: () => 'the API server is failing (5xx): check its logs and health',
+  Expired: () => "the watch lists again after 410 Gone and recovers by itself; if it keeps happening, check etcd compaction and the API server's watch cache",
+  Invalid: (kind) => `the API server rejected the watch request: check the kind ${kind} and any selector`,
+  KindUnknown: (kind) => kindUnknownFix(kind, 'the reference'),
+  Forbidden: () => 'grant the controller list and watch on this kind',
+};
+
+function watchErrorAdvice(reason: WatchErrorReason, kind: string): string {
+  return (WATCH_ERROR_ADVICE[reason] ?? (() => 'check the API server'))(kind);
+}
+
+/** staleNote warns that a primed cache may be behind the cluster while its watch fails. */
+function staleNote(kind: string, failing: WatchError | undefined): string {
+  return failing ? ` (the ${kind} watch is failing with ${failing.reason}, so the cache may be stale)` : '';
+}
+
+function whereText(namespaces: string[]): string {
+  const named = namespaces.filter((ns) => ns !== '');
+  const parts: string[] = [];
+  if (named.length > 0) parts.push(`in namespace${named.length > 1 ? 's' : ''} ${named.join(', ')}`);
+  if (named.length < namespaces.length) parts.push('cluster-scoped');
+  return parts.join(' and ');
+}
+
+function fieldText(fieldPath: string): string {
+  return fieldPath === '' ? 'the reference' : fieldPath;
+}
+
+/** namespacePath is the field that would hold the referent's namespace: spec.databaseRef(.name) → spec.databaseRef.namespace. */
+function namespacePath(fieldPath: string): string {
+  if (fieldPath === '') return 'the reference\'s namespace';
+  return fieldPath.endsWith('.name') ? `${fieldPath.slice(0, -'.name'.length)}.namespace` : `${fieldPath}.namespace`;
+}
+
+function describeCommand(referent: ObjectKey): string {
+  const namespace = namespaceOfKey(referent);
+  return `kubectl describe ${resourceOf(kindOfKey(referent))}${namespace ? ` -n ${namespace}` : ''} ${nameOfKey(referent)}`;
+}
+
+function listCommand(kind: string, namespace: string): string {
+  return `kubectl get ${resourceOf(kind)}${namespace ? ` -n ${namespace}` : ''}`;
+}

@@ -1,0 +1,95 @@
+import { editDistance } from './edit-distance';
+
+/** At most this many keys of one cache are indexed; beyond it suggestions may miss names. */
+export const MAX_INDEXED_KEYS = 200_000;
+/** At most this many names are compared per lookup, unless the caller gives a smaller limit. */
+export const MAX_COMPARISONS_PER_LOOKUP = 5_000;
+/** The typo budget: names further apart, or whose lengths differ more, are never suggested. */
+const MAX_LENGTH_DIFFERENCE = 3;
+const MAX_SUGGESTIONS = 3;
+
+/** Similar is one close name in the referent's own namespace. */
+export interface Similar {
+  name: string;
+  distance: number;
+}
+
+/**
+ * SimilarNames indexes one kind's cached object keys by namespace and name
+ * length, to answer "did you mean…?" (close names in the same namespace) and
+ * "it exists in namespace …" (the same name elsewhere) for a missing referent.
+ * Built once per diagnosis and per kind, so many missing referents of one
+ * kind cost one pass over its cache.
+ */
+export class SimilarNames {
+  // namespace -> name length -> names
+  private readonly byNamespace = new Map<string, Map<number, string[]>>();
+  // name -> namespaces holding it ('' for cluster-scoped)
+  private readonly namespacesOf = new Map<string, string[]>();
+  /** Whether the cache held more keys than were indexed. */
+  readonly truncated: boolean;
+
+  constructor(keys: Iterable<string>, limit = MAX_INDEXED_KEYS) {
+    let n = 0;
+    let truncated = false;
+    for (const key of keys) {
+      if (n++ >= limit) {
+        truncated = true;
+        break;
+      }
+      const a = key.indexOf('/');
+      const b = key.indexOf('/', a + 1);
+      if (a < 0 || b < 0) continue;
+      const namespace = key.slice(a + 1, b);
+      const name = key.slice(b + 1);
+      let lengths = this.byNamespace.get(namespace);
+      if (!lengths) this.byNamespace.set(namespace, (lengths = new Map()));
+      const bucket = lengths.get(name.length);
+      if (bucket) bucket.push(name);
+      else lengths.set(name.length, [name]);
+      const where = this.namespacesOf.get(name);
+      if (where) where.push(namespace);
+      else this.namespacesOf.set(name, [namespace]);
+    }
+    this.truncated = truncated;
+  }
+
+  /**
+   * similarIn finds up to 3 names in the namespace closest to name, nearest
+   * first, within maxDistanceFor(name). It compares at most `limit` names;
+   * `complete` is false when it stopped there or the index was truncated.
+   */
+  similarIn(namespace: string, name: string, limit = MAX_COMPARISONS_PER_LOOKUP): { matches: Similar[]; compared: number; complete: boolean } {
+    const lengths = this.byNamespace.get(namespace);
+    const found: Similar[] = [];
+    let compared = 0;
+    if (!lengths) return { matches: found, compared, complete: !this.truncated };
+    const max = maxDistanceFor(name);
+    for (let delta = 0; delta <= max; delta++) {
+      for (const len of delta === 0 ? [name.length] : [name.length - delta, name.length + delta]) {
+        for (const candidate of lengths.get(len) ?? []) {
+          if (candidate === name) continue;
+          if (compared === limit) return { matches: rank(found), compared, complete: false };
+          compared++;
+          const distance = editDistance(name, candidate, max);
+          if (distance <= max) found.push({ name: candidate, distance });
+        }
+      }
+    }
+    return { matches: rank(found), compared, complete: !this.truncated };
+  }
+
+  /** namespacesWith lists the other namespaces holding an object of this name, sorted; '' means cluster-scoped. */
+  namespacesWith(name: string, except: string): string[] {
+    return (this.namespacesOf.get(name) ?? []).filter((ns) => ns !== except).sort();
+  }
+}
+
+/** maxDistanceFor scales the typo budget with the name: one edit for short names, up to three for long ones. */
+export function maxDistanceFor(name: string): number {
+  return Math.max(1, Math.min(MAX_LENGTH_DIFFERENCE, Math.floor(name.length / 4)));
+}
+
+function rank(found: Similar[]): Similar[] {
+  return found.sort((x, y) => x.distance - y.distance || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0)).slice(0, MAX_SUGGESTIONS);
+}
