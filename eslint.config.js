@@ -12,6 +12,14 @@ export default tseslint.config(
     },
   },
   {
+    files: ['tests/**/*.ts', 'tests/**/*.tsx', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+  },
+  {
     files: ['lib/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['@/server/*', '@/components/*', '@/app/*', 'next', 'next/*', 'react', 'react-dom'] }],

@@ -69,7 +69,7 @@ function configError(env: string, message: string): RefwatchError {
 }
 
 /** parseConfig validates the environment; it throws a RefwatchError naming the variable and flag at fault. */
-export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, string> = {};
   for (const key of Object.keys(envSchema.shape)) {
     const v = env[key];

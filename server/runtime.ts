@@ -76,9 +76,8 @@ export async function startRuntime(config: Config): Promise<Runtime> {
   const changelog = new ChangeLog();
   const pool = new SharedInformerPool({ client: connection.client });
   const metrics = createMetrics();
-  let manager: Manager | undefined;
   const observer = await observeWithRules(config);
-  manager = new Manager({
+  const manager = new Manager({
     source: pool,
     changelog,
     grace: config.graceMs,

@@ -59,7 +59,6 @@ export class Manager {
       enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
-    const self = this;
     this.ctx = {
       source: this.source,
       registry: this.registry,
@@ -68,7 +67,7 @@ export class Manager {
       clock: this.clock,
       hooks: opts.hooks ?? {},
       queueMetrics: opts.queueMetrics,
-      event: (e) => self.event(e),
+      event: (e) => this.event(e),
     };
   }
 

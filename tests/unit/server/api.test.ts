@@ -33,7 +33,7 @@ async function create(path: string, body: object) {
 }
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off' } as NodeJS.ProcessEnv));
+  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off' }));
   // A controller under test: Apps declare their refs in spec.refs as object keys.
   rt.manager.addController({
     name: 'test',
