@@ -1,0 +1,452 @@
+import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
+import { apiVersionOf, formatKey, kindKey, type KubeObject, type ObjectKey } from '../model';
+import { Backoff, sleep, type BackoffOptions } from './backoff';
+import type { KubeTransport, Query, WatchStream } from './client';
+import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
+import { KubeRequestError, WatchFailure, formatRule, isAbortError, missingRule, watchError } from './errors';
+import { Store, type StoreEvent } from './store';
+
+export interface ReflectorOptions {
+  target: WatchTarget;
+  client: KubeTransport;
+  discovery: Discovery;
+  /** Called synchronously for every change, in order. It must not throw. */
+  onEvent: (event: InformerEvent) => void;
+  /** Sync with a WatchList stream (sendInitialEvents) before falling back to list + watch. Default true. */
+  watchList?: boolean;
+  /** Page size of lists. Default 500. */
+  pageSize?: number;
+  /** Range of the watch's server-side timeoutSeconds, picked at random per watch. Default 300–600. */
+  watchTimeoutSeconds?: { min: number; max: number };
+  /** A watch silent this long (no event, no bookmark) is restarted. Default 90 s. */
+  inactivityTimeoutMs?: number;
+  /** A WatchList stream silent this long before its initial-events-end bookmark means the server ignores WatchList. Default 10 s. */
+  initialEventsTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  /** Retry delay after 401/403: RBAC changes are made by people, not by retrying. Default 30 s. */
+  forbiddenRetryMs?: number;
+  /** Retry delay after 400/422 (a bad selector does not heal itself). Default 30 s. */
+  invalidRetryMs?: number;
+  /** Applied to every object before it enters the store. */
+  transform?: (obj: KubeObject) => KubeObject;
+  random?: () => number;
+}
+
+export type SyncMode = 'WatchList' | 'ListWatch';
+
+/** ReflectorStatus is a WatchStatus plus how this reflector syncs. */
+export interface ReflectorStatus extends WatchStatus {
+  syncMode: SyncMode;
+}
+
+/** stripManagedFields drops metadata.managedFields, which is large and unread by refwatch. */
+export function stripManagedFields(obj: KubeObject): KubeObject {
+  if (obj.metadata && 'managedFields' in obj.metadata) delete obj.metadata.managedFields;
+  return obj;
+}
+
+interface WatchEvent {
+  type: string;
+  object: KubeObject & { code?: number; reason?: string; message?: string };
+}
+
+interface ListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KubeObject[];
+}
+
+/** Unsupported: the server does not speak WatchList; this reflector lists and watches from now on. */
+class Unsupported extends Error {}
+/** Inactive: the watchdog aborted a silent watch. */
+class Inactive extends Error {
+  override readonly name = 'AbortError';
+}
+
+const END_BOOKMARK = 'k8s.io/initial-events-end';
+
+/**
+ * Reflector keeps one Store in step with one WatchTarget on the API server:
+ * it syncs a full snapshot (a WatchList stream, or a paginated list), then
+ * watches from the snapshot's resourceVersion for as long as it runs. It
+ * retries every failure for ever: 410 by syncing again, 429/5xx/network with
+ * backoff, 401/403 slowly. Each failure and recovery reaches onEvent as an
+ * `error` / `recovered` event; the store keeps its last known state meanwhile.
+ */
+export class Reflector {
+  readonly store = new Store();
+  readonly target: WatchTarget;
+  private readonly opts: ReflectorOptions;
+  private readonly abort = new AbortController();
+  private readonly backoff: Backoff;
+  private readonly random: () => number;
+  private done: Promise<void> | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  private phase: WatchPhase = 'Starting';
+  private primed = false;
+  private primedAt: number | undefined;
+  private readonly startedAt = Date.now();
+  private rv: string | undefined;
+  private watchesOpened = 0;
+  private lists = 0;
+  private lastError: WatchError | undefined;
+  private needSync = true;
+  private syncMode: SyncMode;
+  private expiredInARow = 0;
+  private resource: ResourceInfo | undefined;
+
+  constructor(opts: ReflectorOptions) {
+    this.opts = opts;
+    this.target = { ...opts.target };
+    if (this.target.namespace === '') delete this.target.namespace;
+    this.syncMode = opts.watchList === false ? 'ListWatch' : 'WatchList';
+    this.random = opts.random ?? Math.random;
+    this.backoff = new Backoff({ random: this.random, ...opts.backoff });
+  }
+
+  /** start begins syncing; it returns at once. */
+  start(): void {
+    this.done ??= this.run();
+  }
+
+  /** stop aborts the open request, clears every timer and resolves once the reflector is idle. It reports no error. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.clearWatchdog();
+    await this.done;
+    this.phase = 'Stopped';
+  }
+
+  get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  isPrimed(): boolean {
+    return this.primed;
+  }
+
+  status(): ReflectorStatus {
+    const s: ReflectorStatus = {
+      target: { ...this.target },
+      phase: this.phase,
+      primed: this.primed,
+      startedAt: this.startedAt,
+      objects: this.store.size,
+      subscribers: 0,
+      watchesOpened: this.watchesOpened,
+      lists: this.lists,
+      syncMode: this.syncMode,
+    };
+    if (this.primedAt !== undefined) s.primedAt = this.primedAt;
+    if (this.rv !== undefined) s.resourceVersion = this.rv;
+    if (this.lastError) s.lastError = { ...this.lastError };
+    return s;
+  }
+
+  /** The error the reflector is retrying after, if it is failing now. */
+  get failing(): WatchError | undefined {
+    return this.lastError;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        const res = await abortable(this.opts.discovery.resolve(this.target), signal);
+        this.resource = res;
+        if (!this.needSync) await this.watch(res);
+        else if (this.syncMode === 'WatchList') await this.syncByWatchList(res);
+        else await this.syncByList(res);
+      } catch (e) {
+        if (signal.aborted) break;
+        try {
+          await this.onFailure(e);
+        } catch (slept) {
+          if (!isAbortError(slept)) throw slept;
+        }
+      }
+    }
+    this.clearWatchdog();
+    this.phase = 'Stopped';
+  }
+
+  private path(res: ResourceInfo): string {
+    return resourcePath(res, this.target.namespace);
+  }
+
+  /** syncByList lists in pages and replaces the store with the result. */
+  private async syncByList(res: ResourceInfo): Promise<void> {
+    this.phase = 'Listing';
+    const items = new Map<ObjectKey, KubeObject>();
+    let cont: string | undefined;
+    let rv: string | undefined;
+    for (;;) {
+      let page: ListPage;
+      const q: Query = { limit: this.opts.pageSize ?? 500, continue: cont, labelSelector: this.target.labelSelector };
+      try {
+        page = await this.opts.client.getJSON<ListPage>(this.path(res), q, this.abort.signal);
+      } catch (e) {
+        // The continue token expired mid-list: the snapshot so far is unusable, list again from the start.
+        if (cont !== undefined && e instanceof KubeRequestError && e.status === 410) {
+          items.clear();
+          cont = undefined;
+          continue;
+        }
+        throw e;
+      }
+      for (const raw of page.items ?? []) {
+        const obj = this.prepare(raw, res);
+        items.set(this.keyOf(obj), obj);
+      }
+      rv = page.metadata?.resourceVersion ?? rv;
+      cont = page.metadata?.continue || undefined;
+      if (!cont) break;
+    }
+    this.healthy();
+    this.lists++;
+    this.commitSnapshot(items, rv);
+  }
+
+  /** syncByWatchList streams the snapshot as initial events and keeps the stream as the watch. */
+  private async syncByWatchList(res: ResourceInfo): Promise<void> {
+    this.phase = 'Listing';
+    let stream: WatchStream;
+    const local = new AbortController();
+    try {
+      stream = await this.openWatch(res, local, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
+    } catch (e) {
+      if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
+      throw e;
+    }
+    await this.consume(stream, res, local, new Map());
+  }
+
+  /** watch watches from the last resourceVersion until the server ends the watch. */
+  private async watch(res: ResourceInfo): Promise<void> {
+    const local = new AbortController();
+    const stream = await this.openWatch(res, local, { resourceVersion: this.rv });
+    this.phase = 'Watching';
+    const opened = Date.now();
+    const events = await this.consume(stream, res, local, undefined);
+    // A server that ends watches at once would otherwise be asked again in a tight loop.
+    if (events === 0 && Date.now() - opened < 1000) await sleep(this.backoff.next(), this.abort.signal);
+  }
+
+  private async openWatch(res: ResourceInfo, local: AbortController, extra: Query): Promise<WatchStream> {
+    const { min, max } = this.opts.watchTimeoutSeconds ?? { min: 300, max: 600 };
+    const q: Query = {
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: min + Math.floor(this.random() * (max - min + 1)),
+      labelSelector: this.target.labelSelector,
+      ...extra,
+    };
+    const stream = await this.opts.client.openStream(this.path(res), q, AbortSignal.any([this.abort.signal, local.signal]));
+    this.watchesOpened++;
+    this.healthy();
+    return stream;
+  }
+
+  /**
+   * consume applies a watch stream's events until it ends. With `initial`
+   * set, events collect into it until the initial-events-end bookmark, which
+   * swaps it into the store. Returns the number of events seen.
+   */
+  private async consume(stream: WatchStream, res: ResourceInfo, local: AbortController, initial: Map<ObjectKey, KubeObject> | undefined): Promise<number> {
+    let pending = initial;
+    let n = 0;
+    this.armWatchdog(local, pending !== undefined);
+    try {
+      for await (const line of stream.lines()) {
+        n++;
+        const ev = parseEvent(line);
+        switch (ev.type) {
+          case 'ADDED':
+          case 'MODIFIED':
+          case 'DELETED': {
+            const obj = this.prepare(ev.object, res);
+            const key = this.keyOf(obj);
+            if (pending) {
+              if (ev.type === 'DELETED') pending.delete(key);
+              else pending.set(key, obj);
+              break;
+            }
+            this.rv = obj.metadata.resourceVersion ?? this.rv;
+            this.emitAll(ev.type === 'DELETED' ? this.store.remove(key, obj) : this.store.upsert(key, obj));
+            break;
+          }
+          case 'BOOKMARK': {
+            const rv = ev.object?.metadata?.resourceVersion;
+            if (pending) {
+              if (ev.object?.metadata?.annotations?.[END_BOOKMARK] !== 'true') throw new Unsupported('a bookmark came before the initial-events-end bookmark');
+              this.lists++;
+              this.commitSnapshot(pending, rv);
+              pending = undefined;
+              this.phase = 'Watching';
+            } else if (rv) {
+              this.rv = rv;
+            }
+            break;
+          }
+          case 'ERROR': {
+            const st = ev.object ?? {};
+            throw new KubeRequestError(st.code ?? 500, `watch of ${kindKey(this.target)}: ${st.code ?? ''} ${st.message ?? 'error event'}`.trim(), {
+              url: this.opts.client.server,
+              ...(st.reason ? { reason: st.reason } : {}),
+            });
+          }
+          default:
+            break;
+        }
+        this.armWatchdog(local, pending !== undefined);
+      }
+    } catch (e) {
+      if (local.signal.reason instanceof Inactive && !this.abort.signal.aborted) {
+        if (pending) throw new Unsupported('no initial-events-end bookmark came');
+        return n; // The watchdog ended a silent watch: start a new one from the last resourceVersion.
+      }
+      throw e;
+    } finally {
+      this.clearWatchdog();
+    }
+    if (pending) throw new Unsupported('the watch closed before its initial-events-end bookmark');
+    return n;
+  }
+
+  private commitSnapshot(items: Map<ObjectKey, KubeObject>, rv: string | undefined): void {
+    const events = this.store.replace(items);
+    if (rv) this.rv = rv;
+    this.needSync = false;
+    this.expiredInARow = 0;
+    this.emitAll(events);
+    if (!this.primed) {
+      this.primed = true;
+      this.primedAt = Date.now();
+      this.emit({ type: 'primed' });
+    }
+  }
+
+  private async onFailure(e: unknown): Promise<void> {
+    if (e instanceof Unsupported) {
+      this.syncMode = 'ListWatch';
+      return;
+    }
+    if (e instanceof KubeRequestError && e.status === 410) {
+      // The resourceVersion was compacted: sync again; the diff reports what was missed.
+      this.needSync = true;
+      if (++this.expiredInARow <= 2) return;
+    }
+    const werr = this.toWatchError(e);
+    if (werr.reason === 'KindUnknown') this.opts.discovery.invalidate(this.target);
+    const delay =
+      werr.reason === 'Forbidden'
+        ? (this.opts.forbiddenRetryMs ?? 30_000)
+        : werr.reason === 'Invalid'
+          ? (this.opts.invalidRetryMs ?? 30_000)
+          : this.backoff.next(e instanceof KubeRequestError ? e.retryAfterMs : undefined);
+    werr.retryAt = Date.now() + delay;
+    if (werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError') {
+      werr.message += `; retrying in ${delay < 1000 ? `${delay} ms` : `${(delay / 1000).toFixed(1)} s`}`;
+    }
+    this.lastError = werr;
+    this.phase = 'Backoff';
+    this.emit({ type: 'error', error: werr });
+    await sleep(delay, this.abort.signal);
+  }
+
+  private toWatchError(e: unknown): WatchError {
+    const kind = kindKey(this.target);
+    if (e instanceof WatchFailure) return { ...e.watchError, at: Date.now() };
+    if (!(e instanceof KubeRequestError)) {
+      return watchError('ServerError', `watch of ${kind} failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const s = e.status;
+    if (s === 401) {
+      return watchError('Forbidden', `the API server ${this.opts.client.server} rejected the credentials (401 Unauthorized) while listing ${kind}: renew the token or certificate of the kubeconfig's user`);
+    }
+    if (s === 403) {
+      const rule = missingRule(this.target, this.resource?.resource ?? kind.toLowerCase());
+      return watchError('Forbidden', `forbidden to list and watch ${kind}: grant the rule ${formatRule(rule)}`, { missingRule: rule });
+    }
+    if (s === 404) return watchError('KindUnknown', `the server no longer serves kind ${kind} (404): is its CustomResourceDefinition installed?`);
+    if (s === 410) return watchError('Expired', `the resourceVersion of the watch of ${kind} keeps expiring (410 Gone); listing again`);
+    if (s === 429) return watchError('Throttled', `the API server throttles the watch of ${kind} (429 Too Many Requests)`);
+    if (s === 0) return watchError('Unreachable', e.message);
+    if (s === 400 || s === 422) return watchError('Invalid', `the API server rejected the watch of ${kind}: ${e.message}`);
+    return watchError('ServerError', `the API server failed the watch of ${kind}: ${e.message}`);
+  }
+
+  /** healthy is called on every successful request: it ends a failure. */
+  private healthy(): void {
+    this.backoff.reset();
+    if (this.lastError) {
+      this.lastError = undefined;
+      this.emit({ type: 'recovered' });
+    }
+  }
+
+  private prepare(raw: KubeObject, res: ResourceInfo): KubeObject {
+    // List items carry no apiVersion and kind; watch events do.
+    if (!raw.apiVersion) raw.apiVersion = apiVersionOf(res);
+    if (!raw.kind) raw.kind = res.kind;
+    return this.opts.transform ? this.opts.transform(raw) : raw;
+  }
+
+  private keyOf(obj: KubeObject): ObjectKey {
+    return formatKey({ group: this.target.group, kind: this.target.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+  }
+
+  private armWatchdog(local: AbortController, initial: boolean): void {
+    this.clearWatchdog();
+    const ms = initial ? (this.opts.initialEventsTimeoutMs ?? 10_000) : (this.opts.inactivityTimeoutMs ?? 90_000);
+    this.watchdog = setTimeout(() => local.abort(new Inactive(`no watch event for ${ms} ms`)), ms);
+  }
+
+  private clearWatchdog(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private emitAll(events: StoreEvent[]): void {
+    for (const e of events) this.emit(e);
+  }
+
+  private emit(e: InformerEvent): void {
+    if (this.abort.signal.aborted) return;
+    try {
+      this.opts.onEvent(e);
+    } catch (err) {
+      // onEvent's contract is not to throw; a reflector must outlive a faulty consumer all the same.
+      console.error(`refwatch: a consumer of the watch of ${kindKey(this.target)} threw:`, err);
+    }
+  }
+}
+
+function parseEvent(line: string): WatchEvent {
+  try {
+    const ev = JSON.parse(line) as WatchEvent;
+    if (ev && typeof ev.type === 'string') return ev;
+  } catch {
+    // reported below
+  }
+  throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, { url: '' });
+}
+
+/** abortable settles with p, or rejects with an AbortError as soon as signal aborts. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new DOMException('The operation was aborted', 'AbortError'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new DOMException('The operation was aborted', 'AbortError'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

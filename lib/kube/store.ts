@@ -1,0 +1,92 @@
+import type { InformerEvent, ObjectStore } from '../engine/informer-source';
+import type { KubeObject, ObjectKey } from '../model';
+
+/** A change the Store applied, as subscribers see it. */
+export type StoreEvent = Extract<InformerEvent, { type: 'added' | 'updated' | 'deleted' }>;
+
+/**
+ * Store is the cache of one watch: object key → latest raw object. It is
+ * UID-aware: an object deleted and created again under the same name is a
+ * different object, so replacing it yields `deleted` then `added`, never an
+ * `updated` that would hide the recreation.
+ */
+export class Store implements ObjectStore {
+  private readonly items = new Map<ObjectKey, KubeObject>();
+
+  get(key: ObjectKey): KubeObject | undefined {
+    return this.items.get(key);
+  }
+  keys(): IterableIterator<ObjectKey> {
+    return this.items.keys();
+  }
+  values(): IterableIterator<KubeObject> {
+    return this.items.values();
+  }
+  entries(): IterableIterator<[ObjectKey, KubeObject]> {
+    return this.items.entries();
+  }
+  get size(): number {
+    return this.items.size;
+  }
+
+  /**
+   * upsert applies an ADDED or MODIFIED watch event. An object whose
+   * resourceVersion the store already holds yields no event, so a watch that
+   * restarts and replays what the store has does not repeat itself.
+   */
+  upsert(key: ObjectKey, obj: KubeObject): StoreEvent[] {
+    const old = this.items.get(key);
+    this.items.set(key, obj);
+    return change(key, old, obj);
+  }
+
+  /** remove applies a DELETED watch event; the event carries the object's final state. */
+  remove(key: ObjectKey, obj: KubeObject): StoreEvent[] {
+    const old = this.items.get(key);
+    if (!old) return [];
+    this.items.delete(key);
+    return [{ type: 'deleted', key, object: sameUid(old, obj) ? obj : old }];
+  }
+
+  /**
+   * replace swaps in a full snapshot (a list, or the initial events of a
+   * WatchList) and returns what changed: objects gone since the last snapshot
+   * as `deleted`, then additions and updates in snapshot order.
+   */
+  replace(next: Map<ObjectKey, KubeObject>): StoreEvent[] {
+    const events = diffSnapshots(this.items, next);
+    this.items.clear();
+    for (const [k, v] of next) this.items.set(k, v);
+    return events;
+  }
+}
+
+function sameUid(a: KubeObject, b: KubeObject): boolean {
+  const ua = a.metadata.uid;
+  const ub = b.metadata.uid;
+  return ua === undefined || ub === undefined || ua === ub;
+}
+
+/** change is the event that moving key from old to next means, if any. */
+function change(key: ObjectKey, old: KubeObject | undefined, next: KubeObject): StoreEvent[] {
+  if (!old) return [{ type: 'added', key, object: next }];
+  if (!sameUid(old, next)) {
+    return [
+      { type: 'deleted', key, object: old },
+      { type: 'added', key, object: next },
+    ];
+  }
+  const rv = next.metadata.resourceVersion;
+  if (rv !== undefined && rv === old.metadata.resourceVersion) return [];
+  return [{ type: 'updated', key, object: next, old }];
+}
+
+/** diffSnapshots lists the events that turn snapshot prev into snapshot next. */
+export function diffSnapshots(prev: ReadonlyMap<ObjectKey, KubeObject>, next: ReadonlyMap<ObjectKey, KubeObject>): StoreEvent[] {
+  const events: StoreEvent[] = [];
+  for (const [k, old] of prev) if (!next.has(k)) events.push({ type: 'deleted', key: k, object: old });
+  for (const [k, obj] of next) {
+    for (const e of change(k, prev.get(k), obj)) events.push(e);
+  }
+  return events;
+}

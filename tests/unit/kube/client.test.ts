@@ -1,0 +1,217 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RefwatchError } from '@/lib/model';
+import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
+import { FakeApiServer } from './fake-apiserver';
+import { Recorder, until } from './helpers';
+
+const TOKEN = 'sekret-token-7f3a9c1e5b';
+const PASSWORD = 'hunter2-pass-word';
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-kubeconfig-'));
+
+function kubeconfig(overrides: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      { name: 'dev', cluster: { server: 'https://127.0.0.1:6443' } },
+      { name: 'prod', cluster: { server: 'https://127.0.0.1:7443' } },
+    ],
+    users: [
+      { name: 'alice', user: { token: TOKEN } },
+      { name: 'bob', user: { username: 'bob', password: PASSWORD } },
+    ],
+    contexts: [
+      { name: 'dev', context: { cluster: 'dev', user: 'alice', namespace: 'shop' } },
+      { name: 'prod', context: { cluster: 'prod', user: 'bob' } },
+    ],
+    'current-context': 'dev',
+    ...overrides,
+  };
+}
+
+function writeFile(name: string, text: string): string {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, text);
+  return p;
+}
+
+function caught(fn: () => unknown): RefwatchError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(RefwatchError);
+    return e as RefwatchError;
+  }
+  throw new Error('expected a RefwatchError');
+}
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('KubeClient from a kubeconfig', () => {
+  it('uses the current context, or the one asked for', () => {
+    const file = writeFile('ok.json', JSON.stringify(kubeconfig()));
+    expect(KubeClient.fromFile(file).describe()).toMatchObject({ server: 'https://127.0.0.1:6443', context: 'dev', user: 'alice', namespace: 'shop', auth: 'token', source: file });
+    expect(KubeClient.fromFile(file, { context: 'prod' }).describe()).toMatchObject({ server: 'https://127.0.0.1:7443', context: 'prod', auth: 'basic' });
+  });
+
+  it('reads YAML and resolves relative certificate paths against the file', () => {
+    fs.writeFileSync(path.join(dir, 'ca.crt'), 'not really a cert');
+    const file = writeFile(
+      'rel.yaml',
+      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:6443', '    certificate-authority: ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
+    );
+    const client = KubeClient.fromFile(file);
+    expect(client.kubeConfig.getCurrentCluster()?.caFile).toBe(path.join(dir, 'ca.crt'));
+  });
+
+  it('names the file and the field of a malformed entry', () => {
+    const cfg = kubeconfig();
+    (cfg.contexts[1]!.context as Record<string, unknown>).cluster = 42;
+    const file = writeFile('bad-type.json', JSON.stringify(cfg));
+    const e = caught(() => KubeClient.fromFile(file));
+    expect(e.field).toBe('contexts[1].context.cluster');
+    expect(e.message).toContain(file);
+    expect(e.message).toContain('contexts[1].context.cluster');
+  });
+
+  it('names a missing field', () => {
+    const cfg = kubeconfig();
+    delete (cfg.clusters[0]!.cluster as Record<string, unknown>).server;
+    const e = caught(() => KubeClient.fromKubeconfig(cfg, { source: 'inline' }));
+    expect(e.message).toBe('kubeconfig inline: clusters[0].cluster.server is missing');
+  });
+
+  it('rejects a server that is not an http(s) URL', () => {
+    const cfg = kubeconfig({ clusters: [{ name: 'dev', cluster: { server: 'ftp://x' } }, { name: 'prod', cluster: { server: 'https://a' } }] });
+    const e = caught(() => KubeClient.fromKubeconfig(cfg));
+    expect(e.field).toBe('clusters[0].cluster.server');
+    expect(e.message).toMatch(/http:\/\/ or https:\/\//);
+  });
+
+  it('names a context that points at a cluster that does not exist', () => {
+    const cfg = kubeconfig();
+    (cfg.contexts[1]!.context as Record<string, unknown>).cluster = 'staging';
+    const e = caught(() => KubeClient.fromKubeconfig(cfg, { source: 'cfg.yaml' }));
+    expect(e.field).toBe('contexts[1].context.cluster');
+    expect(e.message).toContain('"staging"');
+    expect(e.message).toContain('have: dev, prod');
+  });
+
+  it('lists the contexts that exist when asked for an unknown one', () => {
+    const file = writeFile('ctx.json', JSON.stringify(kubeconfig()));
+    const e = caught(() => KubeClient.fromFile(file, { context: 'qa' }));
+    expect(e.code).toBe('UnknownContext');
+    expect(e.message).toContain('"qa"');
+    expect(e.message).toContain('dev, prod');
+  });
+
+  it('explains a missing file and invalid YAML without quoting the file', () => {
+    expect(caught(() => KubeClient.fromFile(path.join(dir, 'absent'))).message).toMatch(/cannot be read \(ENOENT\)/);
+    const file = writeFile('broken.yaml', `users:\n- name: a\n  user: {token: ${TOKEN}: x: y}\n  - [\n`);
+    const e = caught(() => KubeClient.fromFile(file));
+    expect(e.message).toMatch(/is not valid YAML at line \d+/);
+    expect(e.message).not.toContain(TOKEN);
+  });
+
+  it('refuses in-cluster config outside a cluster, saying what is missing', () => {
+    const saved = process.env.KUBERNETES_SERVICE_HOST;
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    try {
+      expect(caught(() => KubeClient.inCluster()).message).toMatch(/KUBERNETES_SERVICE_HOST/);
+    } finally {
+      if (saved !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved;
+    }
+  });
+
+  it('builds an in-cluster client from the service account files', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-sa-'));
+    const sa = path.join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+    fs.mkdirSync(sa, { recursive: true });
+    fs.writeFileSync(path.join(sa, 'token'), TOKEN);
+    fs.writeFileSync(path.join(sa, 'ca.crt'), 'ca');
+    fs.writeFileSync(path.join(sa, 'namespace'), 'shop');
+    const saved = { ...process.env };
+    process.env.KUBERNETES_SERVICE_HOST = '10.0.0.1';
+    process.env.KUBERNETES_SERVICE_PORT = '443';
+    try {
+      const d = KubeClient.inCluster({ pathPrefix: root }).describe();
+      expect(d).toMatchObject({ server: 'https://10.0.0.1:443', source: 'in-cluster', namespace: 'shop', auth: 'token-file' });
+      expect(JSON.stringify(d)).not.toContain(TOKEN);
+    } finally {
+      process.env.KUBERNETES_SERVICE_HOST = saved.KUBERNETES_SERVICE_HOST;
+      process.env.KUBERNETES_SERVICE_PORT = saved.KUBERNETES_SERVICE_PORT;
+      if (saved.KUBERNETES_SERVICE_HOST === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
+      if (saved.KUBERNETES_SERVICE_PORT === undefined) delete process.env.KUBERNETES_SERVICE_PORT;
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('no credential leaves the client', () => {
+  let server: FakeApiServer;
+  beforeAll(async () => {
+    server = await FakeApiServer.start();
+  });
+  afterAll(() => server.stop());
+
+  it('describe() shows identity and server, never a token or password', () => {
+    const cfg = kubeconfig({ clusters: [{ name: 'dev', cluster: { server: `https://u:${PASSWORD}@127.0.0.1:6443` } }, { name: 'prod', cluster: { server: 'https://x' } }] });
+    const d = KubeClient.fromKubeconfig(cfg).describe();
+    const text = JSON.stringify(d);
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain(PASSWORD);
+    expect(d.server).toBe('https://[redacted]@127.0.0.1:6443');
+  });
+
+  it('no validation error quotes a credential, even a misplaced one', () => {
+    const cfg = kubeconfig();
+    (cfg.users[0]!.user as Record<string, unknown>).token = { value: TOKEN };
+    const e = caught(() => KubeClient.fromKubeconfig(cfg));
+    expect(e.field).toBe('users[0].user.token');
+    expect(`${e.message} ${String(e.cause ?? '')}`).not.toContain(TOKEN);
+  });
+
+  it('sends the token, and keeps it out of a 401 error', async () => {
+    server.token = TOKEN;
+    const good = KubeClient.fromKubeconfig(server.kubeconfig(TOKEN));
+    await expect(good.getJSON('/api')).resolves.toMatchObject({ versions: ['v1'] });
+    expect(server.requests.at(-1)?.authorization).toBe(`Bearer ${TOKEN}`);
+    const bad = KubeClient.fromKubeconfig(server.kubeconfig('wrong-token-abcdef'));
+    const e = await bad.getJSON('/api').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(KubeRequestError);
+    expect((e as KubeRequestError).status).toBe(401);
+    expect((e as Error).message).not.toContain('wrong-token-abcdef');
+    server.token = undefined;
+  });
+
+  it('reports an unreachable server with its URL while retrying, and never the token, in errors or logs', async () => {
+    const client = KubeClient.fromKubeconfig({
+      clusters: [{ name: 'gone', cluster: { server: 'http://127.0.0.1:9' } }],
+      users: [{ name: 'u', user: { token: TOKEN } }],
+      contexts: [{ name: 'gone', context: { cluster: 'gone', user: 'u' } }],
+      'current-context': 'gone',
+    });
+    const logged: string[] = [];
+    const spy = { error: console.error, warn: console.warn, log: console.log };
+    console.error = console.warn = console.log = (...args: unknown[]) => void logged.push(args.map(String).join(' '));
+    const pool = new SharedInformerPool({ client, reflector: { backoff: { initialMs: 20, maxMs: 50 } } });
+    const rec = new Recorder();
+    try {
+      const sub = pool.acquire({ group: '', kind: 'ConfigMap' }, rec.handler);
+      await until(() => rec.count('error') >= 2, 'two failed attempts');
+      const errors = rec.events.flatMap((e) => (e.type === 'error' ? [e.error] : []));
+      expect(errors[0]).toMatchObject({ reason: 'Unreachable' });
+      expect(errors[0]!.message).toContain('http://127.0.0.1:9');
+      expect(errors[0]!.message).toMatch(/\(ECONNREFUSED\); retrying in \d+ ms/);
+      expect(errors[0]!.retryAt).toBeGreaterThan(errors[0]!.at);
+      expect(sub.status()).toMatchObject({ phase: 'Backoff', primed: false });
+      expect(JSON.stringify([rec.events, sub.status(), logged])).not.toContain(TOKEN);
+    } finally {
+      await pool.stop();
+      Object.assign(console, spy);
+    }
+  });
+});

@@ -1,0 +1,304 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WatchTarget } from '@/lib/engine/informer-source';
+import { Discovery, KubeClient, Reflector, stripManagedFields, type ReflectorOptions } from '@/lib/kube';
+import { CONFIGMAP, DATABASE, FakeApiServer, WIDGET } from './fake-apiserver';
+import { Recorder, until } from './helpers';
+
+const DB: WatchTarget = { group: 'demo.refwatch.dev', kind: 'Database' };
+const SHOP_DB: WatchTarget = { ...DB, namespace: 'shop' };
+
+let server: FakeApiServer;
+const running: Reflector[] = [];
+
+beforeEach(async () => {
+  server = await FakeApiServer.start();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.stop()));
+  await server.stop();
+});
+
+function start(target: WatchTarget, opts: Partial<ReflectorOptions> = {}) {
+  const client = KubeClient.fromKubeconfig(server.kubeconfig());
+  const rec = new Recorder();
+  const r = new Reflector({ target, client, discovery: new Discovery(client), onEvent: rec.handler, backoff: { initialMs: 10, maxMs: 40 }, ...opts });
+  running.push(r);
+  r.start();
+  return { r, rec };
+}
+
+const watchRequests = () => server.requests.filter((q) => q.query.get('watch') === 'true');
+const listRequests = () => server.requests.filter((q) => q.path.endsWith('/databases') && q.query.get('watch') === null);
+
+describe('Reflector: list then watch', () => {
+  it('lists in pages of 500 and primes once with every object', async () => {
+    for (let i = 0; i < 1203; i++) server.create(DATABASE, `db-${i}`, { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB, { watchList: false });
+    await until(() => r.isPrimed() && r.status().phase === 'Watching', 'primed and watching');
+    expect(rec.count('added')).toBe(1203);
+    expect(rec.log.at(-1)).toBe('primed');
+    const pages = listRequests();
+    expect(pages.map((p) => [p.query.get('limit'), p.query.get('continue')])).toEqual([
+      ['500', null],
+      ['500', '500'],
+      ['500', '1000'],
+    ]);
+    const first = rec.events[0]!;
+    expect(first).toMatchObject({ type: 'added', key: 'Database.demo.refwatch.dev/shop/db-0', object: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database' } });
+    expect(r.status()).toMatchObject({ phase: 'Watching', primed: true, objects: 1203, lists: 1, syncMode: 'ListWatch', resourceVersion: String(server.rv) });
+  });
+
+  it('lists again from the start when the continue token expires', async () => {
+    for (let i = 0; i < 1100; i++) server.create(DATABASE, `db-${i}`, { namespace: 'shop' });
+    server.expireContinueToken();
+    const { r, rec } = start(SHOP_DB, { watchList: false });
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.count('added')).toBe(1100);
+    expect(listRequests().filter((p) => p.query.get('continue') === null)).toHaveLength(2);
+    expect(rec.count('error')).toBe(0);
+  });
+
+  it('primes on an empty resource', async () => {
+    const { r, rec } = start(SHOP_DB, { watchList: false });
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log).toEqual(['primed']);
+  });
+
+  it('reports create, update, delete and a recreation with a new UID', async () => {
+    const { r, rec } = start(SHOP_DB, { watchList: false });
+    await until(() => r.status().phase === 'Watching' && server.openWatches() === 1, 'watching');
+    server.create(DATABASE, 'orders', { namespace: 'shop' });
+    server.update(DATABASE, 'orders', 'shop', (o) => void (o.spec = { size: 2 }));
+    server.delete(DATABASE, 'orders', 'shop');
+    server.create(DATABASE, 'orders', { namespace: 'shop' });
+    await until(() => rec.events.length >= 5, 'five events');
+    expect(rec.log).toEqual(['primed', 'added shop/orders', 'updated shop/orders', 'deleted shop/orders', 'added shop/orders']);
+    const adds = rec.events.filter((e) => e.type === 'added');
+    expect(adds[0]!.object.metadata.uid).not.toBe(adds[1]!.object.metadata.uid);
+  });
+
+  it('keeps objects as raw JSON and applies the transform', async () => {
+    server.create(DATABASE, 'orders', { namespace: 'shop', spec: { engine: 'postgres', extra: { x: [1, 2] } } });
+    const { r } = start(SHOP_DB, { transform: stripManagedFields });
+    await until(() => r.isPrimed(), 'primed');
+    const o = r.store.get('Database.demo.refwatch.dev/shop/orders')!;
+    expect(o.spec).toEqual({ engine: 'postgres', extra: { x: [1, 2] } });
+    expect(o.metadata.managedFields).toBeUndefined();
+  });
+
+  it('watches from the resourceVersion of the last bookmark after the server closes the watch, without repeating adds', async () => {
+    server.create(DATABASE, 'a', { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB, { watchList: false });
+    await until(() => server.openWatches() === 1, 'watching');
+    server.create(CONFIGMAP, 'unrelated', { namespace: 'shop' }); // moves the server's resourceVersion on
+    server.bookmark();
+    await until(() => r.status().resourceVersion === String(server.rv), 'bookmark RV');
+    server.closeWatches();
+    await until(() => r.status().watchesOpened === 2 && server.openWatches() === 1, 'second watch');
+    expect(watchRequests().at(-1)!.query.get('resourceVersion')).toBe(String(server.rv));
+    server.create(DATABASE, 'b', { namespace: 'shop' });
+    await until(() => rec.has('added shop/b'), 'b added');
+    expect(rec.log).toEqual(['added shop/a', 'primed', 'added shop/b']);
+    expect(r.status().lists).toBe(1);
+  });
+
+  for (const expiredAs of ['http', 'event'] as const) {
+    it(`relists on 410 (${expiredAs}) and reports what it missed as synthetic deletes`, async () => {
+      server.expiredAs = expiredAs;
+      for (const n of ['a', 'b', 'c']) server.create(DATABASE, n, { namespace: 'shop' });
+      const { r, rec } = start(SHOP_DB, { watchList: false });
+      await until(() => server.openWatches() === 1, 'watching');
+      const uidC = r.store.get('Database.demo.refwatch.dev/shop/c')!.metadata.uid;
+      rec.clear();
+      // All in one tick: no watch sees these changes, and compaction hides them from the next one.
+      server.closeWatches();
+      server.delete(DATABASE, 'b', 'shop');
+      server.delete(DATABASE, 'c', 'shop');
+      server.create(DATABASE, 'c', { namespace: 'shop' });
+      server.create(DATABASE, 'd', { namespace: 'shop' });
+      server.compact();
+      await until(() => r.status().lists === 2 && rec.events.length >= 4, 'relist');
+      expect(rec.log).toEqual(['deleted shop/b', 'deleted shop/c', 'added shop/c', 'added shop/d']);
+      expect(rec.events[1]!.type === 'deleted' && rec.events[1]!.object.metadata.uid).toBe(uidC);
+      expect([...r.store.keys()].sort()).toEqual(['a', 'c', 'd'].map((n) => `Database.demo.refwatch.dev/shop/${n}`));
+      expect(rec.count('error')).toBe(0);
+    });
+  }
+
+  it('sees objects enter and leave a label selector', async () => {
+    server.create(DATABASE, 'a', { namespace: 'shop', labels: { tier: 'gold' } });
+    server.create(DATABASE, 'b', { namespace: 'shop', labels: { tier: 'bronze' } });
+    const { r, rec } = start({ ...SHOP_DB, labelSelector: 'tier=gold' }, { watchList: false });
+    await until(() => server.openWatches() === 1, 'watching');
+    expect(listRequests()[0]!.query.get('labelSelector')).toBe('tier=gold');
+    server.update(DATABASE, 'b', 'shop', (o) => void (o.metadata.labels = { tier: 'gold' }));
+    server.update(DATABASE, 'a', 'shop', (o) => void (o.metadata.labels = { tier: 'bronze' }));
+    await until(() => rec.events.length >= 4, 'enter and leave');
+    expect(rec.log).toEqual(['added shop/a', 'primed', 'added shop/b', 'deleted shop/a']);
+    expect([...r.store.keys()]).toEqual(['Database.demo.refwatch.dev/shop/b']);
+  });
+
+  it('watches cluster-scoped kinds and all namespaces', async () => {
+    server.create(WIDGET, 'w1');
+    server.create(DATABASE, 'a', { namespace: 'shop' });
+    server.create(DATABASE, 'b', { namespace: 'billing' });
+    const widgets = start({ group: 'demo.refwatch.dev', kind: 'Widget' });
+    const all = start(DB);
+    await until(() => widgets.r.isPrimed() && all.r.isPrimed(), 'both primed');
+    expect([...widgets.r.store.keys()]).toEqual(['Widget.demo.refwatch.dev//w1']);
+    expect([...all.r.store.keys()].sort()).toEqual(['Database.demo.refwatch.dev/billing/b', 'Database.demo.refwatch.dev/shop/a']);
+    expect(watchRequests().map((q) => q.path).sort()).toEqual(['/apis/demo.refwatch.dev/v1alpha1/databases', '/apis/demo.refwatch.dev/v1alpha1/widgets']);
+  });
+});
+
+describe('Reflector: failures', () => {
+  it('backs off on 429, honouring Retry-After, then recovers', async () => {
+    server.failNext(1, 429, { headers: { 'Retry-After': '1' } });
+    const { r, rec } = start(SHOP_DB);
+    await until(() => r.isPrimed(), 'primed', 5000);
+    expect(rec.log).toEqual(['error Throttled', 'recovered', 'primed']);
+    const err = rec.events.filter((x) => x.type === 'error')[0]?.error;
+    expect(err!.retryAt! - err!.at).toBeGreaterThanOrEqual(1000);
+    expect(r.status().lastError).toBeUndefined();
+  });
+
+  it('retries 5xx for ever with growing delays', async () => {
+    server.failNext(4, 503);
+    const { r, rec } = start(SHOP_DB);
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log).toEqual(['error ServerError', 'error ServerError', 'error ServerError', 'error ServerError', 'recovered', 'primed']);
+  });
+
+  it('names the missing RBAC rule on 403, retries slowly, and recovers once granted', async () => {
+    server.failNext(1, 403);
+    const { r, rec } = start(SHOP_DB, { forbiddenRetryMs: 300 });
+    await until(() => rec.count('error') === 1, 'forbidden');
+    const e = rec.events.filter((x) => x.type === 'error')[0]?.error;
+    expect(e).toMatchObject({ reason: 'Forbidden', missingRule: { verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases', namespace: 'shop' } });
+    expect(e!.message).toContain('{verbs: [list, watch], apiGroups: ["demo.refwatch.dev"], resources: [databases]} in namespace shop');
+    expect(e!.retryAt! - e!.at).toBeGreaterThanOrEqual(300);
+    expect(r.status()).toMatchObject({ phase: 'Backoff', lastError: { reason: 'Forbidden' } });
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log).toEqual(['error Forbidden', 'recovered', 'primed']);
+  });
+
+  it('reports 403 on the watch after a successful list', async () => {
+    server.failNext(1, 403, { match: (_m, u) => u.searchParams.get('watch') === 'true' });
+    const { rec } = start(DB, { watchList: false, forbiddenRetryMs: 50 });
+    await until(() => rec.has('recovered'), 'recovered');
+    expect(rec.log.slice(0, 3)).toEqual(['primed', 'error Forbidden', 'recovered']);
+    const e = rec.events.filter((x) => x.type === 'error')[0]?.error;
+    expect(e!.missingRule).toEqual({ verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases' });
+    expect(e!.message).toContain('cluster-wide');
+  });
+
+  it('waits for a CRD installed after the watch started', async () => {
+    const CACHE = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Cache', resource: 'caches', namespaced: true };
+    const { r, rec } = start({ group: 'demo.refwatch.dev', kind: 'Cache' });
+    await until(() => rec.count('error') >= 1, 'KindUnknown');
+    expect(rec.events[0]).toMatchObject({ type: 'error', error: { reason: 'KindUnknown', message: expect.stringContaining('no resource serves kind Cache.demo.refwatch.dev') } });
+    server.addKind(CACHE);
+    server.create(CACHE, 'hot', { namespace: 'shop' });
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log.slice(-3)).toEqual(['recovered', 'added shop/hot', 'primed']);
+  });
+
+  it('reports KindUnknown once the CRD is deleted under a running watch', async () => {
+    const { r, rec } = start(DB, { watchList: false });
+    await until(() => server.openWatches() === 1, 'watching');
+    server.removeKind(DATABASE);
+    server.closeWatches();
+    await until(() => rec.has('error KindUnknown'), 'KindUnknown');
+    expect(r.status().phase).toBe('Backoff');
+  });
+
+  it('restarts a silent watch, and does not churn while bookmarks arrive', async () => {
+    const silent = start(SHOP_DB, { inactivityTimeoutMs: 100 });
+    await until(() => silent.r.status().watchesOpened >= 3, 'restarts');
+    expect(silent.rec.count('error')).toBe(0);
+    await silent.r.stop();
+
+    const quiet = start(DB, { inactivityTimeoutMs: 300 });
+    await until(() => quiet.r.status().watchesOpened === 1, 'watching');
+    const opened = quiet.r.status().watchesOpened;
+    for (let i = 0; i < 10; i++) {
+      server.create(CONFIGMAP, `tick-${i}`, { namespace: 'x' });
+      server.bookmark();
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(quiet.r.status().watchesOpened).toBe(opened);
+    expect(quiet.r.status().resourceVersion).toBe(String(server.rv));
+  });
+
+  it('stops without an error event, closes its watch and clears its timers', async () => {
+    const { r, rec } = start(SHOP_DB);
+    await until(() => server.openWatches() === 1, 'watching');
+    await r.stop();
+    expect(rec.count('error')).toBe(0);
+    expect(r.status().phase).toBe('Stopped');
+    await until(() => server.openWatches() === 0, 'watch closed on the server');
+  });
+
+  it('stops promptly while backing off', async () => {
+    server.failNext(1, 503);
+    const { r, rec } = start(SHOP_DB, { backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    await until(() => rec.count('error') === 1, 'in backoff');
+    await r.stop();
+    expect(r.status().phase).toBe('Stopped');
+    expect(rec.log).toEqual(['error ServerError']);
+  });
+});
+
+describe('Reflector: WatchList', () => {
+  it('syncs from initial events and swaps the store at the end bookmark', async () => {
+    for (const n of ['a', 'b']) server.create(DATABASE, n, { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB);
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log).toEqual(['added shop/a', 'added shop/b', 'primed']);
+    expect(listRequests()).toHaveLength(0);
+    const q = watchRequests()[0]!.query;
+    expect([q.get('sendInitialEvents'), q.get('resourceVersionMatch'), q.get('allowWatchBookmarks')]).toEqual(['true', 'NotOlderThan', 'true']);
+    expect(Number(q.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
+    expect(Number(q.get('timeoutSeconds'))).toBeLessThanOrEqual(600);
+    expect(r.status()).toMatchObject({ syncMode: 'WatchList', lists: 1, watchesOpened: 1, resourceVersion: String(server.rv) });
+    server.create(DATABASE, 'c', { namespace: 'shop' });
+    await until(() => rec.has('added shop/c'), 'live event on the same stream');
+  });
+
+  it('after 410, syncs again and diffs the old store against the new one', async () => {
+    for (const n of ['a', 'b']) server.create(DATABASE, n, { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB);
+    await until(() => r.isPrimed() && server.openWatches() === 1, 'primed');
+    rec.clear();
+    server.closeWatches();
+    server.delete(DATABASE, 'a', 'shop');
+    server.create(DATABASE, 'z', { namespace: 'shop' });
+    server.compact();
+    await until(() => r.status().lists === 2, 'synced again');
+    expect(rec.log).toEqual(['deleted shop/a', 'added shop/z']);
+  });
+
+  it('falls back to list + watch for good when the server rejects WatchList', async () => {
+    server.watchList = 'reject';
+    server.create(DATABASE, 'a', { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB);
+    await until(() => r.isPrimed() && server.openWatches() === 1, 'primed');
+    expect(rec.log).toEqual(['added shop/a', 'primed']);
+    expect(r.status().syncMode).toBe('ListWatch');
+    server.closeWatches();
+    server.compact();
+    server.create(DATABASE, 'b', { namespace: 'shop' });
+    await until(() => rec.has('added shop/b'), 'b after relist');
+    expect(watchRequests().filter((q) => q.query.get('sendInitialEvents'))).toHaveLength(1);
+  });
+
+  it('falls back when the server streams events but never the end bookmark', async () => {
+    server.watchList = 'ignore';
+    server.create(DATABASE, 'a', { namespace: 'shop' });
+    const { r, rec } = start(SHOP_DB, { initialEventsTimeoutMs: 100 });
+    await until(() => r.isPrimed(), 'primed');
+    expect(rec.log).toEqual(['added shop/a', 'primed']);
+    expect(r.status().syncMode).toBe('ListWatch');
+    expect(listRequests()).toHaveLength(1);
+  });
+});
