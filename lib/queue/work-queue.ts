@@ -28,18 +28,35 @@ type Waiter = (key: string | undefined) => void;
  *   handed out, so a stop takes no longer than the work already in progress.
  *   `shutdownWithDrain()` also waits until every key being processed is done.
  */
+/**
+ * Item is a key's bookkeeping. Items outlive their work so that the hot path
+ * (add) is one hash lookup and a few field writes, with no map churn; idle
+ * items are swept when they outnumber the active ones.
+ */
+interface Item {
+  readonly key: string;
+  /** Needs processing; addedAt says since when. */
+  dirty: boolean;
+  addedAt: number;
+  /** Handed out and not done; startedAt says since when, processingAddedAt when it had been added. */
+  processing: boolean;
+  startedAt: number;
+  processingAddedAt: number;
+}
+
+const SWEEP_AT = 65_536;
+
 export class WorkQueue {
   readonly name: string;
   protected readonly clock: Clock;
   protected readonly metrics: QueueMetricsProvider;
 
-  private readonly queue = new Deque<string>(64);
-  /** Keys that need processing, each with when it became dirty. */
-  private readonly dirty = new Map<string, number>();
-  /** Keys handed out and not done, each with when it was handed out; insertion order is age order. */
-  private readonly processing = new Map<string, number>();
-  /** For keys processing: when they were added, so a consumer can measure add → done. */
-  private readonly processingAddedAt = new Map<string, number>();
+  private readonly queue = new Deque<Item>(64);
+  private readonly items = new Map<string, Item>();
+  private processingCount = 0;
+  private dirtyCount = 0;
+  /** The clock read once per synchronous burst of adds (a dispatch to thousands of referrers). */
+  private burstNow: number | undefined;
   private readonly waiters = new Deque<Waiter>();
   private drainWaiters: (() => void)[] = [];
   private stopping = false;
@@ -54,11 +71,18 @@ export class WorkQueue {
 
   /** Marks key as needing processing. Ignored after shutdown. */
   add(key: string): void {
-    if (this.stopping || this.dirty.has(key)) return;
-    this.dirty.set(key, this.clock.now());
+    if (this.stopping) return;
+    let item = this.items.get(key);
+    if (item === undefined) {
+      item = { key, dirty: false, addedAt: 0, processing: false, startedAt: 0, processingAddedAt: 0 };
+      this.items.set(key, item);
+    } else if (item.dirty) return;
+    item.dirty = true;
+    item.addedAt = this.burstNow ?? this.startBurst();
+    this.dirtyCount++;
     this.addCount++;
     this.metrics.onAdd?.();
-    if (!this.processing.has(key)) this.enqueue(key);
+    if (!item.processing) this.enqueue(item);
   }
 
   /**
@@ -74,9 +98,10 @@ export class WorkQueue {
 
   /** Hands out the next queued key at once, or returns undefined when none is queued or the queue is shut down. */
   tryGet(): string | undefined {
-    const key = this.queue.shift();
-    if (key !== undefined) this.handOut(key);
-    return key;
+    const item = this.queue.shift();
+    if (item === undefined) return undefined;
+    this.handOut(item);
+    return item.key;
   }
 
   /**
@@ -84,22 +109,23 @@ export class WorkQueue {
    * queued again now. A key that is not processing is ignored.
    */
   done(key: string): void {
-    const startedAt = this.processing.get(key);
-    if (startedAt === undefined) return;
-    this.processing.delete(key);
-    this.processingAddedAt.delete(key);
+    const item = this.items.get(key);
+    if (item === undefined || !item.processing) return;
+    item.processing = false;
+    this.processingCount--;
     if (this.stopping) {
-      if (this.processing.size === 0) this.releaseDrainWaiters();
-    } else if (this.dirty.has(key)) {
-      this.enqueue(key);
+      if (this.processingCount === 0) this.releaseDrainWaiters();
+    } else if (item.dirty) {
+      this.enqueue(item);
     }
-    this.metrics.onWorkDuration?.(this.clock.now() - startedAt);
+    this.metrics.onWorkDuration?.(this.clock.now() - item.startedAt);
+    this.sweep();
   }
 
   /** sinceAdded is how long ago a key now processing was added (ms), or undefined if it is not processing. */
   sinceAdded(key: string): number | undefined {
-    const at = this.processingAddedAt.get(key);
-    return at === undefined ? undefined : this.clock.now() - at;
+    const item = this.items.get(key);
+    return item?.processing ? this.clock.now() - item.processingAddedAt : undefined;
   }
 
   /** Number of keys queued and ready to be handed out. */
@@ -124,7 +150,7 @@ export class WorkQueue {
   /** Like `shutdown`, then waits until every key being processed is done. Idempotent. */
   shutdownWithDrain(): Promise<void> {
     this.beginShutdown();
-    if (this.processing.size === 0) return Promise.resolve();
+    if (this.processingCount === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
@@ -132,8 +158,10 @@ export class WorkQueue {
     const now = this.clock.now();
     let longestRunningMs = 0;
     let unfinishedWorkMs = 0;
-    for (const startedAt of this.processing.values()) {
-      const ran = now - startedAt;
+    // Stats are read rarely (a metrics scrape); the hot paths keep no ordered set for them.
+    for (const item of this.items.values()) {
+      if (!item.processing) continue;
+      const ran = now - item.startedAt;
       if (ran > longestRunningMs) longestRunningMs = ran;
       unfinishedWorkMs += ran;
     }
@@ -141,7 +169,7 @@ export class WorkQueue {
       depth: this.queue.length,
       adds: this.addCount,
       retries: this.retryCount,
-      processing: this.processing.size,
+      processing: this.processingCount,
       longestRunningMs,
       unfinishedWorkMs,
     };
@@ -152,28 +180,49 @@ export class WorkQueue {
     if (this.stopping) return false;
     this.stopping = true;
     this.queue.clear();
-    this.dirty.clear();
+    for (const item of this.items.values()) item.dirty = false;
+    this.dirtyCount = 0;
     for (let w = this.waiters.shift(); w !== undefined; w = this.waiters.shift()) w(undefined);
     return true;
   }
 
-  private enqueue(key: string): void {
-    const waiter = this.waiters.shift();
-    if (waiter === undefined) {
-      this.queue.push(key);
-      return;
-    }
-    this.handOut(key);
-    waiter(key);
+  private startBurst(): number {
+    const now = this.clock.now();
+    this.burstNow = now;
+    queueMicrotask(() => (this.burstNow = undefined));
+    return now;
   }
 
-  private handOut(key: string): void {
+  private enqueue(item: Item): void {
+    const waiter = this.waiters.shift();
+    if (waiter === undefined) {
+      this.queue.push(item);
+      return;
+    }
+    this.handOut(item);
+    waiter(item.key);
+  }
+
+  private handOut(item: Item): void {
     const now = this.clock.now();
-    const addedAt = this.dirty.get(key) ?? now;
-    this.dirty.delete(key);
-    this.processing.set(key, now);
-    this.processingAddedAt.set(key, addedAt);
+    const addedAt = item.dirty ? item.addedAt : now;
+    if (item.dirty) this.dirtyCount--;
+    item.dirty = false;
+    item.processing = true;
+    item.startedAt = now;
+    item.processingAddedAt = addedAt;
+    this.processingCount++;
     this.metrics.onQueueLatency?.(now - addedAt);
+  }
+
+  /**
+   * Drops idle items once there are many and they are most of the map, so
+   * memory follows the live key set without re-creating items on every burst.
+   */
+  private sweep(): void {
+    const active = this.dirtyCount + this.processingCount;
+    if (this.items.size < SWEEP_AT || this.items.size < 4 * active) return;
+    for (const [key, item] of this.items) if (!item.dirty && !item.processing) this.items.delete(key);
   }
 
   private releaseDrainWaiters(): void {
