@@ -8,11 +8,11 @@ import { flagsToEnv, parseConfig } from '../server/config';
 const root = path.resolve(import.meta.dirname, '..');
 const next = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 
-let env: Record<string, string | undefined>;
+let env: NodeJS.ProcessEnv;
 let host: string;
 let port: number;
 try {
-  env = { ...process.env, ...flagsToEnv(process.argv.slice(2)), NEXT_TELEMETRY_DISABLED: '1' };
+  env = { ...process.env, ...flagsToEnv(process.argv.slice(2)), NEXT_TELEMETRY_DISABLED: "1" } as NodeJS.ProcessEnv;
   const config = parseConfig(env);
   host = config.host;
   port = config.port;

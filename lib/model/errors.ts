@@ -3,6 +3,8 @@
  * says what is wrong, and (where one helps) shows a valid example.
  */
 export class RefwatchError extends Error {
+  /** A brand, because bundlers may load this module twice and break instanceof. */
+  readonly refwatchError = true;
   readonly code: string;
   readonly field: string | undefined;
   readonly example: string | undefined;
@@ -14,6 +16,11 @@ export class RefwatchError extends Error {
     this.field = opts.field;
     this.example = opts.example;
   }
+}
+
+/** isRefwatchError recognises a RefwatchError from any copy of this module. */
+export function isRefwatchError(e: unknown): e is RefwatchError {
+  return e instanceof RefwatchError || (e instanceof Error && (e as { refwatchError?: unknown }).refwatchError === true);
 }
 
 /** Result is how pure functions in lib/model report failure without throwing. */

@@ -1,7 +1,9 @@
-import { RefwatchError } from '../../lib/model';
+import { isRefwatchError } from '../../lib/model';
 
 /** ApiError is an error the API answers with: a 4xx or 5xx and `{error: {code, message, field?}}`. */
 export class ApiError extends Error {
+  /** A brand, because bundlers may load this module twice and break instanceof. */
+  readonly apiError = true;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -12,6 +14,10 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError || (e instanceof Error && (e as { apiError?: unknown }).apiError === true);
 }
 
 export function errorBody(code: string, message: string, field?: string): { error: { code: string; message: string; field?: string } } {
@@ -29,8 +35,8 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  * server log.
  */
 export function toResponse(e: unknown): Response {
-  if (e instanceof ApiError) return json(errorBody(e.code, e.message, e.field), e.status, e.headers);
-  if (e instanceof RefwatchError) return json(errorBody(e.code, e.message, e.field), 400);
+  if (isApiError(e)) return json(errorBody(e.code, e.message, e.field), e.status, e.headers);
+  if (isRefwatchError(e)) return json(errorBody(e.code, e.message, e.field), 400);
   console.error('refwatch: internal error while serving a request:', e);
   return json(errorBody('Internal', 'internal error; the server log has the details'), 500);
 }

@@ -1,0 +1,8 @@
+import { deleteDemoRun, getDemoRun } from '@/server/api';
+import { route } from '@/server/route';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+export const GET = route(getDemoRun);
+export const DELETE = route(deleteDemoRun);

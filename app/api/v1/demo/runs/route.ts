@@ -1,0 +1,8 @@
+import { getDemoRuns, postDemoRun } from '@/server/api';
+import { route } from '@/server/route';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+export const GET = route(getDemoRuns);
+export const POST = route(postDemoRun);

@@ -1,0 +1,294 @@
+'use client';
+
+import { usePathname, useSearchParams } from 'next/navigation';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { ApiError } from '../data/snapshotQuery';
+import { useConnection, useSnapshot } from '../data/LiveData';
+import { DemoPanel } from '../demo/DemoPanel';
+import { GraphView } from '../graph/GraphView';
+import { Legend } from '../graph/Legend';
+import { facetsOf, filterModel, hasFilters } from '../graph/filtering';
+import { groupModel } from '../graph/grouping';
+import { buildModel, controllerNodeId, objectNodeId, keyOfNodeId } from '../graph/model';
+import { ClusterPanel } from '../panels/ClusterPanel';
+import { ControllersPanel } from '../panels/ControllersPanel';
+import { EventsPanel } from '../panels/EventsPanel';
+import { Inspector } from '../panels/Inspector';
+import { StuckPanel } from '../panels/StuckPanel';
+import { stuckList } from '../panels/stuck';
+import { ConnectionIndicator } from '../ui/ConnectionIndicator';
+import { Tabs, type TabSpec } from '../ui/Tabs';
+import { ThemeToggle } from '../ui/ThemeToggle';
+import { useTheme } from '../ui/theme';
+import { useNow } from '../ui/useNow';
+import { NodeTable } from './NodeTable';
+import { Toolbar } from './Toolbar';
+import { parseViewState, serializeViewState, type PanelTab, type ViewState } from './viewState';
+import styles from './Dashboard.module.css';
+
+/**
+ * Dashboard is the whole page: header, filters, graph with its table
+ * mirror, and the side column (the selected node's explanation, or the
+ * Stuck / Controllers / Events / Cluster / Demo tabs). Filters and the
+ * selection live in the URL so a link shows the same view.
+ */
+export function Dashboard() {
+  const params = useSearchParams();
+  const pathname = usePathname();
+  const view = useMemo(() => parseViewState(params), [params]);
+  const { data: snapshot, error, isPending, refetch } = useSnapshot();
+  const connection = useConnection();
+  const { theme } = useTheme();
+  const now = useNow(1000);
+  const modelNow = Math.floor(now / 5000) * 5000; // the graph's "stuck" cut-off moves in 5 s steps, not every tick
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const openerRef = useRef<HTMLElement | null>(null);
+
+  const setView = useCallback(
+    (patch: Partial<ViewState>, mode: 'push' | 'replace' = 'replace') => {
+      const next = serializeViewState({ ...parseViewState(new URLSearchParams(window.location.search)), ...patch });
+      const url = `${pathname}${next}`;
+      if (mode === 'push') window.history.pushState(null, '', url);
+      else window.history.replaceState(null, '', url);
+    },
+    [pathname],
+  );
+
+  const model = useMemo(() => (snapshot ? buildModel(snapshot, { now: modelNow }) : { nodes: [], edges: [] }), [snapshot, modelNow]);
+  const facets = useMemo(() => facetsOf(model), [model]);
+  const filters = useMemo(() => ({ q: view.q, ns: view.ns, kind: view.kind, state: view.state }), [view.q, view.ns, view.kind, view.state]);
+  const filtered = useMemo(() => filterModel(model, filters), [model, filters]);
+  const grouped = useMemo(() => groupModel(filtered, { by: view.group, expanded }), [filtered, view.group, expanded]);
+  const stuck = useMemo(() => (snapshot ? stuckList(snapshot, now) : []), [snapshot, now]);
+
+  const selectedNode = useMemo(() => {
+    if (!view.select) return undefined;
+    const byId = new Map(model.nodes.map((n) => [n.id, n]));
+    return byId.get(objectNodeId(view.select)) ?? byId.get(controllerNodeId(view.select));
+  }, [model, view.select]);
+
+  const select = useCallback(
+    (key: string | null) => {
+      if (key && document.activeElement instanceof HTMLElement && !document.activeElement.closest('[data-testid="inspector"]')) openerRef.current = document.activeElement;
+      setView({ select: key ?? '' }, 'push');
+    },
+    [setView],
+  );
+  const selectNodeId = useCallback((id: string | null) => select(id ? keyOfNodeId(id) : null), [select]);
+  const closeInspector = useCallback(() => {
+    setView({ select: '' }, 'push');
+    const opener = openerRef.current;
+    openerRef.current = null;
+    if (opener?.isConnected) requestAnimationFrame(() => opener.focus());
+  }, [setView]);
+
+  useEffect(() => {
+    if (!view.select) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && !e.defaultPrevented) closeInspector();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [view.select, closeInspector]);
+
+  const toggleGroup = useCallback((id: string) => {
+    setExpanded((prev) => {
+      const next = new Set(prev);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  }, []);
+
+  const tabs: TabSpec<PanelTab>[] = [
+    { id: 'stuck', label: 'Stuck', count: stuck.length, ...(stuck.length > 0 ? { tone: 'attention' as const } : {}) },
+    { id: 'controllers', label: 'Controllers', count: snapshot?.controllers.length ?? 0 },
+    { id: 'events', label: 'Events' },
+    { id: 'cluster', label: 'Cluster' },
+    { id: 'demo', label: 'Demo' },
+  ];
+
+  const noReferences = snapshot !== undefined && snapshot.references.length === 0 && snapshot.referrers.length === 0;
+  const counts = useMemo(() => {
+    const c = { referrers: 0, resolved: 0, attention: 0 };
+    for (const n of model.nodes) {
+      if (n.type !== 'object' || !n.roles.includes('referrer')) continue;
+      c.referrers++;
+      if (n.state === 'resolved') c.resolved++;
+      if (n.state === 'stuck' || n.state === 'error' || n.state === 'notfound') c.attention++;
+    }
+    return c;
+  }, [model]);
+
+  return (
+    <div className={styles.app}>
+      <a href="#objects" className="skip-link">
+        Skip to the objects table
+      </a>
+      <header className={styles.topbar}>
+        <div className={styles.brand}>
+          <Logo />
+          <span className={styles.brandName}>refwatch</span>
+        </div>
+        {snapshot ? (
+          <div className={styles.clusterChip} data-ok={snapshot.cluster.reachable} title={snapshot.cluster.server}>
+            <span aria-hidden="true">{snapshot.cluster.reachable ? '◉' : '◎'}</span>
+            {snapshot.cluster.context ?? (snapshot.cluster.mode === 'embedded' ? 'embedded cluster' : snapshot.cluster.mode)}
+            {snapshot.cluster.version ? <span className={styles.muted}>{snapshot.cluster.version}</span> : null}
+          </div>
+        ) : null}
+        <div className={styles.spacer} />
+        {snapshot && !noReferences ? (
+          <dl className={styles.summary} aria-label="Summary">
+            <div>
+              <dt>Referrers</dt>
+              <dd>{counts.referrers}</dd>
+            </div>
+            <div>
+              <dt>Resolved</dt>
+              <dd>{counts.resolved}</dd>
+            </div>
+            <div data-tone={counts.attention > 0 ? 'attention' : undefined}>
+              <dt>Need attention</dt>
+              <dd>{counts.attention}</dd>
+            </div>
+          </dl>
+        ) : null}
+        <ConnectionIndicator {...(snapshot ? { revision: snapshot.revision } : {})} />
+        <ThemeToggle />
+      </header>
+
+      {connection.state === 'lost' ? (
+        <div className={styles.banner} data-tone="danger" role="alert">
+          <strong>Live updates stopped.</strong> {connection.detail ?? 'The stream to the refwatch server is down.'} What you see may be out of date.{' '}
+          <button type="button" onClick={connection.retry}>
+            Reconnect
+          </button>
+        </div>
+      ) : null}
+      {snapshot && !snapshot.cluster.reachable ? (
+        <div className={styles.banner} data-tone="warning" role="alert">
+          <strong>Cluster unreachable.</strong> {snapshot.cluster.message ?? `refwatch cannot reach ${snapshot.cluster.server || 'the API server'}.`} Watches retry on their own; states
+          shown are the last ones seen.
+        </div>
+      ) : null}
+
+      <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={(patch) => setView(patch)} />
+
+      <main className={styles.workspace}>
+        <div className={styles.graphColumn}>
+          <section className={styles.graphArea} aria-label="Reference graph">
+            <div className={styles.graphStage}>
+              {isPending ? (
+                <div className={styles.centered}>
+                  <div className={styles.spinner} aria-hidden="true" />
+                  <p>Loading the reference graph…</p>
+                </div>
+              ) : error && !snapshot ? (
+                <SnapshotError error={error} onRetry={() => void refetch()} />
+              ) : noReferences ? (
+                <NoReferences />
+              ) : (
+                <>
+                  <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} />
+                  {filtered.nodes.length === 0 && hasFilters(filters) ? (
+                    <div className={styles.overlayNote} role="status">
+                      Nothing matches these filters.{' '}
+                      <button type="button" onClick={() => setView({ q: '', ns: '', kind: '', state: '' })}>
+                        Clear filters
+                      </button>
+                    </div>
+                  ) : null}
+                </>
+              )}
+            </div>
+            {snapshot && !noReferences ? <Legend /> : null}
+          </section>
+          {snapshot && !noReferences ? <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} /> : null}
+        </div>
+
+        <aside className={styles.side} aria-label={selectedNode ? 'Selected object' : 'Panels'}>
+          {selectedNode && snapshot ? (
+            <Inspector node={selectedNode} snapshot={snapshot} now={now} onSelectKey={select} onClose={closeInspector} />
+          ) : (
+            <>
+              {view.select && snapshot ? (
+                <div className={styles.banner} data-tone="info" role="status">
+                  <span className="mono">{view.select}</span> is not in the graph (any more).{' '}
+                  <button type="button" onClick={() => setView({ select: '' })}>
+                    Dismiss
+                  </button>
+                </div>
+              ) : null}
+              <Tabs tabs={tabs} active={view.tab} onChange={(tab) => setView({ tab })} label="Panels">
+                {!snapshot ? (
+                  <p className={styles.panelPlaceholder}>Waiting for the first snapshot…</p>
+                ) : view.tab === 'stuck' ? (
+                  <StuckPanel stuck={stuck} onSelectKey={select} />
+                ) : view.tab === 'controllers' ? (
+                  <ControllersPanel controllers={snapshot.controllers} now={now} onSelectKind={select} />
+                ) : view.tab === 'events' ? (
+                  <EventsPanel events={snapshot.events} onSelectKey={select} />
+                ) : view.tab === 'cluster' ? (
+                  <ClusterPanel cluster={snapshot.cluster} watches={snapshot.watches} queues={snapshot.queues} />
+                ) : (
+                  <DemoPanel />
+                )}
+              </Tabs>
+            </>
+          )}
+        </aside>
+      </main>
+    </div>
+  );
+}
+
+function NoReferences() {
+  return (
+    <div className={styles.centered}>
+      <div className={styles.emptyCard}>
+        <h2>No references yet</h2>
+        <p>refwatch is connected, but no controller has declared a reference. The graph fills in as soon as one does.</p>
+        <ol>
+          <li>
+            Run the demo: open the <strong>Demo</strong> tab and start a run. It creates Apps that refer to Databases, Caches and Secrets, and reconciles them
+            the watch way and the backoff way side by side.
+          </li>
+          <li>
+            Or point refwatch at a cluster: <code>npm start -- --kubeconfig ~/.kube/config --context NAME</code>; the built-in reference rules find Pods,
+            Ingresses, RoleBindings and more.
+          </li>
+        </ol>
+      </div>
+    </div>
+  );
+}
+
+function SnapshotError({ error, onRetry }: { error: Error; onRetry(): void }) {
+  const notServed = error instanceof ApiError && error.status === 404;
+  return (
+    <div className={styles.centered}>
+      <div className={styles.emptyCard} data-tone="danger" role="alert">
+        <h2>{notServed ? 'The refwatch API is not available' : 'Cannot load the reference graph'}</h2>
+        <p>{error.message}</p>
+        <p className={styles.muted}>
+          {notServed ? 'This server does not serve /api/v1/snapshot. Start refwatch with npm start.' : 'Check that the refwatch server is running, then retry.'}
+        </p>
+        <button type="button" className={styles.primaryButton} onClick={onRetry}>
+          Retry
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Logo() {
+  return (
+    <svg width="22" height="22" viewBox="0 0 24 24" aria-hidden="true" className={styles.logo}>
+      <circle cx="5" cy="12" r="3" fill="none" stroke="currentColor" strokeWidth="2" />
+      <circle cx="19" cy="5" r="3" fill="none" stroke="currentColor" strokeWidth="2" />
+      <circle cx="19" cy="19" r="3" fill="currentColor" />
+      <path d="M8 11l8-5M8 13l8 5" stroke="currentColor" strokeWidth="2" strokeLinecap="round" />
+    </svg>
+  );
+}

@@ -1,0 +1,52 @@
+import { GROUP_BY, type GroupBy } from '../graph/grouping';
+
+export type PanelTab = 'stuck' | 'controllers' | 'events' | 'cluster' | 'demo';
+export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events', 'cluster', 'demo'];
+
+/**
+ * ViewState is everything a shared link restores:
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&group=…&tab=…`. Empty means unset.
+ */
+export interface ViewState {
+  select: string;
+  q: string;
+  ns: string;
+  kind: string;
+  state: string;
+  group: GroupBy;
+  tab: PanelTab;
+}
+
+export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', state: '', group: 'none', tab: 'stuck' };
+
+const MAX_PARAM = 512;
+
+/** parseViewState reads a URL query; unknown or oversized values fall back to the default rather than failing. */
+export function parseViewState(params: URLSearchParams | { get(name: string): string | null }): ViewState {
+  const text = (name: string) => {
+    const v = params.get(name);
+    return v === null || v.length > MAX_PARAM ? '' : v;
+  };
+  const group = text('group');
+  const tab = text('tab');
+  return {
+    select: text('select').trim(),
+    q: text('q'),
+    ns: text('ns').trim(),
+    kind: text('kind').trim(),
+    state: text('state').trim().toLowerCase(),
+    group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
+    tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,
+  };
+}
+
+/** serializeViewState writes only what differs from the default, in a stable order, so links stay short. */
+export function serializeViewState(v: ViewState): string {
+  const out = new URLSearchParams();
+  for (const name of ['select', 'q', 'ns', 'kind', 'state', 'group', 'tab'] as const) {
+    const value = v[name];
+    if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);
+  }
+  const s = out.toString();
+  return s === '' ? '' : `?${s}`;
+}

@@ -1,0 +1,76 @@
+/**
+ * The explain answer for one object, read defensively: the endpoint's shape
+ * may grow, and a field missing from it must not break the inspector.
+ */
+export interface ExplainReference {
+  referent: string;
+  fieldPath: string;
+  state: string;
+  reason: string;
+  message: string;
+  fix: string;
+  suggestions: string[];
+}
+
+export interface Explanation {
+  object: string;
+  controller?: string;
+  state: string;
+  references: ExplainReference[];
+}
+
+export async function fetchExplain(key: string, signal?: AbortSignal): Promise<Explanation> {
+  const res = await fetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (!res.ok) {
+    let detail = '';
+    try {
+      // Error envelope: {error: {code, message}}; older drafts used a bare {message}.
+      const body = (await res.json()) as { message?: unknown; error?: { message?: unknown } | string };
+      const e = body.error;
+      detail = typeof e === 'object' && e !== null && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : typeof body.message === 'string' ? body.message : '';
+    } catch {
+      // a body that is not JSON carries nothing to show
+    }
+    throw new Error(detail || `explain answered ${res.status}`);
+  }
+  return parseExplanation(await res.json(), key);
+}
+
+/**
+ * parseExplanation accepts the per-controller answer
+ * `{object, controllers: [{controller, state, references}]}` and the flat
+ * `{object, controller, state, references}`; references of several
+ * controllers are merged (one row per referent and field path).
+ */
+export function parseExplanation(raw: unknown, key: string): Explanation {
+  const o = (raw ?? {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const records = (v: unknown) => (Array.isArray(v) ? v.filter((r): r is Record<string, unknown> => r !== null && typeof r === 'object') : []);
+  const views = Array.isArray(o.controllers) ? records(o.controllers) : [o];
+  const first = views[0] ?? {};
+  const seen = new Set<string>();
+  const references: ExplainReference[] = [];
+  for (const view of views) {
+    for (const r of records(view.references)) {
+      const ref: ExplainReference = {
+        referent: str(r.referent),
+        fieldPath: str(r.fieldPath),
+        state: str(r.state),
+        reason: str(r.reason),
+        message: str(r.message),
+        fix: str(r.fix),
+        suggestions: Array.isArray(r.suggestions) ? r.suggestions.filter((x): x is string => typeof x === 'string') : [],
+      };
+      const id = `${ref.referent}#${ref.fieldPath}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      references.push(ref);
+    }
+  }
+  return {
+    object: str(o.object) || key,
+    ...(typeof first.controller === 'string' ? { controller: first.controller } : {}),
+    state: str(first.state),
+    references,
+  };
+}

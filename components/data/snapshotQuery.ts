@@ -1,0 +1,42 @@
+import type { Snapshot } from '@/lib/changelog/wire';
+
+export const SNAPSHOT_QUERY_KEY = ['snapshot'] as const;
+
+/** ApiError carries the HTTP status so the UI can tell "no such API yet" from "server down". */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export async function fetchSnapshot(signal?: AbortSignal): Promise<Snapshot> {
+  const res = await fetch('/api/v1/snapshot', { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);
+  return normalizeSnapshot(await res.json());
+}
+
+/**
+ * normalizeSnapshot fills missing arrays with empty ones so one absent field
+ * from a newer or older server does not blank the whole dashboard.
+ */
+export function normalizeSnapshot(raw: unknown): Snapshot {
+  if (raw === null || typeof raw !== 'object') throw new ApiError('snapshot is not a JSON object', 0);
+  const s = raw as Partial<Snapshot>;
+  const arr = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+  return {
+    revision: typeof s.revision === 'number' ? s.revision : 0,
+    cluster: s.cluster ?? { mode: 'embedded', server: '', reachable: false, message: 'the snapshot carried no cluster information' },
+    controllers: arr(s.controllers),
+    watches: arr(s.watches),
+    referrers: arr(s.referrers),
+    referents: arr(s.referents),
+    references: arr(s.references),
+    queues: arr(s.queues),
+    events: arr(s.events),
+    stuck: arr(s.stuck),
+  };
+}

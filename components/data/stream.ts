@@ -1,0 +1,187 @@
+import type { ClusterInfo, Delta, Snapshot } from '@/lib/changelog/wire';
+
+/**
+ * How the dashboard's link to GET /api/v1/stream is doing:
+ *   connecting    first connection not open yet
+ *   live          open; snapshots and deltas flow
+ *   reconnecting  dropped; retrying (the browser resumes with Last-Event-ID)
+ *   lost          down for longer than `lostAfterMs`; still retrying
+ */
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'lost';
+
+export interface StreamSink {
+  snapshot(snapshot: Snapshot): void;
+  /** Deltas received since the last animation frame, oldest first. */
+  deltas(deltas: Delta[]): void;
+  cluster(info: ClusterInfo): void;
+  /** The server says this client fell behind; a fresh snapshot is needed. */
+  resync(): void;
+  state(state: ConnectionState, detail?: string): void;
+}
+
+/** The part of EventSource the stream uses, so tests can drive it. */
+export interface EventSourceLike {
+  readonly readyState: number;
+  onopen: ((ev: Event) => void) | null;
+  onerror: ((ev: Event) => void) | null;
+  addEventListener(type: string, listener: (ev: MessageEvent) => void): void;
+  close(): void;
+}
+
+export interface StreamDeps {
+  url?: string;
+  createEventSource?: (url: string) => EventSourceLike;
+  requestFrame?: (cb: () => void) => number;
+  cancelFrame?: (id: number) => void;
+  lostAfterMs?: number;
+}
+
+const CLOSED = 2;
+const CONNECTING = 0;
+
+/**
+ * SnapshotStream owns the one EventSource of a tab. Deltas are buffered and
+ * handed to the sink once per animation frame; a snapshot or resync drops
+ * the buffer. When the browser gives up (HTTP error: readyState CLOSED) the
+ * stream reopens itself with backoff up to 30 s. `stop` closes everything.
+ */
+export class SnapshotStream {
+  private es: EventSourceLike | undefined;
+  private pending: Delta[] = [];
+  private frame: number | undefined;
+  private reopenTimer: ReturnType<typeof setTimeout> | undefined;
+  private lostTimer: ReturnType<typeof setTimeout> | undefined;
+  private failures = 0;
+  private stopped = false;
+  private current: ConnectionState = 'connecting';
+  private readonly url: string;
+  private readonly create: (url: string) => EventSourceLike;
+  private readonly requestFrame: (cb: () => void) => number;
+  private readonly cancelFrame: (id: number) => void;
+  private readonly lostAfterMs: number;
+
+  constructor(
+    private readonly sink: StreamSink,
+    deps: StreamDeps = {},
+  ) {
+    this.url = deps.url ?? '/api/v1/stream';
+    this.create = deps.createEventSource ?? ((url) => new EventSource(url));
+    this.requestFrame = deps.requestFrame ?? ((cb) => requestAnimationFrame(cb));
+    this.cancelFrame = deps.cancelFrame ?? ((id) => cancelAnimationFrame(id));
+    this.lostAfterMs = deps.lostAfterMs ?? 20_000;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.open();
+  }
+
+  /** reconnect drops the current connection and opens a new one now (the "Retry" button). */
+  reconnect(): void {
+    if (this.stopped) return;
+    this.clearReopen();
+    this.es?.close();
+    this.failures = 0;
+    this.open();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.es?.close();
+    this.es = undefined;
+    this.clearReopen();
+    if (this.lostTimer !== undefined) clearTimeout(this.lostTimer);
+    this.lostTimer = undefined;
+    if (this.frame !== undefined) this.cancelFrame(this.frame);
+    this.frame = undefined;
+    this.pending = [];
+  }
+
+  private open(): void {
+    const es = this.create(this.url);
+    this.es = es;
+    if (this.current !== 'live') this.setState(this.current === 'connecting' ? 'connecting' : this.current);
+    es.onopen = () => {
+      if (es !== this.es) return;
+      this.failures = 0;
+      if (this.lostTimer !== undefined) clearTimeout(this.lostTimer);
+      this.lostTimer = undefined;
+      this.setState('live');
+    };
+    es.onerror = () => {
+      if (es !== this.es || this.stopped) return;
+      this.flush();
+      if (this.current !== 'lost') this.setState('reconnecting', 'connection to /api/v1/stream dropped; retrying');
+      this.armLostTimer();
+      if (es.readyState === CLOSED) {
+        // The browser stops retrying after an HTTP error; retry on our own.
+        this.failures++;
+        const delay = Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
+        this.clearReopen();
+        this.reopenTimer = setTimeout(() => {
+          this.reopenTimer = undefined;
+          if (!this.stopped) this.open();
+        }, delay);
+      } else if (es.readyState !== CONNECTING) {
+        es.close();
+      }
+    };
+    es.addEventListener('snapshot', (ev) => {
+      const snapshot = parse<Snapshot>(ev.data);
+      if (!snapshot || es !== this.es) return;
+      this.pending = [];
+      this.sink.snapshot(snapshot);
+    });
+    es.addEventListener('delta', (ev) => {
+      const delta = parse<Delta>(ev.data);
+      if (!delta || es !== this.es || !Array.isArray(delta.changes)) return;
+      this.pending.push(delta);
+      if (this.frame === undefined) this.frame = this.requestFrame(() => this.flush());
+    });
+    es.addEventListener('cluster', (ev) => {
+      const info = parse<ClusterInfo>(ev.data);
+      if (info && es === this.es) this.sink.cluster(info);
+    });
+    es.addEventListener('resync', () => {
+      if (es !== this.es) return;
+      this.pending = [];
+      this.sink.resync();
+    });
+  }
+
+  private flush(): void {
+    if (this.frame !== undefined) this.cancelFrame(this.frame);
+    this.frame = undefined;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.sink.deltas(batch);
+  }
+
+  private armLostTimer(): void {
+    if (this.lostTimer !== undefined) return;
+    this.lostTimer = setTimeout(() => {
+      this.lostTimer = undefined;
+      if (!this.stopped && this.current !== 'live') this.setState('lost', `no connection to /api/v1/stream for ${Math.round(this.lostAfterMs / 1000)} s`);
+    }, this.lostAfterMs);
+  }
+
+  private clearReopen(): void {
+    if (this.reopenTimer !== undefined) clearTimeout(this.reopenTimer);
+    this.reopenTimer = undefined;
+  }
+
+  private setState(state: ConnectionState, detail?: string): void {
+    this.current = state;
+    this.sink.state(state, detail);
+  }
+}
+
+function parse<T>(data: unknown): T | undefined {
+  if (typeof data !== 'string') return undefined;
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    return undefined; // a malformed message is skipped; the next snapshot or gap check repairs state
+  }
+}

@@ -1,0 +1,239 @@
+'use client';
+
+import type { Core, ElementDefinition, EventObject, LayoutOptions, StylesheetJson } from 'cytoscape';
+import { useEffect, useRef, useState } from 'react';
+import { diffModels } from './diff';
+import { edgeData, nodeData } from './elements';
+import type { GroupedModel } from './grouping';
+import { LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type Point } from './layout';
+import type { GraphModel } from './model';
+import { graphStylesheet, type Theme } from './style';
+import styles from './GraphView.module.css';
+
+export interface GraphViewProps {
+  model: GroupedModel;
+  theme: Theme;
+  /** Node id to show selected (`obj:KEY` or `ctl:KIND`), or ''. */
+  selectedId: string;
+  onSelect(nodeId: string | null): void;
+  onToggleGroup(groupId: string): void;
+}
+
+let fcoseRegistered = false;
+const MAX_FIT_ZOOM = 1.4;
+
+/**
+ * GraphView renders the model with cytoscape, used directly. It diffs each
+ * new model against the one on screen: state-only changes update element
+ * data in one batch and keep positions; structural changes run a debounced
+ * fcose layout from the current positions.
+ */
+export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }: GraphViewProps) {
+  const containerRef = useRef<HTMLDivElement>(null);
+  const cyRef = useRef<Core | null>(null);
+  const shownRef = useRef<GraphModel>({ nodes: [], edges: [] });
+  const layoutRef = useRef<Debouncer | null>(null);
+  const runningLayout = useRef<{ stop(): unknown } | null>(null);
+  const handlers = useRef({ onSelect, onToggleGroup });
+  const themeRef = useRef(theme);
+  themeRef.current = theme;
+  const [ready, setReady] = useState(false);
+  handlers.current = { onSelect, onToggleGroup };
+
+  useEffect(() => {
+    let cancelled = false;
+    let observer: ResizeObserver | undefined;
+    void (async () => {
+      const [{ default: cytoscape }, { default: fcose }] = await Promise.all([import('cytoscape'), import('cytoscape-fcose')]);
+      if (cancelled || !containerRef.current) return;
+      if (!fcoseRegistered) {
+        cytoscape.use(fcose);
+        fcoseRegistered = true;
+      }
+      const cy = cytoscape({
+        container: containerRef.current,
+        elements: [],
+        // Styled from the start: layouts measure nodes with the stylesheet's sizes.
+        style: graphStylesheet(themeRef.current) as unknown as StylesheetJson,
+        minZoom: 0.08,
+        maxZoom: 3,
+        boxSelectionEnabled: false,
+        selectionType: 'single',
+        autoungrabify: false,
+      });
+      cy.on('tap', 'node', (ev: EventObject) => {
+        const node = ev.target;
+        if (node.data('type') === 'group') {
+          if (node.data('collapsed') || node.isParent()) handlers.current.onToggleGroup(node.id());
+          return;
+        }
+        handlers.current.onSelect(node.id());
+      });
+      cy.on('tap', (ev: EventObject) => {
+        if (ev.target === cy) handlers.current.onSelect(null);
+      });
+      // Selection is driven by the URL (a 'selected' class), not cytoscape's own tap selection.
+      cy.autounselectify(true);
+      layoutRef.current = debounce(() => runLayout('incremental'), LAYOUT_DEBOUNCE_MS);
+      observer = new ResizeObserver(() => cy.resize());
+      observer.observe(containerRef.current);
+      cyRef.current = cy;
+      setReady(true);
+    })();
+    return () => {
+      cancelled = true;
+      observer?.disconnect();
+      layoutRef.current?.cancel();
+      runningLayout.current?.stop();
+      cyRef.current?.destroy();
+      cyRef.current = null;
+      shownRef.current = { nodes: [], edges: [] };
+    };
+  }, []);
+
+  function runLayout(mode: 'incremental' | 'full') {
+    const cy = cyRef.current;
+    if (!cy || cy.nodes().length === 0) return;
+    runningLayout.current?.stop();
+    const summaries = cy.nodes('[?collapsed]').length > 0;
+    const summariesOnly = summaries && cy.nodes('[type = "object"]').length === 0;
+    const options = summariesOnly ? summaryLayoutOptions(cy.nodes().length) : fcoseOptions(mode, cy.nodes().length, { summaries });
+    const layout = cy.layout(options as unknown as LayoutOptions);
+    runningLayout.current = layout;
+    if (mode === 'full' || summariesOnly) {
+      // A small graph fitted to a big canvas would be drawn huge; keep it at a readable scale.
+      layout.one('layoutstop', () => {
+        packComponents(cy);
+        cy.fit(undefined, 40);
+        if (cy.zoom() > MAX_FIT_ZOOM) {
+          cy.zoom(MAX_FIT_ZOOM);
+          cy.center();
+        }
+      });
+    }
+    layout.run();
+  }
+
+  // Apply each new model as a diff against what is on screen.
+  useEffect(() => {
+    const cy = cyRef.current;
+    if (!ready || !cy) return;
+    const prev = shownRef.current;
+    const diff = diffModels(prev, model);
+    const decision = decideLayout(diff, prev.nodes.length);
+    if (decision === 'none') return;
+    const contextIds = new Set(model.nodes.filter((n) => n.context).map((n) => n.id));
+    cy.batch(() => {
+      for (const id of diff.removedEdges) cy.getElementById(id).remove();
+      for (const id of diff.removedNodes) cy.getElementById(id).remove();
+      const placed = new Map<string, Point>();
+      cy.nodes().forEach((n) => {
+        placed.set(n.id(), n.position());
+      });
+      const seeds = seedPositions(
+        diff.addedNodes.map((n) => n.id),
+        model.edges,
+        placed,
+      );
+      const added: ElementDefinition[] = [];
+      // Parents first: cytoscape needs a compound parent before its children.
+      const addedNodes = [...diff.addedNodes].sort((a, b) => Number(b.type === 'group') - Number(a.type === 'group'));
+      for (const n of addedNodes) {
+        const seed = seeds.get(n.id);
+        added.push({ group: 'nodes', data: nodeData(n), ...(seed ? { position: seed } : {}) });
+      }
+      for (const e of diff.addedEdges) added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
+      if (added.length > 0) cy.add(added);
+      for (const n of diff.changedNodes) cy.getElementById(n.id).data(nodeData(n));
+      for (const e of diff.changedEdges) cy.getElementById(e.id).data(edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)));
+      // Context flags live on edges too; refresh them when a node's context changed.
+      if (diff.changedNodes.some((n) => n.context !== prev.nodes.find((p) => p.id === n.id)?.context)) {
+        for (const e of model.edges) cy.getElementById(e.id).data('context', contextIds.has(e.source) || contextIds.has(e.target));
+      }
+    });
+    shownRef.current = model;
+    if (decision === 'full') {
+      layoutRef.current?.cancel();
+      runLayout('full');
+    } else if (decision === 'incremental') {
+      layoutRef.current?.schedule();
+    }
+  }, [model, ready]);
+
+  useEffect(() => {
+    cyRef.current?.style(graphStylesheet(theme) as unknown as Parameters<Core['style']>[0]);
+  }, [theme, ready]);
+
+  // Selection comes from the URL: highlight the node and its edges, and bring it into view.
+  useEffect(() => {
+    const cy = cyRef.current;
+    if (!ready || !cy) return;
+    cy.batch(() => {
+      cy.elements().removeClass('neighbour selected');
+      if (selectedId) {
+        const node = cy.getElementById(selectedId);
+        if (node.nonempty()) {
+          node.addClass('selected');
+          node.connectedEdges().addClass('neighbour');
+        }
+      }
+    });
+    if (!selectedId) return;
+    const node = cy.getElementById(selectedId);
+    if (node.empty()) return;
+    const ext = cy.extent();
+    const p = node.position();
+    if (p.x < ext.x1 || p.x > ext.x2 || p.y < ext.y1 || p.y > ext.y2) {
+      cy.animate({ center: { eles: node } }, { duration: 250 });
+    }
+  }, [selectedId, ready, model]);
+
+  const zoomBy = (factor: number) => {
+    const cy = cyRef.current;
+    if (!cy) return;
+    cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  };
+
+  return (
+    <div className={styles.wrap}>
+      <div
+        ref={containerRef}
+        className={styles.canvas}
+        role="img"
+        aria-label={`Reference graph with ${model.nodes.length} nodes and ${model.edges.length} edges. The objects table lists the same nodes for keyboard and screen reader use.`}
+        data-testid="graph-canvas"
+      />
+      <div className={styles.controls} role="group" aria-label="Graph view">
+        <button type="button" onClick={() => zoomBy(1.25)} aria-label="Zoom in" title="Zoom in">
+          +
+        </button>
+        <button type="button" onClick={() => zoomBy(0.8)} aria-label="Zoom out" title="Zoom out">
+          −
+        </button>
+        <button type="button" onClick={() => cyRef.current?.animate({ fit: { eles: cyRef.current.elements(), padding: 40 } }, { duration: 250 })} aria-label="Fit graph to view" title="Fit to view">
+          ⤢
+        </button>
+        <button type="button" onClick={() => runLayout('full')} aria-label="Lay out again" title="Lay out again">
+          ↻
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** packComponents moves disconnected parts of the graph apart; fcose alone may lay them on top of each other. */
+function packComponents(cy: Core): void {
+  const components = cy.elements().components();
+  if (components.length < 2) return;
+  const boxes: Box[] = components.map((c, i) => {
+    const bb = c.boundingBox({ includeLabels: true });
+    return { id: String(i), x1: bb.x1, y1: bb.y1, w: bb.w, h: bb.h };
+  });
+  const moves = packBoxes(boxes, 90);
+  cy.batch(() => {
+    components.forEach((c, i) => {
+      const d = moves.get(String(i));
+      if (d) c.nodes().filter((n) => !n.isParent()).shift(d);
+    });
+  });
+}

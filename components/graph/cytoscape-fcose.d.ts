@@ -1,0 +1,5 @@
+declare module 'cytoscape-fcose' {
+  import type { Ext } from 'cytoscape';
+  const fcose: Ext;
+  export default fcose;
+}

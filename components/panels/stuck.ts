@@ -1,0 +1,37 @@
+import type { Snapshot, StuckEntry } from '@/lib/changelog/wire';
+import { DEFAULT_STUCK_AFTER_MS } from '../graph/model';
+
+/**
+ * stuckList is what the Stuck panel shows, oldest first: the server's stuck
+ * entries (they carry the diagnosis and fix), plus referrers the browser
+ * sees unresolved past the threshold that the server has not listed yet
+ * (deltas carry referrers, not stuck entries). Ages are recomputed from `now`.
+ */
+export function stuckList(snapshot: Snapshot, now: number, thresholdMs = DEFAULT_STUCK_AFTER_MS): StuckEntry[] {
+  const referrers = new Map(snapshot.referrers.map((r) => [r.id, r]));
+  const out: StuckEntry[] = [];
+  const listed = new Set<string>();
+  for (const s of snapshot.stuck) {
+    const r = referrers.get(s.id);
+    if (r && r.state === 'Resolved') continue; // resolved since the server listed it
+    if (!r && snapshot.referrers.length > 0 && !snapshot.referrers.some((x) => x.key === s.key)) continue; // gone
+    listed.add(s.id);
+    out.push({ ...s, ageMs: Math.max(0, now - s.since) });
+  }
+  for (const r of snapshot.referrers) {
+    if (r.state === 'Resolved' || listed.has(r.id) || now - r.since <= thresholdMs) continue;
+    out.push({
+      id: r.id,
+      key: r.key,
+      controller: r.controller,
+      state: r.state,
+      since: r.since,
+      ageMs: now - r.since,
+      reason: r.state,
+      message: r.message ?? (r.reason ? `waiting on ${r.reason}` : `unresolved for ${Math.round((now - r.since) / 1000)} s`),
+      fix: '',
+      ...(r.reason ? { referent: r.reason } : {}),
+    });
+  }
+  return out.sort((a, b) => a.since - b.since || a.key.localeCompare(b.key));
+}

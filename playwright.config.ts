@@ -1,0 +1,53 @@
+import { defineConfig, devices } from '@playwright/test';
+
+/**
+ * End-to-end tests drive the dashboard in Debian's Chromium. By default they
+ * start `npm start` on 127.0.0.1:3000 (or reuse a running server outside CI);
+ * REFWATCH_E2E_URL points them at a server that is already up instead.
+ */
+const external = process.env.REFWATCH_E2E_URL;
+const baseURL = external ?? 'http://127.0.0.1:3000';
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  outputDir: 'test-results',
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  retries: process.env.CI ? 1 : 0,
+  reporter: process.env.CI ? [['list'], ['html', { open: 'never' }]] : [['list']],
+  use: {
+    baseURL,
+    screenshot: 'on',
+    trace: 'retain-on-failure',
+    viewport: { width: 1440, height: 900 },
+  },
+  projects: [
+    {
+      name: 'chromium',
+      use: {
+        ...devices['Desktop Chrome'],
+        viewport: { width: 1440, height: 900 },
+        launchOptions: {
+          executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+          args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        },
+      },
+    },
+  ],
+  ...(external
+    ? {}
+    : {
+        webServer: {
+          command: 'npm start',
+          url: `${baseURL}/api/v1/snapshot`,
+          reuseExistingServer: !process.env.CI,
+          timeout: 240_000,
+          stdout: 'pipe',
+          stderr: 'pipe',
+          env: { NEXT_TELEMETRY_DISABLED: '1' },
+        },
+      }),
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { stuckList } from '@/components/panels/stuck';
+import { objectDetails } from '@/components/panels/inspect';
+import { demoSnapshot } from '@/tests/fixtures/snapshot';
+
+const NOW = 1_700_000_000_000;
+
+describe('stuckList', () => {
+  it('lists the server’s stuck referrers oldest first, with ages from now', () => {
+    const list = stuckList(demoSnapshot(NOW), NOW + 1000);
+    expect(list.map((s) => s.key.split('/').pop())).toEqual(['payments', 'catalog', 'refunds']);
+    expect(list[0]!.ageMs).toBe(261_000);
+    expect(list[0]!.fix).toContain('namespace shop');
+  });
+
+  it('adds referrers unresolved past the threshold that the server has not listed yet', () => {
+    const list = stuckList(demoSnapshot(NOW), NOW + 60_000);
+    expect(list.map((s) => s.key.split('/').pop())).toEqual(['payments', 'catalog', 'refunds', 'reports', 'ingest', 'checkout']);
+    expect(list.find((s) => s.key.endsWith('/checkout'))?.message).toContain('2/3 replicas');
+  });
+
+  it('drops an entry whose referrer has resolved since', () => {
+    const s = demoSnapshot(NOW);
+    s.referrers.find((r) => r.key.endsWith('/catalog'))!.state = 'Resolved';
+    expect(stuckList(s, NOW).some((x) => x.key.endsWith('/catalog'))).toBe(false);
+  });
+});
+
+describe('objectDetails', () => {
+  it('gathers a referrer’s references with each referent’s cached state', () => {
+    const d = objectDetails(demoSnapshot(NOW), 'App.demo.refwatch.dev/shop/checkout');
+    expect(d.outgoing.map((o) => [o.fieldPath, o.referentEntity?.state])).toEqual([
+      ['spec.cacheRef', 'NotReady'],
+      ['spec.databaseRef', 'Ready'],
+    ]);
+    expect(d.referrers).toHaveLength(1);
+  });
+
+  it('lists who refers to a referent, and the controller watching its kind', () => {
+    const d = objectDetails(demoSnapshot(NOW), 'Database.demo.refwatch.dev/shop/orders');
+    expect(d.incoming.map((i) => i.referrer.split('/').pop())).toEqual(['checkout', 'storefront']);
+    expect(d.controller?.state).toBe('Active');
+  });
+});
