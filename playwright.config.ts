@@ -31,7 +31,7 @@ export default defineConfig({
         ...devices['Desktop Chrome'],
         viewport: { width: 1440, height: 900 },
         launchOptions: {
-          executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+          executablePath: process.env.REFWATCH_CHROMIUM ?? '/usr/bin/chromium',
           args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
         },
       },
@@ -47,7 +47,8 @@ export default defineConfig({
           timeout: 240_000,
           stdout: 'pipe',
           stderr: 'pipe',
-          env: { NEXT_TELEMETRY_DISABLED: '1' },
+          // Short grace and stuck threshold so cancellation and stuck diagnosis show within a test.
+          env: { NEXT_TELEMETRY_DISABLED: '1', REFWATCH_GRACE: '2s', REFWATCH_STUCK_THRESHOLD: '2s' },
         },
       }),
 });

@@ -19,7 +19,7 @@ for (const n of names) {
 let failed = 0;
 for (const name of names.length ? names : all) {
   console.log(`== bench ${name}`);
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(dir, `${name}.ts`)], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--conditions=react-server', '--import', 'tsx', path.join(dir, `${name}.ts`)], { stdio: 'inherit' });
   if (r.status !== 0) {
     failed++;
     console.error(`bench ${name} exited with ${r.status ?? r.signal}`);
