@@ -4,6 +4,7 @@ import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tan
 import { createContext, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { applyDeltas } from './applyDelta';
+import { markBatchFlushed, markSnapshotInHand } from './performanceMarks';
 import { ApiError, SNAPSHOT_QUERY_KEY, fetchSnapshot, normalizeSnapshot } from './snapshotQuery';
 import { SnapshotStream, type ConnectionState } from './stream';
 
@@ -32,7 +33,9 @@ export function useSnapshot() {
       const fetched = await fetchSnapshot(signal);
       // The stream may have delivered something newer while this was in flight.
       const current = client.getQueryData<Snapshot>(SNAPSHOT_QUERY_KEY);
-      return current && current.revision > fetched.revision ? current : fetched;
+      const next = current && current.revision > fetched.revision ? current : fetched;
+      markSnapshotInHand(next);
+      return next;
     },
     staleTime: Infinity,
     refetchOnWindowFocus: false,
@@ -59,12 +62,19 @@ function StreamConnection({ children }: { children: ReactNode }) {
   useEffect(() => {
     const refetch = () => void client.refetchQueries({ queryKey: SNAPSHOT_QUERY_KEY, exact: true });
     const stream = new SnapshotStream({
-      snapshot: (s) => client.setQueryData(SNAPSHOT_QUERY_KEY, normalizeSnapshot(s)),
+      snapshot: (s) => {
+        const snapshot = normalizeSnapshot(s);
+        markSnapshotInHand(snapshot);
+        client.setQueryData(SNAPSHOT_QUERY_KEY, snapshot);
+      },
       deltas: (deltas) => {
         const current = client.getQueryData<Snapshot>(SNAPSHOT_QUERY_KEY);
         if (!current) return; // the initial snapshot (fetch or stream) brings these in
         const { snapshot, gap } = applyDeltas(current, deltas);
-        if (snapshot !== current) client.setQueryData(SNAPSHOT_QUERY_KEY, snapshot);
+        if (snapshot !== current) {
+          markBatchFlushed();
+          client.setQueryData(SNAPSHOT_QUERY_KEY, snapshot);
+        }
         if (gap) refetch();
       },
       cluster: (info) => client.setQueryData<Snapshot>(SNAPSHOT_QUERY_KEY, (prev) => (prev ? { ...prev, cluster: info } : prev)),

@@ -2,6 +2,7 @@
 
 import type { Core, ElementDefinition, EventObject, LayoutOptions, StylesheetJson } from 'cytoscape';
 import { useEffect, useRef, useState } from 'react';
+import { measureAppliedBatch, measureFirstRender } from '../data/performanceMarks';
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
@@ -109,6 +110,7 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
           cy.zoom(MAX_FIT_ZOOM);
           cy.center();
         }
+        cy.one('render', measureFirstRender);
       });
     }
     layout.run();
@@ -121,7 +123,10 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
     const prev = shownRef.current;
     const diff = diffModels(prev, model);
     const decision = decideLayout(diff, prev.nodes.length);
-    if (decision === 'none') return;
+    if (decision === 'none') {
+      measureAppliedBatch();
+      return;
+    }
     const contextIds = new Set(model.nodes.filter((n) => n.context).map((n) => n.id));
     cy.batch(() => {
       for (const id of diff.removedEdges) cy.getElementById(id).remove();
@@ -158,6 +163,7 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
     } else if (decision === 'incremental') {
       layoutRef.current?.schedule();
     }
+    measureAppliedBatch();
   }, [model, ready]);
 
   useEffect(() => {

@@ -1,47 +1,126 @@
 import { expect, test } from '@playwright/test';
-import { openDashboard, stubExplain } from './dashboard';
+import { SCREENS, StreamRelay, deleteAllRuns, graphNodeCount, objectRow, openDashboard, settle, startRun } from './dashboard';
 
-test('shows the reference graph and the stuck references in light theme', async ({ page }) => {
-  await openDashboard(page, '', 'light');
-  await expect(page.getByRole('tab', { name: /Stuck/ })).toHaveAttribute('aria-selected', 'true');
-  await expect(page.getByRole('list', { name: /Stuck references/ }).getByRole('listitem').first()).toContainText('payments');
-  await page.screenshot({ path: 'test-results/screens/dashboard-light.png' });
+// These run against the real server and its embedded cluster; each test makes its data with a demo run and deletes it.
+test.afterEach(async ({ request }) => {
+  await deleteAllRuns(request);
 });
 
-test('shows the same dashboard in dark theme', async ({ page }) => {
-  await openDashboard(page, '', 'dark');
+test('loads on the embedded cluster and draws the objects of a run in the graph and the table', async ({ page, request }) => {
+  const run = await startRun(request, { apps: 4, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, dangling: { typo: 0.25 }, timeoutMs: 60_000 });
+  await openDashboard(page, '', 'light');
+  await expect(page.getByText('embedded', { exact: false }).first()).toBeVisible();
+  for (const name of ['shop-0', 'shop-1', 'shop-2', 'shop-3', 'orders-0', 'sessions-0', 'credentials-0']) {
+    await expect(objectRow(page, name, run.namespace)).toHaveCount(1);
+  }
+  // The graph and its accessible table show the same nodes.
+  const tableCount = page.locator('#objects header span').first();
+  await expect.poll(() => graphNodeCount(page)).toBeGreaterThanOrEqual(7);
+  const nodes = await graphNodeCount(page);
+  await expect(tableCount).toContainText(`${nodes} nodes`);
+  await expect(objectRow(page, 'shop-0', run.namespace)).toHaveAttribute('aria-label', /Waiting|Not found/);
+  await settle(page);
+  await page.screenshot({ path: `${SCREENS}/dashboard-light.png` });
+
+  await page.getByRole('button', { name: /theme/i }).click();
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: 'test-results/screens/dashboard-dark.png' });
+  await settle(page, 600);
+  await page.screenshot({ path: `${SCREENS}/dashboard-dark.png` });
 });
 
-test('selecting a stuck referrer explains why, and Escape closes the panel', async ({ page }) => {
-  await stubExplain(page);
+test('clicking a stuck referrer shows why it is stuck and how to fix it', async ({ page, request }) => {
+  const run = await startRun(request, { apps: 4, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 40_000 }, dangling: { typo: 0.25 }, timeoutMs: 60_000 });
+  // The e2e server calls a referrer stuck after 2 s (REFWATCH_STUCK_THRESHOLD); the snapshot then lists it with its diagnosis.
+  await page.waitForTimeout(3000);
   await openDashboard(page, '', 'light');
-  await page.getByRole('list', { name: /Stuck references/ }).getByRole('button', { name: /catalog/ }).click();
-  await expect(page).toHaveURL(/select=App\.demo\.refwatch\.dev%2Fshop%2Fcatalog/);
+  const stuck = page.getByRole('list', { name: /Stuck references/ });
+  const entry = stuck.getByRole('listitem').filter({ hasText: run.namespace }).filter({ hasText: 'NotFound' });
+  await expect(entry).toHaveCount(1);
+  await expect(entry).toContainText('ordrs-0');
+  await entry.getByRole('button').first().click();
+  await expect(page).toHaveURL(/select=App\.demo\.refwatch\.dev%2Frefwatch-demo-/);
   const inspector = page.getByTestId('inspector');
-  await expect(inspector).toContainText('catalog');
-  await expect(inspector).toContainText('Fix the typo');
-  await expect(inspector).toContainText('Did you mean');
-  await page.waitForTimeout(600);
-  await page.screenshot({ path: 'test-results/screens/dashboard-selected.png' });
+  await expect(inspector).toContainText('ordrs-0');
+  await expect(inspector).toContainText('Fix');
+  await expect(inspector).toContainText('orders-0'); // the name it most likely meant
+  await settle(page, 800);
+  await page.screenshot({ path: `${SCREENS}/stuck-selected.png` });
   await page.keyboard.press('Escape');
   await expect(inspector).toHaveCount(0);
   await expect(page).not.toHaveURL(/select=/);
 });
 
-test('a shared link restores filters and selection', async ({ page }) => {
-  await openDashboard(page, '?ns=billing&state=stuck&select=App.demo.refwatch.dev%2Fbilling%2Fpayments', 'dark');
-  await expect(page.getByLabel('Search objects')).toHaveValue('');
-  await expect(page.getByRole('combobox', { name: 'Namespace' })).toHaveValue('billing');
-  await expect(page.getByTestId('inspector')).toContainText('payments');
-  await page.waitForTimeout(600);
-  await page.screenshot({ path: 'test-results/screens/dashboard-filtered-dark.png' });
+test('a referent turning Ready changes its referrer live, without a reload', async ({ page, request }) => {
+  const run = await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 6_000 }, timeoutMs: 60_000 });
+  await openDashboard(page, '', 'light');
+  await page.evaluate(() => ((window as unknown as { __loaded: number }).__loaded = 1));
+  const app = objectRow(page, 'shop-0', run.namespace);
+  const database = objectRow(page, 'orders-0', run.namespace);
+  await expect(app).toHaveAttribute('aria-label', /Waiting/);
+  await expect(database).toHaveAttribute('aria-label', /Waiting/);
+  await page.screenshot({ path: `${SCREENS}/live-before.png` });
+  // Database orders-0 and Cache sessions-0 turn Ready 6 s after they were made; the watch resolves the Apps at once.
+  await expect(database).toHaveAttribute('aria-label', /Resolved/, { timeout: 20_000 });
+  await expect(app).toHaveAttribute('aria-label', /Resolved/, { timeout: 5_000 });
+  await page.screenshot({ path: `${SCREENS}/live-after.png` });
+  expect(await page.evaluate(() => (window as unknown as { __loaded?: number }).__loaded)).toBe(1);
 });
 
-test('the objects table is reachable by keyboard: arrows move, Enter selects', async ({ page }) => {
-  await openDashboard(page, '', 'light');
+test('dropping every reference to a kind shows its controller cancelled', async ({ page, request }) => {
+  await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 40_000 }, churn: { dropKind: 'Cache', afterMs: 4_000 }, timeoutMs: 60_000 });
+  await openDashboard(page, '?tab=controllers', 'light');
+  const controllers = page.getByRole('list', { name: 'Reference controllers' });
+  const item = (kind: string) => controllers.getByRole('listitem').filter({ has: page.getByRole('button', { name: new RegExp(`^${kind}\\b`) }) });
+  await expect(item('Cache')).toHaveAttribute('data-state', 'Active');
+  // Churn drops every cacheRef; after the grace period (2 s on the e2e server) the Cache watch is cancelled.
+  await expect(item('Cache')).toHaveAttribute('data-state', 'Cancelled', { timeout: 20_000 });
+  await expect(item('Cache')).toContainText('Cancelled');
+  await expect(item('Database')).toHaveAttribute('data-state', 'Active');
+  await item('Cache').locator('details summary').click();
+  await settle(page, 600);
+  await page.screenshot({ path: `${SCREENS}/controller-cancelled.png` });
+});
+
+test('when the server drops the stream, the page reconnects and catches up without a reload', async ({ page, request, baseURL }) => {
+  const relay = new StreamRelay(baseURL!);
+  const relayUrl = await relay.start();
+  try {
+    await relay.route(page, relayUrl);
+    await deleteAllRuns(request);
+    await openDashboard(page, '', 'light');
+    await page.evaluate(() => ((window as unknown as { __loaded: number }).__loaded = 1));
+    const indicator = page.locator('[data-conn]');
+
+    relay.drop();
+    await expect(indicator).toHaveAttribute('data-conn', 'reconnecting');
+    await expect(indicator).toContainText('Reconnecting');
+    await page.screenshot({ path: `${SCREENS}/stream-reconnecting.png` });
+    // Changes made while the page is cut off: a whole run of objects.
+    const run = await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, timeoutMs: 60_000 });
+    await page.waitForTimeout(1500);
+    await expect(objectRow(page, 'shop-0', run.namespace)).toHaveCount(0);
+
+    relay.restore();
+    await expect(indicator).toHaveAttribute('data-conn', 'live', { timeout: 15_000 });
+    await expect(objectRow(page, 'shop-0', run.namespace)).toHaveCount(1);
+    const server = (await (await request.get('/api/v1/snapshot')).json()) as { revision: number };
+    await expect
+      .poll(async () => Number(((await indicator.textContent()) ?? '').replace(/[^0-9]/g, '')), { message: 'the page reaches the server revision' })
+      .toBeGreaterThanOrEqual(server.revision);
+    expect(relay.connections).toBeGreaterThanOrEqual(2);
+    expect(await page.evaluate(() => (window as unknown as { __loaded?: number }).__loaded)).toBe(1);
+    await settle(page);
+    await page.screenshot({ path: `${SCREENS}/stream-resumed.png` });
+  } finally {
+    await relay.stop();
+  }
+});
+
+test('the objects table is reachable by keyboard: arrows move, Enter selects', async ({ page, request }) => {
+  await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, timeoutMs: 60_000 });
+  await openDashboard(page, '', 'dark');
   const rows = page.locator('#objects tbody tr');
+  await expect(rows.nth(1)).toBeVisible();
   await rows.first().focus();
   await page.keyboard.press('ArrowDown');
   await expect(rows.nth(1)).toBeFocused();

@@ -1,0 +1,45 @@
+import type { Snapshot } from '@/lib/changelog/wire';
+
+/**
+ * User Timing entries the dashboard leaves for benchmarks and DevTools:
+ *   refwatch:graph:first-render  first snapshot with references in hand → graph drawn after its first layout
+ *   refwatch:graph:apply-batch   one frame's batch of deltas handed over → graph elements updated
+ */
+export const FIRST_RENDER = 'refwatch:graph:first-render';
+export const APPLY_BATCH = 'refwatch:graph:apply-batch';
+const SNAPSHOT_IN_HAND = 'refwatch:snapshot:in-hand';
+const BATCH_FLUSHED = 'refwatch:deltas:flushed';
+
+const timing = (): Performance | undefined => (typeof performance !== 'undefined' && typeof performance.mark === 'function' ? performance : undefined);
+
+/** markSnapshotInHand marks the first snapshot that has something to draw; later ones do not move the mark. */
+export function markSnapshotInHand(snapshot: Snapshot): void {
+  const p = timing();
+  if (!p || (snapshot.referrers.length === 0 && snapshot.references.length === 0)) return;
+  if (p.getEntriesByName(SNAPSHOT_IN_HAND, 'mark').length > 0) return;
+  p.mark(SNAPSHOT_IN_HAND);
+}
+
+/** markBatchFlushed marks a frame's deltas reaching the snapshot; the graph closes the measure when it has applied them. */
+export function markBatchFlushed(): void {
+  timing()?.mark(BATCH_FLUSHED);
+}
+
+/** measureFirstRender records FIRST_RENDER once per page, from the first snapshot in hand to now. */
+export function measureFirstRender(): void {
+  const p = timing();
+  if (!p || p.getEntriesByName(FIRST_RENDER, 'measure').length > 0) return;
+  const start = p.getEntriesByName(SNAPSHOT_IN_HAND, 'mark')[0];
+  if (!start) return;
+  p.measure(FIRST_RENDER, { start: start.startTime, end: p.now() });
+}
+
+/** measureAppliedBatch records APPLY_BATCH from the oldest flush not yet on the graph to now; nothing when none is pending. */
+export function measureAppliedBatch(): void {
+  const p = timing();
+  if (!p) return;
+  const pending = p.getEntriesByName(BATCH_FLUSHED, 'mark');
+  if (pending.length === 0) return;
+  p.measure(APPLY_BATCH, { start: pending[0]!.startTime, end: p.now() });
+  p.clearMarks(BATCH_FLUSHED);
+}
