@@ -47,6 +47,7 @@ interface Entry extends Referrer {
 }
 
 const NONE: readonly Reference[] = Object.freeze([]);
+const NO_KINDS: string[] = [];
 
 /**
  * ReferenceRegistry maps referrers to the referents they declared, and back.
@@ -95,10 +96,13 @@ export class ReferenceRegistry {
     // Only added references are new to the registry; the rest were validated when they came in.
     this.validate(refs, added);
 
-    const activated: string[] = [];
-    const idled: string[] = [];
-    for (const r of removed) this.unlink(entry, r.referent, idled);
-    for (const r of added) this.link(entry, r.referent, activated);
+    // Kinds crossing 0↔1 are rare; these stay shared empty arrays until one does.
+    this.activated = NO_KINDS;
+    this.idled = NO_KINDS;
+    for (const r of removed) this.unlink(entry, r.referent);
+    for (const r of added) this.link(entry, r.referent);
+    const activated = this.activated;
+    const idled = this.idled;
     if (entry.referents.length !== refs.length) {
       entry.referents = new Array<ObjectKey>(refs.length);
       entry.fieldPaths = new Array<string>(refs.length);
@@ -238,7 +242,10 @@ export class ReferenceRegistry {
     return this.reverse.get(key)?.key ?? key;
   }
 
-  private link(entry: Entry, referent: ObjectKey, activated: string[]): void {
+  private activated: string[] = NO_KINDS;
+  private idled: string[] = NO_KINDS;
+
+  private link(entry: Entry, referent: ObjectKey): void {
     let node = this.reverse.get(referent);
     if (!node) {
       const kindName = kindOfKey(referent);
@@ -250,10 +257,10 @@ export class ReferenceRegistry {
     }
     node.referrers.set(entry, (node.referrers.get(entry) ?? 0) + 1);
     this.edges++;
-    if (++node.kind.edges === 1) activated.push(node.kind.kind);
+    if (++node.kind.edges === 1) this.activated = [...this.activated, node.kind.kind];
   }
 
-  private unlink(entry: Entry, referent: ObjectKey, idled: string[]): void {
+  private unlink(entry: Entry, referent: ObjectKey): void {
     const node = this.reverse.get(referent)!;
     const c = node.referrers.get(entry)!;
     if (c > 1) node.referrers.set(entry, c - 1);
@@ -266,7 +273,7 @@ export class ReferenceRegistry {
     this.edges--;
     if (--kind.edges === 0) {
       this.kinds.delete(kind.kind);
-      idled.push(kind.kind);
+      this.idled = [...this.idled, kind.kind];
     }
   }
 
