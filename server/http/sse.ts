@@ -1,4 +1,5 @@
 import type { ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
+import { snapshotJson } from '../snapshot';
 
 export interface SseOptions {
   changelog: ChangeLog;
@@ -28,8 +29,8 @@ export const SSE_HEADERS: Record<string, string> = {
 
 const encoder = new TextEncoder();
 
-function message(event: string, data: unknown, id?: number): Uint8Array {
-  return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+function message(event: string, data: unknown, id?: number, json = JSON.stringify(data)): Uint8Array {
+  return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${json}\n\n`);
 }
 
 /**
@@ -73,7 +74,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   const sendSnapshot = () => {
     const snap = opts.snapshot();
     rev = snap.revision;
-    ctrl.enqueue(message('snapshot', snap, snap.revision));
+    ctrl.enqueue(message('snapshot', snap, snap.revision, snapshotJson(snap)));
   };
   const flush = () => {
     flushTimer = undefined;
