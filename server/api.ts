@@ -2,13 +2,14 @@ import 'server-only';
 import { z } from 'zod';
 import type { ChangeFilter } from '../lib/changelog';
 import { explain, parseDuration, stuck } from '../lib/diagnose';
-import { parseKey, parseKindKey, validateNamespace } from '../lib/model';
+import { RefwatchError, isRefwatchError, parseKey, parseKindKey, validateNamespace } from '../lib/model';
+import type { DemoRunner } from './demo';
 import { ApiError, json } from './http/errors';
 import { RateLimiter, guardMutation } from './http/guard';
 import { SSE_HEADERS, sseStream } from './http/sse';
-import { parseQuery } from './http/validate';
+import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
-import { buildSnapshot } from './snapshot';
+import { buildSnapshot, snapshotJson } from './snapshot';
 
 /** The route handlers' logic: validate, call the runtime, serialize. Route files under app/ only delegate here. */
 
@@ -36,7 +37,7 @@ function stuckNow(rt: Runtime, olderThan = rt.config.stuckThresholdMs) {
 
 export function getSnapshot(rt: Runtime, req: Request): Response {
   const q = parseQuery(new URL(req.url), filterShape);
-  return json(buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), toFilter(q)));
+  return new Response(snapshotJson(buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), toFilter(q))), { headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
 }
 
 export function getStream(rt: Runtime, req: Request): Response {
@@ -99,4 +100,77 @@ const limiter = new RateLimiter(5, 20);
 /** guard applies the mutating-endpoint defaults (same origin, token, rate limit). */
 export function guard(rt: Runtime, req: Request): void {
   guardMutation(req, { token: rt.config.token, limiter });
+}
+
+/** demoOf is the runtime's demo runner, or a 404 saying how to turn the demo on. */
+function demoOf(rt: Runtime): DemoRunner {
+  if (!rt.demo) throw new ApiError(404, 'NotFound', 'the demo is off on this server: start it with --demo on (REFWATCH_DEMO=on)', 'demo');
+  return rt.demo;
+}
+
+const DEMO_STATUS: Record<string, [number, string]> = {
+  InvalidDemoConfig: [400, 'InvalidBody'],
+  DemoRunActive: [409, 'Conflict'],
+  DemoRunNotFound: [404, 'NotFound'],
+};
+
+/** demoCall maps the runner's errors to API errors. */
+async function demoCall<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    const mapped = isRefwatchError(e) ? DEMO_STATUS[e.code] : undefined;
+    if (mapped && isRefwatchError(e)) throw new ApiError(mapped[0], mapped[1], e.message, e.field);
+    throw e;
+  }
+}
+
+function runIdOf(req: Request): string {
+  const id = decodeURIComponent(new URL(req.url).pathname.split('/').filter(Boolean).pop() ?? '');
+  if (!/^[0-9a-f]{6}$/.test(id)) throw new ApiError(404, 'NotFound', `"${id}" is not a demo run id (six hex digits, as POST /api/v1/demo/runs returns)`, 'id');
+  return id;
+}
+
+/** postDemoRun starts a run: 201 with the run, 409 while another run is active. */
+export async function postDemoRun(rt: Runtime, req: Request): Promise<Response> {
+  guard(rt, req);
+  const runner = demoOf(rt);
+  const body = await readJsonBody(req, z.record(z.string(), z.unknown(), { error: 'must be a JSON object of run settings' }));
+  const run = await demoCall(() => runner.start(body));
+  return json(run.view(), 201, { location: `/api/v1/demo/runs/${run.id}` });
+}
+
+export function getDemoRuns(rt: Runtime, req: Request): Response {
+  parseQuery(new URL(req.url), {});
+  return json({ items: demoOf(rt).list() });
+}
+
+/** getDemoRun returns one run with its latencies, or exports it (?format=json|csv) as a download. */
+export async function getDemoRun(rt: Runtime, req: Request): Promise<Response> {
+  const q = parseQuery(new URL(req.url), { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() });
+  const id = runIdOf(req);
+  const run = await demoCall(() => {
+    const r = demoOf(rt).get(id);
+    if (!r) throw new RefwatchError('DemoRunNotFound', `no demo run ${id}; GET /api/v1/demo/runs lists them`, { field: 'id' });
+    return r;
+  });
+  if (q.format === undefined) return json(run.view({ latencies: true }));
+  const csv = q.format === 'csv';
+  return new Response(csv ? run.exportCsv() : run.exportJson(), {
+    headers: {
+      'content-type': csv ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+      'content-disposition': `attachment; filename="refwatch-demo-${id}.${q.format}"`,
+      'cache-control': 'no-store',
+    },
+  });
+}
+
+/** deleteDemoRun stops a run and deletes every object it made; 200 with the run's final state. */
+export async function deleteDemoRun(rt: Runtime, req: Request): Promise<Response> {
+  guard(rt, req);
+  const id = runIdOf(req);
+  const runner = demoOf(rt);
+  const run = await demoCall(() => runner.stop(id));
+  await demoCall(() => runner.delete(id));
+  return json(run.view({ latencies: true }));
 }

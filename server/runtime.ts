@@ -4,6 +4,7 @@ import { Manager } from '../lib/engine';
 import { SharedInformerPool } from '../lib/kube';
 import { parseConfig, type Config } from './config';
 import { connectCluster, probeCluster, type ClusterConnection } from './cluster';
+import { DemoRunner } from './demo';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 
@@ -22,6 +23,8 @@ export interface Runtime {
   readonly changelog: ChangeLog;
   readonly metrics: Metrics;
   readonly observer: Observer;
+  /** The fast-vs-backoff demo, when config.demo is on. */
+  readonly demo?: DemoRunner;
   cluster(): ClusterInfo;
   onCluster(listener: (info: ClusterInfo) => void): () => void;
   /** ready: the cluster answers and every watch holds its initial snapshot. */
@@ -30,7 +33,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 1;
+const RUNTIME_VERSION = 2;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -91,6 +94,10 @@ export async function startRuntime(config: Config): Promise<Runtime> {
   observer.attach(manager);
   metrics.attach(manager, pool);
   manager.start();
+  const embedded = connection.embedded;
+  const demo = config.demo
+    ? new DemoRunner({ manager, client: connection.client, serverRequestCount: embedded ? () => embedded.requestCount() : undefined })
+    : undefined;
 
   let info = connection.info;
   const listeners = new Set<(info: ClusterInfo) => void>();
@@ -117,6 +124,7 @@ export async function startRuntime(config: Config): Promise<Runtime> {
     changelog,
     metrics,
     observer,
+    ...(demo ? { demo } : {}),
     cluster: () => info,
     onCluster(listener) {
       listeners.add(listener);
@@ -135,6 +143,7 @@ export async function startRuntime(config: Config): Promise<Runtime> {
         abort.abort();
         if (timer) clearTimeout(timer);
         listeners.clear();
+        await demo?.dispose();
         await manager.stop();
         metrics.detach();
         await connection.stop();

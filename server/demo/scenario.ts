@@ -29,7 +29,7 @@ export interface ObjectRefSpec {
 export interface PlannedReferent {
   kind: ReferentKind;
   name: string;
-  /** How long after creation the readiness simulator marks it Ready; Secrets are ready when created. */
+  /** How long after the run's objects all exist the readiness simulator marks it Ready; Secrets are ready when created. */
   readyAfterMs: number;
 }
 
@@ -164,13 +164,14 @@ export function appReferences(app: KubeObject): AppReference[] {
   return out;
 }
 
-/** manifests builds the objects of a scenario, in creation order within each kind. */
+/** referentManifest is the object the run creates for a planned referent. */
 export function referentManifest(namespace: string, runId: string, r: PlannedReferent): KubeObject {
   const metadata = { name: r.name, namespace, labels: { [RUN_LABEL]: runId } };
   if (r.kind === 'Secret') return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { password: 'demo' } };
   return { apiVersion: DEMO_API_VERSION, kind: r.kind, metadata, spec: { readyAfterMs: r.readyAfterMs } };
 }
 
+/** appManifest is the object the run creates for a planned App. */
 export function appManifest(namespace: string, runId: string, a: PlannedApp): KubeObject {
   return { apiVersion: DEMO_API_VERSION, kind: 'App', metadata: { name: a.name, namespace, labels: { [RUN_LABEL]: runId } }, spec: a.spec };
 }

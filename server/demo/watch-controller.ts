@@ -1,0 +1,50 @@
+import type { ControllerOptions } from '../../lib/engine';
+import { KubeRequestError } from '../../lib/kube';
+import type { ObjectKey } from '../../lib/model';
+import { patchResolved, resolvedBy } from './backoff-controller';
+import type { CountedClient } from './counted-client';
+import { appReferences, DEMO_GROUP } from './scenario';
+
+/** The name of the demo's engine controller on the manager (and on the dashboard). */
+export const WATCH_CONTROLLER = 'demo/watch';
+
+export interface WatchControllerOptions {
+  namespace: string;
+  client: CountedClient;
+  workers: number;
+  onReconcile(key: ObjectKey): void;
+  onResolved(key: ObjectKey, resolvedAt: number): void;
+  reconcilesOf(key: ObjectKey): number;
+  onRequest(key: ObjectKey): void;
+}
+
+/**
+ * watchController is refwatch's way of reconciling Apps: declare the three
+ * references through ctx.resolve, read the referents from the shared caches,
+ * and return while one is not Ready. The engine queues the App again the
+ * moment a referent changes, so there is no requeue and no backoff.
+ */
+export function watchController(o: WatchControllerOptions): ControllerOptions {
+  return {
+    name: WATCH_CONTROLLER,
+    for: { group: DEMO_GROUP, kind: 'App', namespace: o.namespace },
+    workers: o.workers,
+    async reconcile(ctx) {
+      const app = ctx.object;
+      if (!app) return;
+      o.onReconcile(ctx.key);
+      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
+      if (resolutions.some((r) => r.state !== 'Ready')) return;
+      if (resolvedBy(app, 'watch')) return;
+      const resolvedAt = Date.now();
+      try {
+        await patchResolved(o.client.for(() => o.onRequest(ctx.key)), app, 'watch', resolvedAt, o.reconcilesOf(ctx.key), { signal: ctx.signal, optimisticLock: true });
+      } catch (e) {
+        // The cached App is older than the server's: its newer version is on its way and queues the App again.
+        if (e instanceof KubeRequestError && e.status === 409) return;
+        throw e;
+      }
+      o.onResolved(ctx.key, resolvedAt);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteDemoRun, getDemoRun, getDemoRuns, postDemoRun } from '@/server/api';
+import { parseConfig } from '@/server/config';
+import { toResponse } from '@/server/http/errors';
+import { startRuntime, type Runtime } from '@/server/runtime';
+
+let rt: Runtime;
+const BASE = 'http://127.0.0.1:3000';
+
+async function call(
+  fn: (rt: Runtime, req: Request) => Response | Promise<Response>,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+  let res: Response;
+  try {
+    res = await fn(rt, new Request(BASE + path, init));
+  } catch (e) {
+    res = toResponse(e);
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text, headers: res.headers };
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  call(postDemoRun, '/api/v1/demo/runs', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+
+beforeAll(async () => {
+  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'on' }));
+});
+
+afterAll(async () => {
+  await rt?.dispose();
+});
+
+describe('demo API', () => {
+  it('is on by default on the embedded cluster', () => {
+    expect(rt.demo).toBeDefined();
+  });
+
+  it('rejects a bad config, naming the field', async () => {
+    const r = await post({ apps: 0 });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'InvalidBody', field: 'apps' });
+    expect(r.body.error.message).toMatch(/^apps: must be at least 1/);
+    const unknown = await post({ apps: 2, colour: 'red' });
+    expect(unknown.body.error).toMatchObject({ code: 'InvalidBody', field: 'colour' });
+  });
+
+  it('refuses a cross-origin start', async () => {
+    const r = await post({ apps: 1 }, { origin: 'http://evil.example' });
+    expect(r.status).toBe(403);
+    expect(rt.demo!.list()).toHaveLength(0);
+  });
+
+  it('starts, lists, exports and deletes a run, one at a time', async () => {
+    const created = await post({ apps: 3, readyAfter: { distribution: 'fixed', ms: 100 }, timeoutMs: 30_000 });
+    expect(created.status).toBe(201);
+    const id: string = created.body.id;
+    expect(created.headers.get('location')).toBe(`/api/v1/demo/runs/${id}`);
+    expect(created.body).toMatchObject({ namespace: `refwatch-demo-${id}`, config: { apps: 3, backoffPreset: 'client-go' } });
+
+    const second = await post({ apps: 1 });
+    expect(second.status).toBe(409);
+    expect(second.body.error.code).toBe('Conflict');
+    expect(second.body.error.message).toContain(id);
+
+    const list = await call(getDemoRuns, '/api/v1/demo/runs');
+    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual([id]);
+    expect(list.body.items[0].latencies).toBeUndefined();
+
+    await rt.demo!.get(id)!.finished;
+    const done = await call(getDemoRun, `/api/v1/demo/runs/${id}`);
+    expect(done.body.phase).toBe('Completed');
+    expect(done.body.progress.resolved).toEqual({ watch: 3, backoff: 3 });
+    expect(done.body.latencies.watch).toHaveLength(3);
+    // The watch controller ran on the runtime's engine, where the dashboard sees it.
+    expect(rt.changelog.snapshot({ entities: ['event'] }).entities.event.some((e) => e.controller === 'demo/watch' && e.type === 'Resolved')).toBe(true);
+
+    const csv = await call(getDemoRun, `/api/v1/demo/runs/${id}?format=csv`);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(csv.headers.get('content-disposition')).toContain(`refwatch-demo-${id}.csv`);
+    expect(csv.text.trim().split('\r\n')).toHaveLength(4);
+    const exported = await call(getDemoRun, `/api/v1/demo/runs/${id}?format=json`);
+    expect(exported.body.apps).toHaveLength(3);
+    expect((await call(getDemoRun, `/api/v1/demo/runs/${id}?format=xml`)).status).toBe(400);
+
+    const deleted = await call(deleteDemoRun, `/api/v1/demo/runs/${id}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.phase).toBe('Completed');
+    const gone = await call(getDemoRun, `/api/v1/demo/runs/${id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('NotFound');
+    const ns = await rt.connection.client.getJSON<{ items: unknown[] }>(`/apis/demo.refwatch.dev/v1alpha1/namespaces/refwatch-demo-${id}/apps`).catch(() => ({ items: [] }));
+    expect(ns.items).toHaveLength(0);
+  });
+
+  it('answers 404 for an id that is not one', async () => {
+    const r = await call(getDemoRun, '/api/v1/demo/runs/nope');
+    expect(r.status).toBe(404);
+    expect(r.body.error.field).toBe('id');
+  });
+});
