@@ -125,8 +125,10 @@ async function demoCall<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/** runIdOf reads ID from /api/v1/demo/runs/ID[/stop]. */
 function runIdOf(req: Request): string {
-  const id = decodeURIComponent(new URL(req.url).pathname.split('/').filter(Boolean).pop() ?? '');
+  const segments = new URL(req.url).pathname.split('/').filter(Boolean);
+  const id = decodeURIComponent(segments[segments.lastIndexOf('runs') + 1] ?? '');
   if (!/^[0-9a-f]{6}$/.test(id)) throw new ApiError(404, 'NotFound', `"${id}" is not a demo run id (six hex digits, as POST /api/v1/demo/runs returns)`, 'id');
   return id;
 }
@@ -163,6 +165,19 @@ export async function getDemoRun(rt: Runtime, req: Request): Promise<Response> {
       'cache-control': 'no-store',
     },
   });
+}
+
+/**
+ * stopDemoRun stops a run and keeps its objects, results, exports and watch
+ * controller until DELETE; 200 with the run (phase Stopped, or the phase it
+ * had already ended in).
+ */
+export async function stopDemoRun(rt: Runtime, req: Request): Promise<Response> {
+  guard(rt, req);
+  const id = runIdOf(req);
+  const runner = demoOf(rt);
+  const run = await demoCall(() => runner.stop(id));
+  return json(run.view({ latencies: true }));
 }
 
 /** deleteDemoRun stops a run and deletes every object it made; 200 with the run's final state. */

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent, type FormEvent, type ReactNode } from 'react';
 import { useTheme } from '../ui/theme';
-import { DEMO_QUERY_KEY, DemoApiError, deleteRun, exportUrl, getRun, listRuns, startRun } from './api';
+import { DEMO_QUERY_KEY, DemoApiError, deleteRun, exportUrl, getRun, listRuns, startRun, stopRun } from './api';
 import { formatCount, formatLatency, formatPerApp, formatSpeedup, phaseText, share } from './format';
 import { LatencyChart } from './LatencyChart';
 import { DEFAULT_FORM, fieldMessage, formFieldOf, formToRequest, type DemoForm, type FormField } from './request';
@@ -21,9 +21,10 @@ type FieldErrors = Partial<Record<FormField, string>>;
 /**
  * DemoPanel runs the fast-vs-backoff demo: a form that starts a run
  * (POST /api/v1/demo/runs), then the run's progress, a live latency CDF of
- * both controllers and their figures, polled while it runs. Stopping or
- * deleting a run is DELETE /api/v1/demo/runs/ID; a run stopped here keeps
- * its final figures on screen.
+ * both controllers and their figures, polled while it runs. Stop is
+ * POST /api/v1/demo/runs/ID/stop: the run keeps its objects, figures and
+ * exports (and its graph on the dashboard) until Delete, which is
+ * DELETE /api/v1/demo/runs/ID.
  */
 export function DemoPanel() {
   const client = useQueryClient();
@@ -33,8 +34,6 @@ export function DemoPanel() {
   const [formError, setFormError] = useState<string | null>(null);
   // undefined: show the newest run the server keeps; null: none (the user deleted or dismissed it).
   const [runId, setRunId] = useState<string | null | undefined>(undefined);
-  // The final state DELETE answered for a run stopped from this panel; the server has forgotten it.
-  const [retired, setRetired] = useState<DemoRunView | null>(null);
   const [settingsOpen, setSettingsOpen] = useState<boolean | undefined>(undefined);
 
   const runs = useQuery({ queryKey: RUNS_KEY, queryFn: ({ signal }) => listRuns(signal), staleTime: 0, retry: false, refetchOnWindowFocus: false });
@@ -42,13 +41,13 @@ export function DemoPanel() {
   const run = useQuery({
     queryKey: runKey(id),
     queryFn: ({ signal }) => getRun(id!, signal),
-    enabled: id !== undefined && retired?.id !== id,
+    enabled: id !== undefined,
     staleTime: 0,
     retry: false,
     refetchOnWindowFocus: false,
     refetchInterval: (q) => (isActivePhase(q.state.data?.phase) ? POLL_MS : false),
   });
-  const view = retired && retired.id === id ? retired : run.data;
+  const view = run.data;
   const active = isActivePhase(view?.phase);
   const demoOff = runs.error instanceof DemoApiError && runs.error.status === 404 ? runs.error.message : undefined;
 
@@ -60,7 +59,6 @@ export function DemoPanel() {
     },
     onSuccess: (v) => {
       client.setQueryData(runKey(v.id), v);
-      setRetired(null);
       setRunId(v.id);
       setSettingsOpen(false);
       void client.invalidateQueries({ queryKey: RUNS_KEY });
@@ -72,9 +70,9 @@ export function DemoPanel() {
     },
   });
   const stop = useMutation({
-    mutationFn: deleteRun,
+    mutationFn: stopRun,
     onSuccess: (v) => {
-      setRetired(v);
+      client.setQueryData(runKey(v.id), v);
       setRunId(v.id);
       void client.invalidateQueries({ queryKey: RUNS_KEY });
     },
@@ -91,7 +89,6 @@ export function DemoPanel() {
     },
     onSuccess: (_, deleted) => {
       client.removeQueries({ queryKey: runKey(deleted) });
-      setRetired(null);
       setRunId(null);
       setSettingsOpen(true);
       void client.invalidateQueries({ queryKey: RUNS_KEY });
@@ -99,11 +96,6 @@ export function DemoPanel() {
     onError: (e) => setFormError(e.message),
   });
 
-  const dismiss = () => {
-    setRetired(null);
-    setRunId(null);
-    setSettingsOpen(true);
-  };
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     if (start.isPending) return;
@@ -182,7 +174,7 @@ export function DemoPanel() {
         </form>
       </details>
 
-      {runGone && !retired ? (
+      {runGone ? (
         <p className={panels.note} role="status">
           Run {id} is no longer on the server (deleted elsewhere, or the oldest of the five kept).{' '}
           <button type="button" className={panels.inlineLink} onClick={() => setRunId(null)}>
@@ -193,13 +185,13 @@ export function DemoPanel() {
       {view ? (
         <RunView
           view={view}
-          retired={retired?.id === view.id}
           theme={theme}
-          busy={stop.isPending || remove.isPending}
+          stopping={stop.isPending}
+          deleting={remove.isPending}
           onStop={() => stop.mutate(view.id)}
-          onDelete={() => (retired?.id === view.id ? dismiss() : remove.mutate(view.id))}
+          onDelete={() => remove.mutate(view.id)}
         />
-      ) : run.isPending && id !== undefined && !retired ? (
+      ) : run.isPending && id !== undefined ? (
         <p className={panels.muted}>Loading run {id}…</p>
       ) : null}
     </div>
@@ -281,7 +273,21 @@ function SelectField({ name, label, form, errors, onChange, children }: FieldPro
   );
 }
 
-function RunView({ view, retired, theme, busy, onStop, onDelete }: { view: DemoRunView; retired: boolean; theme: 'light' | 'dark'; busy: boolean; onStop(): void; onDelete(): void }) {
+function RunView({
+  view,
+  theme,
+  stopping,
+  deleting,
+  onStop,
+  onDelete,
+}: {
+  view: DemoRunView;
+  theme: 'light' | 'dark';
+  stopping: boolean;
+  deleting: boolean;
+  onStop(): void;
+  onDelete(): void;
+}) {
   const active = isActivePhase(view.phase);
   const p = view.progress;
   const resolvable = p.apps.resolvable;
@@ -294,19 +300,17 @@ function RunView({ view, retired, theme, busy, onStop, onDelete }: { view: DemoR
         </h3>
         <span className={styles.phase} data-phase={view.phase} role="status" aria-live="polite">
           {phaseText(view.phase)}
-          {retired ? ' · objects deleted' : ''}
         </span>
         <span className={panels.muted}>{(p.elapsedMs / 1000).toFixed(1)} s</span>
         <span className={styles.spacer} />
         {active ? (
-          <button type="button" className={styles.danger} onClick={onStop} disabled={busy}>
-            {busy ? 'Stopping…' : 'Stop'}
+          <button type="button" className={styles.danger} onClick={onStop} disabled={stopping || deleting}>
+            {stopping ? 'Stopping…' : 'Stop'}
           </button>
-        ) : (
-          <button type="button" className={styles.secondary} onClick={onDelete} disabled={busy}>
-            {retired ? 'Dismiss' : busy ? 'Deleting…' : 'Delete run'}
-          </button>
-        )}
+        ) : null}
+        <button type="button" className={styles.secondary} onClick={onDelete} disabled={stopping || deleting}>
+          {deleting ? 'Deleting…' : 'Delete run'}
+        </button>
       </header>
       <p className={styles.runMeta}>
         {formatCount(view.config.apps)} Apps · {view.config.backoffPreset} backoff · namespace <span className="mono">{view.namespace}</span>
@@ -341,26 +345,28 @@ function RunView({ view, retired, theme, busy, onStop, onDelete }: { view: DemoR
         <p className={styles.footnote}>
           Churn:{' '}
           {view.results.churn.appliedAt
-            ? `dropped the cacheRef of ${view.results.churn.apps} Apps ${formatLatency(Date.parse(view.results.churn.appliedAt) - Date.parse(view.startedAt))} into the run; with no reference to a Cache left, its reference controller is cancelled after the grace period (Controllers tab).`
+            ? `dropped the cacheRef of ${view.results.churn.apps} Apps ${formatLatency(Date.parse(view.results.churn.appliedAt) - Date.parse(view.startedAt))} into the run; an App it freed (its Cache not yet Ready) counts its latency from the patch. With no reference to a Cache left, its reference controller is cancelled after the grace period (Controllers tab).`
             : `every App's cacheRef is dropped ${formatLatency(view.results.churn.afterMs)} after the objects exist.`}
         </p>
       ) : null}
 
-      {!retired ? (
-        <p className={styles.exports}>
-          Export:{' '}
-          <a href={exportUrl(view.id, 'json')} download>
-            JSON
-          </a>{' '}
-          ·{' '}
-          <a href={exportUrl(view.id, 'csv')} download>
-            CSV
-          </a>{' '}
-          <span className={panels.muted}>(one row per App)</span>
+      <p className={styles.exports}>
+        Export:{' '}
+        <a href={exportUrl(view.id, 'json')} download>
+          JSON
+        </a>{' '}
+        ·{' '}
+        <a href={exportUrl(view.id, 'csv')} download>
+          CSV
+        </a>{' '}
+        <span className={panels.muted}>(one row per App)</span>
+      </p>
+      {!active ? (
+        <p className={styles.footnote}>
+          The run&apos;s objects stay in namespace <span className="mono">{view.namespace}</span>, and its graph on the dashboard (controller{' '}
+          <span className="mono">{view.watchController}</span>), until you delete the run.
         </p>
-      ) : (
-        <p className={styles.footnote}>Stopping deletes the run and its objects on the server; the figures above are its final state.</p>
-      )}
+      ) : null}
     </section>
   );
 }

@@ -56,6 +56,8 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', url: string, body?: un
 export const listRuns = (signal?: AbortSignal) => call<{ items: DemoRunView[] }>('GET', BASE, undefined, signal).then((r) => r.items ?? []);
 export const getRun = (id: string, signal?: AbortSignal) => call<DemoRunView>('GET', `${BASE}/${encodeURIComponent(id)}`, undefined, signal);
 export const startRun = (body: DemoRunRequest) => call<DemoRunView>('POST', BASE, body);
+/** stopRun stops the run if it is going and keeps its objects and exports until deleteRun; the answer is its state. */
+export const stopRun = (id: string) => call<DemoRunView>('POST', `${BASE}/${encodeURIComponent(id)}/stop`);
 /** deleteRun stops the run if it is going, deletes its objects and forgets it; the answer is its final state. */
 export const deleteRun = (id: string) => call<DemoRunView>('DELETE', `${BASE}/${encodeURIComponent(id)}`);
 export const exportUrl = (id: string, format: 'json' | 'csv') => `${BASE}/${encodeURIComponent(id)}?format=${format}`;

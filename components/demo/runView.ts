@@ -30,6 +30,8 @@ export type DanglingKind = 'typo' | 'wrongNamespace' | 'kindNotInstalled';
 export interface DemoRunView {
   id: string;
   namespace: string;
+  /** The run's watch controller on the engine, kept until the run is deleted. */
+  watchController: string;
   phase: RunPhase;
   config: {
     apps: number;

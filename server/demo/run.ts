@@ -18,8 +18,8 @@ import {
   type PlannedReferent,
   type Scenario,
 } from './scenario';
-import { resolutionLatency, speedup, summarize, toCsv, type Percentiles } from './stats';
-import { WATCH_CONTROLLER, watchController } from './watch-controller';
+import { requiredReadyAts, resolutionLatency, speedup, summarize, toCsv, type Percentiles } from './stats';
+import { watchController, watchControllerName } from './watch-controller';
 
 export type RunPhase = 'Creating' | 'Running' | 'Completed' | 'TimedOut' | 'Stopped' | 'Failed';
 export const MODES: readonly DemoMode[] = ['watch', 'backoff'];
@@ -55,6 +55,8 @@ export interface DanglingApp {
 export interface DemoRunView {
   id: string;
   namespace: string;
+  /** The run's watch controller on the engine (and the dashboard); it stays until the run is deleted. */
+  watchController: string;
   phase: RunPhase;
   config: DemoConfig;
   seed: number;
@@ -125,7 +127,7 @@ interface AppRecord {
   key: ObjectKey;
   plan: PlannedApp;
   createdAt?: number;
-  /** When the churn patch dropping its cacheRef was sent. */
+  /** When the churn patch dropping its cacheRef was sent; unset again if the patch failed. */
   cacheDroppedAt?: number;
   watch: ModeRecord;
   backoff: ModeRecord;
@@ -198,11 +200,15 @@ async function eachLimited<T>(items: readonly T[], limit: number, signal: AbortS
 /**
  * DemoRun is one fast-vs-backoff run: it creates its namespace and objects,
  * runs the readiness simulator and both controllers, and measures. halt()
- * stops everything it started (controllers, informers, timers, requests);
- * cleanup() deletes every object it made.
+ * ends the run: the backoff controller, the simulator, every timer and
+ * request stop, and the figures are final; the watch controller stays on the
+ * engine, writing nothing, so the dashboard keeps the run's resolved graph.
+ * cleanup() removes the watch controller and deletes every object it made.
  */
 export class DemoRun {
   readonly namespace: string;
+  /** The name of this run's watch controller on the engine. */
+  readonly watchController: string;
   readonly scenario: Scenario;
   phase: RunPhase = 'Creating';
   readonly startedAt = Date.now();
@@ -218,6 +224,7 @@ export class DemoRun {
   private readonly simulator: ReadinessSimulator;
   private backoff: BackoffController | undefined;
   private watchAdded = false;
+  private removing: Promise<void> | undefined;
   private readonly meter: WatchRequestMeter;
   private readonly appTarget: string;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -243,6 +250,7 @@ export class DemoRun {
     private readonly deps: DemoRunDeps,
   ) {
     this.namespace = `refwatch-demo-${id}`;
+    this.watchController = watchControllerName(id);
     this.scenario = planScenario(config, this.namespace, seed);
     for (const plan of this.scenario.apps) {
       const key = formatKey({ group: DEMO_GROUP, kind: 'App', namespace: this.namespace, name: plan.name });
@@ -303,7 +311,7 @@ export class DemoRun {
       });
       const count = (mode: DemoMode) => (key: ObjectKey) => {
         const r = this.apps.get(key);
-        if (r) r[mode].reconciles++;
+        if (r && this.isActive()) r[mode].reconciles++;
       };
       const request = (mode: DemoMode) => (key: ObjectKey) => {
         const r = this.apps.get(key);
@@ -312,7 +320,9 @@ export class DemoRun {
       const reconciles = (mode: DemoMode) => (key: ObjectKey) => this.apps.get(key)?.[mode].reconciles ?? 0;
       m.addController(
         watchController({
+          name: this.watchController,
           namespace: this.namespace,
+          measuring: () => this.isActive(),
           client: this.clients.watch,
           workers: this.deps.workers,
           onReconcile: count('watch'),
@@ -373,7 +383,8 @@ export class DemoRun {
 
   private resolved(mode: DemoMode, key: ObjectKey, at: number): void {
     const r = this.apps.get(key);
-    if (!r || r[mode].resolvedAt !== undefined) return;
+    // After the run ended its figures are final.
+    if (!r || r[mode].resolvedAt !== undefined || !this.isActive()) return;
     r[mode].resolvedAt = at;
     this.resolvedCount[mode]++;
     if (this.phase === 'Running' && this.resolvedCount.watch >= this.resolvable && this.resolvedCount.backoff >= this.resolvable) void this.halt('Completed');
@@ -385,12 +396,18 @@ export class DemoRun {
     this.churnAppliedAt = Date.now();
     try {
       await eachLimited([...this.apps.values()], CREATE_CONCURRENCY, signal, async (r) => {
+        // Stamped before sending: the App can resolve before the answer arrives.
         r.cacheDroppedAt = Date.now();
-        await this.setupClient.request('PATCH', demoPath('App', this.namespace, r.plan.name), {
-          body: { spec: { cacheRef: null } },
-          contentType: 'application/merge-patch+json',
-          signal,
-        });
+        try {
+          await this.setupClient.request('PATCH', demoPath('App', this.namespace, r.plan.name), {
+            body: { spec: { cacheRef: null } },
+            contentType: 'application/merge-patch+json',
+            signal,
+          });
+        } catch (e) {
+          r.cacheDroppedAt = undefined;
+          throw e;
+        }
         this.churnApps++;
       });
     } catch (e) {
@@ -399,7 +416,11 @@ export class DemoRun {
     }
   }
 
-  /** halt ends the run: controllers removed, informers released, timers cleared, requests awaited. Idempotent. */
+  /**
+   * halt ends the run: the backoff controller and the simulator stopped, timers
+   * cleared, requests awaited, figures frozen. The watch controller keeps its
+   * references (and the reference controllers they hold) until cleanup. Idempotent.
+   */
   halt(phase: RunPhase): Promise<void> {
     this.halting ??= (async () => {
       if (this.isActive()) this.phase = phase;
@@ -412,11 +433,10 @@ export class DemoRun {
       if (server && this.serverBaseline !== undefined) this.serverRequests = sum(server) - this.serverBaseline;
       for (const r of this.apps.values()) {
         if (!r.plan.dangling) continue;
-        const entity = this.deps.manager.changelog.get('referrer', `${WATCH_CONTROLLER}|${r.key}`);
+        const entity = this.deps.manager.changelog.get('referrer', `${this.watchController}|${r.key}`);
         if (entity) this.danglingReasons.set(r.key, { reason: entity.reason, message: entity.message });
       }
       await this.setup;
-      if (this.watchAdded) await this.deps.manager.removeController(WATCH_CONTROLLER);
       await this.backoff?.stop();
       await this.simulator.stop();
       this.finishedResolve();
@@ -424,9 +444,16 @@ export class DemoRun {
     return this.halting;
   }
 
-  /** cleanup deletes every object the run made, then its namespace. The run must have halted. */
+  /** removeWatchController takes the run's watch controller and its references off the engine. Idempotent. */
+  removeWatchController(): Promise<void> {
+    this.removing ??= this.watchAdded ? this.deps.manager.removeController(this.watchController) : Promise.resolve();
+    return this.removing;
+  }
+
+  /** cleanup halts the run, removes its watch controller, then deletes every object it made and its namespace. */
   async cleanup(): Promise<void> {
     await this.halt('Stopped');
+    await this.removeWatchController();
     const c = this.deps.client;
     const selector = { labelSelector: `${RUN_LABEL}=${this.id}` };
     const collections = [demoPath('App', this.namespace), demoPath('Database', this.namespace), demoPath('Cache', this.namespace), secretPath(this.namespace)];
@@ -453,17 +480,15 @@ export class DemoRun {
     return n;
   }
 
-  private requiredReadyAts(r: AppRecord, resolvedAt: number | undefined): (number | undefined)[] {
-    const out = [this.readyAt.Database.get(r.plan.database), this.readyAt.Secret.get(r.plan.secret)];
-    // After the churn patch an App no longer waits for its Cache.
-    if (r.cacheDroppedAt === undefined || resolvedAt === undefined || resolvedAt < r.cacheDroppedAt) out.push(this.readyAt.Cache.get(r.plan.cache));
-    return out;
+  private requiredReadyAts(r: AppRecord): (number | undefined)[] {
+    const ready = { database: this.readyAt.Database.get(r.plan.database), secret: this.readyAt.Secret.get(r.plan.secret), cache: this.readyAt.Cache.get(r.plan.cache) };
+    return requiredReadyAts(ready, r.cacheDroppedAt);
   }
 
   private latencyOf(r: AppRecord, mode: DemoMode): number | undefined {
     const at = r[mode].resolvedAt;
     if (at === undefined || r.plan.dangling) return undefined;
-    return resolutionLatency(at, this.requiredReadyAts(r, at));
+    return resolutionLatency(at, this.requiredReadyAts(r));
   }
 
   private modeResult(mode: DemoMode, now: number): { result: ModeResult; latencies: number[] } {
@@ -482,7 +507,7 @@ export class DemoRun {
       }
       unresolved++;
       // Waiting since its last referent became ready: a lower bound of its latency.
-      const waited = resolutionLatency(now, this.requiredReadyAts(r, undefined));
+      const waited = resolutionLatency(now, this.requiredReadyAts(r));
       if (waited !== undefined) censored.push(waited);
     }
     latencies.sort((a, b) => a - b);
@@ -512,7 +537,7 @@ export class DemoRun {
     for (const r of this.apps.values()) {
       if (!r.plan.dangling) continue;
       byKind[r.plan.dangling]++;
-      const why = this.danglingReasons.get(r.key) ?? this.deps.manager.changelog.get('referrer', `${WATCH_CONTROLLER}|${r.key}`);
+      const why = this.danglingReasons.get(r.key) ?? this.deps.manager.changelog.get('referrer', `${this.watchController}|${r.key}`);
       const d: DanglingApp = { app: r.key, dangling: r.plan.dangling };
       if (why?.reason !== undefined) d.reason = why.reason;
       if (why?.message !== undefined) d.message = why.message;
@@ -527,6 +552,7 @@ export class DemoRun {
     const view: DemoRunView = {
       id: this.id,
       namespace: this.namespace,
+      watchController: this.watchController,
       phase: this.phase,
       config: this.config,
       seed: this.seed,
@@ -560,7 +586,7 @@ export class DemoRun {
   rows(): AppRow[] {
     const iso = (t: number | undefined) => (t === undefined ? '' : new Date(t).toISOString());
     return [...this.apps.values()].map((r) => {
-      const ready = this.requiredReadyAts(r, undefined);
+      const ready = this.requiredReadyAts(r);
       const last = ready.every((t) => t !== undefined) && !r.plan.dangling ? Math.max(...(ready as number[])) : undefined;
       return {
         app: r.key,

@@ -5,7 +5,6 @@ import { parseDemoConfig } from './config';
 import type { DemoClient } from './counted-client';
 import { DemoRun, type DemoRunView } from './run';
 import { DEMO_API_VERSION, DEMO_GROUP } from './scenario';
-import { WATCH_CONTROLLER } from './watch-controller';
 
 export interface DemoRunnerOptions {
   /** The engine the watch controller joins; it must judge the demo's kinds by their Ready condition (demoReadiness). */
@@ -18,14 +17,18 @@ export interface DemoRunnerOptions {
   installCrds?: boolean;
   /** Workers per controller, the same for both (default 8, as kube-controller-manager's --concurrent-*-syncs range). */
   workers?: number;
-  /** Finished runs kept with their objects (default 5); starting one more deletes the oldest. */
+  /**
+   * Runs kept with their objects and watch controllers (default 5); starting
+   * one more deletes the oldest, its watch controller included.
+   */
   retainRuns?: number;
 }
 
 /**
  * DemoRunner starts, lists, stops and deletes fast-vs-backoff runs. One run
- * is active at a time; each run lives in its own namespace, and deleting it
- * leaves no object, watch or timer behind.
+ * is active at a time; each run lives in its own namespace with its own watch
+ * controller, kept after the run ends so the dashboard shows its graph, and
+ * deleting it leaves no object, watch or timer behind.
  */
 export class DemoRunner {
   private readonly runs = new Map<string, DemoRun>();
@@ -45,11 +48,16 @@ export class DemoRunner {
     const parsed = parseDemoConfig(config);
     const active = [...this.runs.values()].find((r) => r.isActive());
     if (active) {
-      throw new RefwatchError('DemoRunActive', `run ${active.id} is still ${active.phase.toLowerCase()}: wait for it to finish, or stop it with DELETE /api/v1/demo/runs/${active.id}`, { field: 'id' });
+      throw new RefwatchError('DemoRunActive', `run ${active.id} is still ${active.phase.toLowerCase()}: wait for it to finish, or stop it with POST /api/v1/demo/runs/${active.id}/stop`, { field: 'id' });
     }
-    const retain = this.opts.retainRuns ?? 5;
-    for (const old of [...this.runs.values()].slice(0, Math.max(0, this.runs.size - retain + 1))) void this.delete(old.id).catch(() => {});
-    const id = randomBytes(3).toString('hex');
+    // Runs already being deleted do not count against the bound.
+    const kept = [...this.runs.values()].filter((r) => !this.deleting.has(r.id));
+    const retain = Math.max(1, this.opts.retainRuns ?? 5);
+    for (const old of kept.slice(0, Math.max(0, kept.length - retain + 1))) void this.delete(old.id).catch(() => {});
+    // A kept run holds its id (namespace, watch controller) until deleted.
+    let id: string;
+    do id = randomBytes(3).toString('hex');
+    while (this.runs.has(id));
     const seed = parsed.seed ?? randomBytes(4).readUInt32LE(0);
     const run = new DemoRun(id, parsed, seed, {
       manager: this.opts.manager,
@@ -85,7 +93,11 @@ export class DemoRunner {
     return run;
   }
 
-  /** stop halts a run and keeps its objects and results. */
+  /**
+   * stop halts a run (phase Stopped if it was still going) and keeps its
+   * objects, results and watch controller until delete. Idempotent: a run
+   * that already ended is returned as it is.
+   */
   async stop(id: string): Promise<DemoRun> {
     const run = this.need(id);
     await run.halt('Stopped');
@@ -93,9 +105,9 @@ export class DemoRunner {
   }
 
   /**
-   * delete halts a run, deletes every object it made and its namespace, and
-   * forgets it. Its watch controller is removed, so the engine holds none of
-   * its references; their reference controllers are cancelled after grace.
+   * delete halts a run, removes its watch controller, deletes every object it
+   * made and its namespace, and forgets it. The engine then holds none of its
+   * references; reference controllers no other run uses are cancelled after grace.
    */
   delete(id: string): Promise<void> {
     let p = this.deleting.get(id);
@@ -104,8 +116,8 @@ export class DemoRunner {
     p = (async () => {
       try {
         await run.cleanup();
-        const left = this.opts.manager.registry.referrers(WATCH_CONTROLLER).length;
-        if (left > 0) throw new RefwatchError('DemoCleanup', `${left} referrers of ${WATCH_CONTROLLER} remain after its removal`);
+        const left = this.opts.manager.registry.referrers(run.watchController).length;
+        if (left > 0) throw new RefwatchError('DemoCleanup', `${left} referrers of ${run.watchController} remain after its removal`);
       } finally {
         this.runs.delete(id);
         this.deleting.delete(id);

@@ -43,6 +43,27 @@ export function resolutionLatency(resolvedAt: number, readyAts: readonly (number
   return last === -Infinity ? undefined : resolvedAt - last;
 }
 
+/** When an App's referents became ready (epoch ms); undefined while one is not. */
+export interface AppReadyAts {
+  database: number | undefined;
+  secret: number | undefined;
+  cache: number | undefined;
+}
+
+/**
+ * requiredReadyAts lists the times an App's resolution waited for, for
+ * resolutionLatency. An App needs its Database, its Secret and its Cache; once
+ * the churn patch dropped its cacheRef (sent at cacheDroppedAt) it needs the
+ * Cache no longer, so it waited for the earlier of the Cache's readiness and
+ * the patch: an App freed by the patch is timed from the patch, never from a
+ * Database or Secret that was ready long before.
+ */
+export function requiredReadyAts(ready: AppReadyAts, cacheDroppedAt?: number): (number | undefined)[] {
+  let cache = ready.cache;
+  if (cacheDroppedAt !== undefined) cache = cache === undefined ? cacheDroppedAt : Math.min(cache, cacheDroppedAt);
+  return [ready.database, ready.secret, cache];
+}
+
 /** speedup is how many times slower backoff is than watch at a percentile; null when either is missing or watch is 0. */
 export function speedup(backoff: number | undefined, watch: number | undefined): number | null {
   if (backoff === undefined || watch === undefined || !Number.isFinite(backoff) || !Number.isFinite(watch)) return null;

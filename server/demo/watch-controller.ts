@@ -5,11 +5,19 @@ import { patchResolved, resolvedBy } from './backoff-controller';
 import type { CountedClient } from './counted-client';
 import { appReferences, DEMO_GROUP } from './scenario';
 
-/** The name of the demo's engine controller on the manager (and on the dashboard). */
+/** The prefix of every demo watch controller's name on the manager (and on the dashboard). */
 export const WATCH_CONTROLLER = 'demo/watch';
 
+/** watchControllerName names a run's watch controller: one per run, as each run keeps its own until deleted. */
+export function watchControllerName(runId: string): string {
+  return `${WATCH_CONTROLLER}/${runId}`;
+}
+
 export interface WatchControllerOptions {
+  name: string;
   namespace: string;
+  /** While false (the run has ended) a reconcile only declares its references and writes nothing. */
+  measuring(): boolean;
   client: CountedClient;
   workers: number;
   onReconcile(key: ObjectKey): void;
@@ -22,11 +30,13 @@ export interface WatchControllerOptions {
  * watchController is refwatch's way of reconciling Apps: declare the three
  * references through ctx.resolve, read the referents from the shared caches,
  * and return while one is not Ready. The engine queues the App again the
- * moment a referent changes, so there is no requeue and no backoff.
+ * moment a referent changes, so there is no requeue and no backoff. Once the
+ * run has ended it keeps declaring the references, so the engine (and the
+ * dashboard) still shows the run's graph until the run is deleted.
  */
 export function watchController(o: WatchControllerOptions): ControllerOptions {
   return {
-    name: WATCH_CONTROLLER,
+    name: o.name,
     for: { group: DEMO_GROUP, kind: 'App', namespace: o.namespace },
     workers: o.workers,
     async reconcile(ctx) {
@@ -35,7 +45,7 @@ export function watchController(o: WatchControllerOptions): ControllerOptions {
       o.onReconcile(ctx.key);
       const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
       if (resolutions.some((r) => r.state !== 'Ready')) return;
-      if (resolvedBy(app, 'watch')) return;
+      if (!o.measuring() || resolvedBy(app, 'watch')) return;
       const resolvedAt = Date.now();
       try {
         await patchResolved(o.client.for(() => o.onRequest(ctx.key)), app, 'watch', resolvedAt, o.reconcilesOf(ctx.key), { signal: ctx.signal, optimisticLock: true });

@@ -50,7 +50,7 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
   await expect.poll(async () => Number(await chart.getAttribute('data-watch-points')), { timeout: 40_000 }).toBeGreaterThan(2);
   await expect.poll(async () => Number(await chart.getAttribute('data-backoff-points')), { timeout: 40_000 }).toBeGreaterThan(2);
   const p50 = (mode: string) => page.getByTestId('demo-summary').locator(`tr[data-metric="p50"] td[data-mode="${mode}"]`);
-  // Apps released by the churn patch count from their last referent's readiness in both modes, so the gap opens as the run goes on.
+  // Apps released by the churn patch count from the patch in both modes; the gap opens as the remaining referents turn Ready.
   await expect
     .poll(
       async () => {
@@ -91,8 +91,28 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
   await settle(page, 800);
   await page.screenshot({ path: `${SCREENS}/demo-dark.png` });
 
+  // Stop keeps the run: its objects, its figures and exports, and its graph on the dashboard.
+  const runs = async () => ((await (await request.get('/api/v1/demo/runs')).json()) as { items: { id: string; phase: string }[] }).items;
+  const referrers = async () =>
+    ((await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()) as { referrers: { controller: string }[] }).referrers.filter((r) => r.controller === `demo/watch/${id}`).length;
   await panel.getByRole('button', { name: 'Stop' }).click();
   await expect(run).toHaveAttribute('data-phase', 'Stopped');
-  await expect(run).toContainText('objects deleted');
-  await expect.poll(async () => ((await (await request.get('/api/v1/demo/runs')).json()) as { items: unknown[] }).items.length).toBe(0);
+  await expect(panel.getByRole('button', { name: 'Stop' })).toHaveCount(0);
+  await expect(panel.getByRole('link', { name: 'CSV' })).toHaveAttribute('href', `/api/v1/demo/runs/${id}?format=csv`);
+  await expect(panel.getByRole('link', { name: 'JSON' })).toHaveAttribute('href', `/api/v1/demo/runs/${id}?format=json`);
+  expect((await (await request.get(`/api/v1/demo/runs/${id}?format=csv`)).text()).trim().split('\r\n')).toHaveLength(21);
+  expect(await runs()).toEqual([expect.objectContaining({ id, phase: 'Stopped' })]);
+  expect(await referrers()).toBe(20);
+  await page.getByRole('tab', { name: /Controllers/ }).click();
+  await expect(cache).toHaveAttribute('data-state', 'Cancelled');
+  await page.getByRole('tab', { name: /Demo/ }).click();
+  await settle(page, 500);
+  await page.screenshot({ path: `${SCREENS}/demo-stopped.png` });
+
+  // Delete removes the run with its objects and its graph.
+  await panel.getByRole('button', { name: 'Delete run' }).click();
+  await expect(run).toHaveCount(0);
+  await expect.poll(async () => (await runs()).length).toBe(0);
+  expect(await referrers()).toBe(0);
+  expect((await request.get(`/api/v1/demo/runs/${id}`)).status()).toBe(404);
 });

@@ -3,7 +3,7 @@ import { stuck } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import type { KubeObject } from '@/lib/model';
-import { DemoRunner, WATCH_CONTROLLER, demoPath, demoReadiness, type DemoRun } from '@/server/demo';
+import { DemoRunner, demoPath, demoReadiness, type DemoRun } from '@/server/demo';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 const kind = inject('refwatchCluster').kind;
@@ -43,6 +43,18 @@ async function finish(run: DemoRun): Promise<ReturnType<DemoRun['view']>> {
   return run.view({ latencies: true });
 }
 
+/** The run's Apps on the engine: its watch controller's referrers and their states. */
+function graphOf(run: DemoRun): { controller: boolean; referrers: number; references: number; states: string[] } {
+  const referrers = manager.registry.referrers(run.watchController);
+  const states = referrers.map((r) => manager.changelog.get('referrer', `${run.watchController}|${r.key}`)?.state ?? 'none');
+  let references = 0;
+  for (const r of referrers) references += manager.registry.referencesOf(run.watchController, r.key).length;
+  return { controller: manager.controllerNames().includes(run.watchController), referrers: referrers.length, references, states };
+}
+
+/** Waits past the grace period, so a reference controller without references would have been cancelled. */
+const pastGrace = () => new Promise((resolve) => setTimeout(resolve, GRACE_MS * 4));
+
 describe(`demo on the ${kind} cluster`, () => {
   it('resolves a small run, the watch controller sooner than the backoff one', async () => {
     const run = runner.start({ apps: 20, readyAfter: { distribution: 'uniform', minMs: 200, maxMs: 1000 }, timeoutMs: 60_000, seed: 1 });
@@ -70,14 +82,21 @@ describe(`demo on the ${kind} cluster`, () => {
     expect(csv).toHaveLength(21);
     expect(csv[0]).toContain('watchLatencyMs');
 
+    // Completed, the run keeps its watch controller: the engine (and the dashboard) still holds its resolved graph.
+    expect(run.pendingTimers()).toBe(0);
+    expect(graphOf(run)).toEqual({ controller: true, referrers: 20, references: 60, states: Array(20).fill('Resolved') });
+    await pastGrace();
+    for (const k of ['Database.demo.refwatch.dev', 'Cache.demo.refwatch.dev', 'Secret']) expect(manager.referenceControllers.state(k)).toBe('Active');
+
     await runner.delete(run.id);
     expect(await run.remaining()).toBe(0);
     expect(runner.get(run.id)).toBeUndefined();
+    expect(graphOf(run)).toEqual({ controller: false, referrers: 0, references: 0, states: [] });
   });
 
   it('rejects a second run while one is active', async () => {
     const run = runner.start({ apps: 2, readyAfter: { distribution: 'fixed', ms: 2000 }, timeoutMs: 30_000 });
-    expect(() => runner.start({ apps: 2 })).toThrow(/still (creating|running).*DELETE \/api\/v1\/demo\/runs/);
+    expect(() => runner.start({ apps: 2 })).toThrow(new RegExp(`still (creating|running).*POST /api/v1/demo/runs/${run.id}/stop`));
     await runner.delete(run.id);
   });
 
@@ -125,9 +144,67 @@ describe(`demo on the ${kind} cluster`, () => {
     const view = await finish(run);
     expect(view.phase).toBe('Completed');
     expect(view.results.churn).toMatchObject({ dropKind: 'Cache', apps: 5 });
+    expect(Math.min(...view.latencies!.watch, ...view.latencies!.backoff)).toBeGreaterThanOrEqual(0);
     const app = await client.getJSON<KubeObject>(demoPath('App', run.namespace, 'shop-0'));
     expect((app.spec as Record<string, unknown>).cacheRef).toBeUndefined();
+    // The ended run's graph stays: two references per App, the Cache controller still shown Cancelled.
+    await pastGrace();
+    expect(graphOf(run)).toMatchObject({ controller: true, referrers: 5, references: 10 });
+    expect(rcs.state('Cache.demo.refwatch.dev')).toBe('Cancelled');
+    expect(rcs.state('Database.demo.refwatch.dev')).toBe('Active');
     await runner.delete(run.id);
+    await expect.poll(() => rcs.state('Database.demo.refwatch.dev'), { timeout: 10_000 }).toBe('Cancelled');
+  });
+
+  it('keeps a stopped run\'s objects, exports and graph until it is deleted', async () => {
+    const run = runner.start({ apps: 10, readyAfter: { distribution: 'uniform', minMs: 20_000, maxMs: 30_000 }, timeoutMs: 120_000, seed: 3 });
+    await expect.poll(() => run.phase, { timeout: 30_000 }).toBe('Running');
+    await expect.poll(() => graphOf(run).references, { timeout: 15_000 }).toBe(30);
+    // Every referent exists, none is Ready yet: each App waits.
+    await expect.poll(() => graphOf(run).states.filter((s) => s === 'Waiting').length, { timeout: 15_000 }).toBe(10);
+
+    const stopped = await runner.stop(run.id);
+    expect(stopped).toBe(run);
+    expect(run.phase).toBe('Stopped');
+    expect(run.pendingTimers()).toBe(0);
+    expect(await run.remaining()).toBe(40);
+    expect(run.exportCsv().trim().split('\r\n')).toHaveLength(11);
+    expect(JSON.parse(run.exportJson())).toMatchObject({ id: run.id, phase: 'Stopped', apps: expect.any(Array) });
+    // Stopping again changes nothing; starting another run is allowed.
+    expect((await runner.stop(run.id)).phase).toBe('Stopped');
+    expect(runner.active()).toBeUndefined();
+
+    // Its watch controller stays, so its Apps still show waiting on their referents, whose watches stay.
+    await pastGrace();
+    expect(graphOf(run)).toEqual({ controller: true, referrers: 10, references: 30, states: Array(10).fill('Waiting') });
+    expect(manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Active');
+    expect(run.view().progress.resolved).toEqual({ watch: 0, backoff: 0 });
+
+    await runner.delete(run.id);
+    expect(await run.remaining()).toBe(0);
+    expect(graphOf(run)).toEqual({ controller: false, referrers: 0, references: 0, states: [] });
+    await demoWatchesGone();
+  });
+
+  it('keeps the latest runs and deletes the oldest with its watch controller', async () => {
+    const small = new DemoRunner({ manager, client, installCrds: true, retainRuns: 2 });
+    try {
+      const runs: DemoRun[] = [];
+      for (let i = 0; i < 3; i++) {
+        const run = small.start({ apps: 1, readyAfter: { distribution: 'fixed', ms: 100 }, timeoutMs: 30_000 });
+        runs.push(run);
+        expect((await finish(run)).phase).toBe('Completed');
+      }
+      const [oldest, ...kept] = runs as [DemoRun, DemoRun, DemoRun];
+      await expect.poll(() => small.get(oldest.id), { timeout: 15_000 }).toBeUndefined();
+      expect(await oldest.remaining()).toBe(0);
+      expect(graphOf(oldest).controller).toBe(false);
+      expect(small.list().map((r) => r.id)).toEqual(kept.map((r) => r.id));
+      for (const r of kept) expect(graphOf(r)).toMatchObject({ controller: true, referrers: 1, references: 3 });
+    } finally {
+      await small.dispose();
+    }
+    expect(manager.controllerNames().filter((n) => n.startsWith('demo/watch'))).toEqual([]);
   });
 
   it('leaves no object, watch or timer behind when stopped halfway', async () => {
@@ -146,8 +223,8 @@ describe(`demo on the ${kind} cluster`, () => {
     expect(run.phase).toBe('Stopped');
     expect(await run.remaining()).toBe(0);
     expect(run.pendingTimers()).toBe(0);
-    expect(manager.controllerNames()).not.toContain(WATCH_CONTROLLER);
-    expect(manager.registry.referrers(WATCH_CONTROLLER)).toHaveLength(0);
+    expect(manager.controllerNames()).not.toContain(run.watchController);
+    expect(manager.registry.referrers(run.watchController)).toHaveLength(0);
     for (const k of ['Database.demo.refwatch.dev', 'Cache.demo.refwatch.dev', 'Secret']) {
       await expect.poll(() => manager.referenceControllers.state(k), { timeout: 10_000 }).toBe('Cancelled');
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, resolutionLatency, speedup, summarize, toCsv } from '@/server/demo';
+import { percentile, requiredReadyAts, resolutionLatency, speedup, summarize, toCsv } from '@/server/demo';
 
 describe('percentiles', () => {
   it('uses the nearest rank', () => {
@@ -33,6 +33,32 @@ describe('resolution latency', () => {
   it('is unknown while a referent is not ready', () => {
     expect(resolutionLatency(10_050, [9_000, undefined])).toBeUndefined();
     expect(resolutionLatency(10_050, [])).toBeUndefined();
+  });
+});
+
+describe('latency of a churned App', () => {
+  const latency = (resolvedAt: number, ready: { database?: number; secret?: number; cache?: number }, cacheDroppedAt?: number) =>
+    resolutionLatency(resolvedAt, requiredReadyAts({ database: ready.database, secret: ready.secret, cache: ready.cache }, cacheDroppedAt));
+
+  it('counts an App freed by the churn patch from the patch, not from its Database and Secret ready long before', () => {
+    // Database ready at 1.0 s, Secret at 0, Cache not ready; the patch dropping cacheRef went out at 3.0 s.
+    expect(latency(3_012, { database: 1_000, secret: 0 }, 3_000)).toBe(12);
+    // Without the churn figure the same App would look 2 s slow in either mode.
+    expect(latency(3_012, { database: 1_000, secret: 0, cache: 9_000 }, 3_000)).toBe(12);
+  });
+
+  it('counts from the Database when it became ready after the patch', () => {
+    expect(latency(5_020, { database: 5_000, secret: 0 }, 3_000)).toBe(20);
+  });
+
+  it('counts from the Cache when it was ready before the patch, whoever resolved the App when', () => {
+    expect(latency(2_010, { database: 1_000, secret: 0, cache: 2_000 }, 3_000)).toBe(10);
+    expect(latency(9_000, { database: 1_000, secret: 0, cache: 2_000 }, 3_000)).toBe(7_000);
+  });
+
+  it('waits for the Cache when there was no churn', () => {
+    expect(latency(9_005, { database: 1_000, secret: 0, cache: 9_000 })).toBe(5);
+    expect(latency(9_005, { database: 1_000, secret: 0 })).toBeUndefined();
   });
 });
 
