@@ -37,7 +37,8 @@ function stuckNow(rt: Runtime, olderThan = rt.config.stuckThresholdMs) {
 
 export function getSnapshot(rt: Runtime, req: Request): Response {
   const q = parseQuery(new URL(req.url), filterShape);
-  return new Response(snapshotJson(buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), toFilter(q))), { headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+  const snapshot = buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), toFilter(q), rt.config.stuckThresholdMs);
+  return new Response(snapshotJson(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
 }
 
 export function getStream(rt: Runtime, req: Request): Response {
@@ -45,7 +46,7 @@ export function getStream(rt: Runtime, req: Request): Response {
   const filter = toFilter(q);
   const body = sseStream({
     changelog: rt.changelog,
-    snapshot: () => buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), filter),
+    snapshot: () => buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), filter, rt.config.stuckThresholdMs),
     filter,
     lastEventId: req.headers.get('last-event-id') ?? q.lastEventId ?? null,
     cluster: { current: () => rt.cluster(), subscribe: (l) => rt.onCluster(l) },

@@ -1,15 +1,14 @@
 'use client';
 
 import { usePathname, useSearchParams } from 'next/navigation';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useSnapshot } from '../data/LiveData';
 import { DemoPanel } from '../demo/DemoPanel';
 import { GraphView } from '../graph/GraphView';
 import { Legend } from '../graph/Legend';
-import { facetsOf, filterModel, hasFilters } from '../graph/filtering';
-import { groupModel } from '../graph/grouping';
-import { buildModel, controllerNodeId, objectNodeId, keyOfNodeId } from '../graph/model';
+import { hasFilters } from '../graph/filtering';
+import { controllerNodeId, objectNodeId, keyOfNodeId } from '../graph/model';
 import { ClusterPanel } from '../panels/ClusterPanel';
 import { ControllersPanel } from '../panels/ControllersPanel';
 import { EventsPanel } from '../panels/EventsPanel';
@@ -23,6 +22,7 @@ import { useTheme } from '../ui/theme';
 import { useNow } from '../ui/useNow';
 import { NodeTable } from './NodeTable';
 import { Toolbar } from './Toolbar';
+import { useGraphModel } from './useGraphModel';
 import { parseViewState, serializeViewState, type PanelTab, type ViewState } from './viewState';
 import styles from './Dashboard.module.css';
 
@@ -54,17 +54,15 @@ export function Dashboard() {
     [pathname],
   );
 
-  const model = useMemo(() => (snapshot ? buildModel(snapshot, { now: modelNow }) : { nodes: [], edges: [] }), [snapshot, modelNow]);
-  const facets = useMemo(() => facetsOf(model), [model]);
   const filters = useMemo(() => ({ q: view.q, ns: view.ns, kind: view.kind, state: view.state }), [view.q, view.ns, view.kind, view.state]);
-  const filtered = useMemo(() => filterModel(model, filters), [model, filters]);
-  const grouped = useMemo(() => groupModel(filtered, { by: view.group, expanded }), [filtered, view.group, expanded]);
+  const { model, facets, filtered, grouped } = useGraphModel(snapshot, modelNow, filters, view.group, expanded);
   const stuck = useMemo(() => (snapshot ? stuckList(snapshot, now) : []), [snapshot, now]);
 
   const selectedNode = useMemo(() => {
     if (!view.select) return undefined;
-    const byId = new Map(model.nodes.map((n) => [n.id, n]));
-    return byId.get(objectNodeId(view.select)) ?? byId.get(controllerNodeId(view.select));
+    const objectId = objectNodeId(view.select);
+    const controllerId = controllerNodeId(view.select);
+    return model.nodes.find((n) => n.id === objectId) ?? model.nodes.find((n) => n.id === controllerId);
   }, [model, view.select]);
 
   const select = useCallback(
@@ -173,7 +171,7 @@ export function Dashboard() {
         </div>
       ) : null}
 
-      <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={(patch) => setView(patch)} />
+      <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={setView} />
 
       <main className={styles.workspace}>
         <div className={styles.graphColumn}>
@@ -232,7 +230,7 @@ export function Dashboard() {
                 ) : view.tab === 'cluster' ? (
                   <ClusterPanel cluster={snapshot.cluster} watches={snapshot.watches} queues={snapshot.queues} />
                 ) : (
-                  <DemoPanel />
+                  <MemoDemoPanel />
                 )}
               </Tabs>
             </>
@@ -242,6 +240,8 @@ export function Dashboard() {
     </div>
   );
 }
+
+const MemoDemoPanel = memo(DemoPanel);
 
 function NoReferences() {
   return (

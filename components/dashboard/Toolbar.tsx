@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import type { Facets } from '../graph/filtering';
 import { GROUP_BY, type GroupBy } from '../graph/grouping';
 import { shortKind } from '../graph/model';
@@ -17,10 +17,10 @@ export interface ToolbarProps {
   onChange(patch: Partial<ViewState>): void;
 }
 
-const GROUP_LABEL: Record<GroupBy, string> = { none: 'No grouping', namespace: 'By namespace', kind: 'By kind' };
+const GROUP_LABEL: Record<GroupBy, string> = { none: 'No grouping', namespace: 'By namespace', kind: 'By kind', flat: 'Never group' };
 
 /** Toolbar holds search and filters; `/` focuses the search box from anywhere. */
-export function Toolbar({ view, facets, shown, total, autoGrouped, onChange }: ToolbarProps) {
+export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoGrouped, onChange }: ToolbarProps) {
   const [q, setQ] = useState(view.q);
   const inputRef = useRef<HTMLInputElement>(null);
   const latest = useRef(onChange);
@@ -144,4 +144,4 @@ export function Toolbar({ view, facets, shown, total, autoGrouped, onChange }: T
       </p>
     </div>
   );
-}
+});

@@ -38,5 +38,6 @@ export function normalizeSnapshot(raw: unknown): Snapshot {
     queues: arr(s.queues),
     events: arr(s.events),
     stuck: arr(s.stuck),
+    ...(typeof s.stuckThresholdMs === 'number' && Number.isFinite(s.stuckThresholdMs) && s.stuckThresholdMs >= 0 ? { stuckThresholdMs: s.stuckThresholdMs } : {}),
   };
 }

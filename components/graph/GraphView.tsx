@@ -1,12 +1,12 @@
 'use client';
 
 import type { Core, ElementDefinition, EventObject, LayoutOptions, StylesheetJson } from 'cytoscape';
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { measureAppliedBatch, measureFirstRender } from '../data/performanceMarks';
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
-import { LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type Point } from './layout';
+import { LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type Point } from './layout';
 import type { GraphModel } from './model';
 import { graphStylesheet, type Theme } from './style';
 import styles from './GraphView.module.css';
@@ -29,7 +29,7 @@ const MAX_FIT_ZOOM = 1.4;
  * data in one batch and keep positions; structural changes run a debounced
  * fcose layout from the current positions.
  */
-export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }: GraphViewProps) {
+export const GraphView = memo(function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }: GraphViewProps) {
   const containerRef = useRef<HTMLDivElement>(null);
   const cyRef = useRef<Core | null>(null);
   const shownRef = useRef<GraphModel>({ nodes: [], edges: [] });
@@ -38,6 +38,7 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
   const handlers = useRef({ onSelect, onToggleGroup });
   const themeRef = useRef(theme);
   themeRef.current = theme;
+  const denseRef = useRef(false);
   const [ready, setReady] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
 
@@ -98,17 +99,28 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
     runningLayout.current?.stop();
     const summaries = cy.nodes('[?collapsed]').length > 0;
     const summariesOnly = summaries && cy.nodes('[type = "object"]').length === 0;
-    const options = summariesOnly ? summaryLayoutOptions(cy.nodes().length) : fcoseOptions(mode, cy.nodes().length, { summaries });
-    const layout = cy.layout(options as unknown as LayoutOptions);
+    const dense = denseRef.current;
+    let options: unknown;
+    let positions: Map<string, Point> | undefined;
+    if (dense) {
+      const at = layeredPositions(shownRef.current.nodes);
+      positions = at;
+      options = { name: 'preset', positions: (n: { id(): string }) => at.get(n.id()) ?? { x: 0, y: 0 }, fit: false, animate: false };
+    } else options = summariesOnly ? summaryLayoutOptions(cy.nodes().length) : fcoseOptions(mode, cy.nodes().length, { summaries });
+    const layout = cy.layout(options as LayoutOptions);
     runningLayout.current = layout;
     if (mode === 'full' || summariesOnly) {
       // A small graph fitted to a big canvas would be drawn huge; keep it at a readable scale.
       layout.one('layoutstop', () => {
-        packComponents(cy);
-        cy.fit(undefined, 40);
-        if (cy.zoom() > MAX_FIT_ZOOM) {
-          cy.zoom(MAX_FIT_ZOOM);
-          cy.center();
+        if (positions) {
+          cy.viewport(fitPositions(positions.values(), cy.width(), cy.height(), 60, 40, MAX_FIT_ZOOM));
+        } else {
+          packComponents(cy);
+          cy.fit(undefined, 40);
+          if (cy.zoom() > MAX_FIT_ZOOM) {
+            cy.zoom(MAX_FIT_ZOOM);
+            cy.center();
+          }
         }
         cy.one('render', measureFirstRender);
       });
@@ -128,14 +140,23 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
       return;
     }
     const contextIds = new Set(model.nodes.filter((n) => n.context).map((n) => n.id));
+    const dense = isDense(model);
+    if (dense !== denseRef.current) {
+      denseRef.current = dense;
+      cy.style(graphStylesheet(themeRef.current, { dense }) as unknown as Parameters<Core['style']>[0]);
+    }
+    // A dense graph drawn from scratch is placed in layers as it is added: no layout pass over thousands of nodes.
+    const layered = dense && decision === 'full' ? layeredPositions(model.nodes) : undefined;
     cy.batch(() => {
       for (const id of diff.removedEdges) cy.getElementById(id).remove();
       for (const id of diff.removedNodes) cy.getElementById(id).remove();
       const placed = new Map<string, Point>();
-      cy.nodes().forEach((n) => {
-        placed.set(n.id(), n.position());
-      });
-      const seeds = seedPositions(
+      if (!layered) {
+        cy.nodes().forEach((n) => {
+          placed.set(n.id(), n.position());
+        });
+      }
+      const seeds = layered ?? seedPositions(
         diff.addedNodes.map((n) => n.id),
         model.edges,
         placed,
@@ -152,12 +173,18 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
       for (const n of diff.changedNodes) cy.getElementById(n.id).data(nodeData(n));
       for (const e of diff.changedEdges) cy.getElementById(e.id).data(edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)));
       // Context flags live on edges too; refresh them when a node's context changed.
-      if (diff.changedNodes.some((n) => n.context !== prev.nodes.find((p) => p.id === n.id)?.context)) {
+      const contextBefore = new Set(prev.nodes.filter((n) => n.context).map((n) => n.id));
+      if (diff.changedNodes.some((n) => (n.context === true) !== contextBefore.has(n.id))) {
         for (const e of model.edges) cy.getElementById(e.id).data('context', contextIds.has(e.source) || contextIds.has(e.target));
       }
     });
     shownRef.current = model;
-    if (decision === 'full') {
+    if (layered) {
+      layoutRef.current?.cancel();
+      runningLayout.current?.stop();
+      cy.viewport(fitPositions(layered.values(), cy.width(), cy.height(), 60, 40, MAX_FIT_ZOOM));
+      cy.one('render', measureFirstRender);
+    } else if (decision === 'full') {
       layoutRef.current?.cancel();
       runLayout('full');
     } else if (decision === 'incremental') {
@@ -167,7 +194,7 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
   }, [model, ready]);
 
   useEffect(() => {
-    cyRef.current?.style(graphStylesheet(theme) as unknown as Parameters<Core['style']>[0]);
+    cyRef.current?.style(graphStylesheet(theme, { dense: denseRef.current }) as unknown as Parameters<Core['style']>[0]);
   }, [theme, ready]);
 
   // Selection comes from the URL: highlight the node and its edges, and bring it into view.
@@ -225,6 +252,11 @@ export function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }:
       </div>
     </div>
   );
+});
+
+/** isDense: thousands of nodes and no groups; see LAYER_ABOVE. */
+function isDense(model: GraphModel): boolean {
+  return model.nodes.length > LAYER_ABOVE && !model.nodes.some((n) => n.type === 'group');
 }
 
 /** packComponents moves disconnected parts of the graph apart; fcose alone may lay them on top of each other. */

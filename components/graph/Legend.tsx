@@ -1,9 +1,10 @@
+import { memo } from 'react';
 import { CONTROLLER_STATES, OBJECT_STATES } from './model';
 import { STATE_LOOK } from './style';
 import styles from './Legend.module.css';
 
 /** Legend is a strip under the graph: glyph, border style and colour per state, and what each shape and line means. */
-export function Legend() {
+export const Legend = memo(function Legend() {
   return (
     <div className={styles.legend} aria-label="Legend" role="group">
       <ul aria-label="Object states">
@@ -45,4 +46,4 @@ export function Legend() {
       </ul>
     </div>
   );
-}
+});

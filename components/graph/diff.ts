@@ -15,11 +15,26 @@ export interface ModelDiff {
 }
 
 export function diffModels(prev: GraphModel, next: GraphModel): ModelDiff {
-  const oldNodes = new Map(prev.nodes.map((n) => [n.id, n]));
-  const oldEdges = new Map(prev.edges.map((e) => [e.id, e]));
   const diff: ModelDiff = { addedNodes: [], removedNodes: [], changedNodes: [], addedEdges: [], removedEdges: [], changedEdges: [] };
+  diffNodes(prev.nodes, next.nodes, diff);
+  // Models patched for a status change share their edges array with the model before.
+  if (prev.edges !== next.edges) diffEdges(prev.edges, next.edges, diff);
+  return diff;
+}
+
+function diffNodes(prevNodes: readonly GraphNode[], nextNodes: readonly GraphNode[], diff: ModelDiff): void {
+  if (prevNodes.length === nextNodes.length && prevNodes.every((n, i) => n.id === nextNodes[i]!.id && (n.parent ?? '') === (nextNodes[i]!.parent ?? ''))) {
+    // Same nodes in the same order, as after a status change: compare in place.
+    for (let i = 0; i < nextNodes.length; i++) {
+      const a = prevNodes[i]!;
+      const b = nextNodes[i]!;
+      if (a !== b && !sameNode(a, b)) diff.changedNodes.push(b);
+    }
+    return;
+  }
+  const oldNodes = new Map(prevNodes.map((n) => [n.id, n]));
   const seenNodes = new Set<string>();
-  for (const n of next.nodes) {
+  for (const n of nextNodes) {
     seenNodes.add(n.id);
     const old = oldNodes.get(n.id);
     if (!old) diff.addedNodes.push(n);
@@ -29,8 +44,12 @@ export function diffModels(prev: GraphModel, next: GraphModel): ModelDiff {
     } else if (!sameNode(old, n)) diff.changedNodes.push(n);
   }
   for (const id of oldNodes.keys()) if (!seenNodes.has(id)) diff.removedNodes.push(id);
+}
+
+function diffEdges(prevEdges: readonly GraphEdge[], nextEdges: readonly GraphEdge[], diff: ModelDiff): void {
+  const oldEdges = new Map(prevEdges.map((e) => [e.id, e]));
   const seenEdges = new Set<string>();
-  for (const e of next.edges) {
+  for (const e of nextEdges) {
     seenEdges.add(e.id);
     const old = oldEdges.get(e.id);
     if (!old) diff.addedEdges.push(e);
@@ -40,7 +59,6 @@ export function diffModels(prev: GraphModel, next: GraphModel): ModelDiff {
     } else if (old.label !== e.label || old.count !== e.count || old.type !== e.type) diff.changedEdges.push(e);
   }
   for (const id of oldEdges.keys()) if (!seenEdges.has(id)) diff.removedEdges.push(id);
-  return diff;
 }
 
 /** isStructural: nodes or edges came or went, so positions must be recomputed. */

@@ -84,3 +84,9 @@ export function facetsOf(model: GraphModel): Facets {
     states: [...states].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
   };
 }
+
+/** sameFacets: the menus would offer exactly the same values. */
+export function sameFacets(a: Facets, b: Facets): boolean {
+  const same = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return same(a.namespaces, b.namespaces) && same(a.kinds, b.kinds) && same(a.states, b.states);
+}

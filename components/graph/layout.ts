@@ -191,3 +191,80 @@ export function summaryLayoutOptions(nodeCount: number) {
     sort: (a: Node, b: Node) => rank(a) - rank(b) || attention(b) - attention(a) || String(a.data('id')).localeCompare(String(b.data('id'))),
   };
 }
+
+/**
+ * Past this many nodes with no groups, fcose and curved, arrowed edges cost
+ * seconds in the browser; the graph is laid out in layers instead and its
+ * edges drawn as straight lines.
+ */
+export const LAYER_ABOVE = 1500;
+
+export interface LayerNode {
+  id: string;
+  type: 'object' | 'controller' | 'group';
+  roles: readonly ('referrer' | 'referent')[];
+  namespace: string;
+  kind: string;
+  key: string;
+}
+
+/**
+ * layeredPositions places nodes in four layers from left to right, the way
+ * references point: referrers, objects that are both, referents, reference
+ * controllers. Each layer fills columns of equal height, sorted by namespace,
+ * kind and key so neighbours in a namespace sit together; the height is
+ * chosen so the whole picture is about `aspect` times wider than tall.
+ */
+export function layeredPositions(nodes: readonly LayerNode[], gap: Point = { x: 80, y: 56 }, aspect = 1.6): Map<string, Point> {
+  const layerOf = (n: LayerNode) => {
+    if (n.type === 'controller') return 3;
+    const referrer = n.roles.includes('referrer');
+    const referent = n.roles.includes('referent');
+    return referrer && referent ? 1 : referrer ? 0 : 2;
+  };
+  const layers: LayerNode[][] = [[], [], [], []];
+  for (const n of nodes) if (n.type !== 'group') layers[layerOf(n)]!.push(n);
+  const objects = layers[0]!.length + layers[1]!.length + layers[2]!.length;
+  // rows * columns ≈ objects, and columns * gap.x ≈ aspect * rows * gap.y
+  const rows = Math.max(1, Math.ceil(Math.sqrt((objects * gap.x) / (aspect * gap.y))));
+  const out = new Map<string, Point>();
+  let x = 0;
+  for (const [i, layer] of layers.entries()) {
+    if (layer.length === 0) continue;
+    layer.sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
+    // Controllers are few: one column, centred on the others.
+    const height = i === 3 ? layer.length : rows;
+    const top = i === 3 ? ((rows - layer.length) * gap.y) / 2 : 0;
+    layer.forEach((n, j) => out.set(n.id, { x: x + Math.floor(j / height) * gap.x, y: top + (j % height) * gap.y }));
+    x += Math.ceil(layer.length / height) * gap.x + 3 * gap.x;
+  }
+  return out;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * fitPositions is the zoom and pan that fit these points (plus `margin` model
+ * units around each, for the node and its label) into a `width` × `height`
+ * viewport; computed from the layout's own positions, it spares measuring
+ * thousands of labels the way a generic fit does.
+ */
+export function fitPositions(points: Iterable<Point>, width: number, height: number, margin = 60, padding = 30, maxZoom = 1.4): { zoom: number; pan: Point } {
+  let x1 = Infinity;
+  let y1 = Infinity;
+  let x2 = -Infinity;
+  let y2 = -Infinity;
+  for (const p of points) {
+    x1 = Math.min(x1, p.x);
+    y1 = Math.min(y1, p.y);
+    x2 = Math.max(x2, p.x);
+    y2 = Math.max(y2, p.y);
+  }
+  if (x1 === Infinity) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  x1 -= margin;
+  y1 -= margin;
+  x2 += margin;
+  y2 += margin;
+  const zoom = Math.min(maxZoom, Math.max(1e-3, Math.min((width - 2 * padding) / (x2 - x1), (height - 2 * padding) / (y2 - y1))));
+  return { zoom, pan: { x: (width - zoom * (x1 + x2)) / 2, y: (height - zoom * (y1 + y2)) / 2 } };
+}

@@ -1,4 +1,4 @@
-import type { ReferenceControllerState, ReferentState, ReferrerState } from '@/lib/changelog/entities';
+import type { ReferenceControllerEntity, ReferenceControllerState, ReferentEntity, ReferentState, ReferrerEntity, ReferrerState } from '@/lib/changelog/entities';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { kindOfKey, nameOfKey, namespaceOfKey } from '@/lib/model/keys';
 
@@ -58,11 +58,17 @@ export interface GraphModel {
 
 export interface ModelOptions {
   now: number;
-  /** A referrer unresolved for longer than this counts as stuck even before the server says so. */
+  /** A referrer unresolved for longer than this counts as stuck even before the server says so; default: the snapshot's threshold. */
   stuckAfterMs?: number;
 }
 
 export const DEFAULT_STUCK_AFTER_MS = 30_000;
+
+/** stuckThresholdOf is the server's stuck threshold as the snapshot states it, or 30 s from a server that does not. */
+export function stuckThresholdOf(snapshot: Pick<Snapshot, 'stuckThresholdMs'>): number {
+  const t = snapshot.stuckThresholdMs;
+  return typeof t === 'number' && Number.isFinite(t) && t >= 0 ? t : DEFAULT_STUCK_AFTER_MS;
+}
 
 export const objectNodeId = (key: string) => `obj:${key}`;
 export const controllerNodeId = (kind: string) => `ctl:${kind}`;
@@ -109,6 +115,65 @@ export function worstState(states: Iterable<NodeState>): NodeState {
   return worst;
 }
 
+/** ObjectContribution is what one referrer or referent entity says about its object's node. */
+export interface ObjectContribution {
+  state: ObjectNodeState;
+  reason: string | undefined;
+  since: number | undefined;
+}
+
+/** isOverdue: an unresolved referrer past the threshold counts as stuck before the server lists it. */
+export function isOverdue(r: ReferrerEntity, now: number, stuckAfterMs: number): boolean {
+  return r.state !== 'Resolved' && now - r.since > stuckAfterMs;
+}
+
+export function referrerContribution(r: ReferrerEntity, stuckReason: string | undefined, now: number, stuckAfterMs: number): ObjectContribution {
+  let state = REFERRER_STATE[r.state] ?? 'error';
+  if (state !== 'error' && (stuckReason !== undefined || isOverdue(r, now, stuckAfterMs))) state = 'stuck';
+  return { state, reason: stuckReason ?? r.message ?? r.reason, since: r.since };
+}
+
+export function referentContribution(r: ReferentEntity): ObjectContribution {
+  return { state: REFERENT_STATE[r.state] ?? 'error', reason: r.message ?? (r.state === 'Ready' ? undefined : r.state), since: r.changedAt };
+}
+
+/** objectNode starts a node from its first contribution; later ones go through `mergeContribution`. */
+export function objectNode(key: string, kind: string, namespace: string, roles: NodeRole[], c: ObjectContribution): GraphNode {
+  const id = objectNodeId(key);
+  return { id, type: 'object', key, label: nameOfKey(key), kind, namespace, state: c.state, roles, ...(c.reason ? { reason: c.reason } : {}), ...(c.since !== undefined ? { since: c.since } : {}) };
+}
+
+/** mergeContribution keeps the worse state: a node that is both referrer and referent shows what needs attention. */
+export function mergeContribution(node: GraphNode, c: ObjectContribution): void {
+  if (severity(c.state) > severity(node.state)) {
+    node.state = c.state;
+    node.reason = c.reason;
+    node.since = c.since;
+  }
+}
+
+export function controllerNode(c: ReferenceControllerEntity): GraphNode {
+  return {
+    id: controllerNodeId(c.kind),
+    type: 'controller',
+    key: c.kind,
+    label: c.kind.split('.')[0] ?? c.kind,
+    kind: c.kind,
+    namespace: '',
+    state: CONTROLLER_STATE[c.state] ?? 'starting',
+    roles: [],
+    reason: c.reason,
+    since: c.state === 'Cancelled' ? (c.cancelledAt ?? c.history.at(-1)?.at) : c.history.at(-1)?.at,
+  };
+}
+
+/** stuckReasons maps each object key the server lists as stuck to the text the graph shows for it. */
+export function stuckReasons(snapshot: Pick<Snapshot, 'stuck'>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of snapshot.stuck ?? []) out.set(s.key, s.message || s.reason);
+  return out;
+}
+
 /**
  * buildModel turns a snapshot into graph nodes and edges: one node per
  * object key (a referrer of several controllers, or an object that is both
@@ -118,57 +183,31 @@ export function worstState(states: Iterable<NodeState>): NodeState {
  * controller of its kind.
  */
 export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
-  const stuckAfter = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+  const stuckAfter = opts.stuckAfterMs ?? stuckThresholdOf(snapshot);
   const nodes = new Map<string, GraphNode>();
-  const stuckByKey = new Map<string, string>();
-  for (const s of snapshot.stuck ?? []) stuckByKey.set(s.key, s.message || s.reason);
+  const stuckByKey = stuckReasons(snapshot);
 
-  const upsertObject = (key: string, kind: string, namespace: string, role: NodeRole, state: ObjectNodeState, reason: string | undefined, since: number | undefined) => {
-    const id = objectNodeId(key);
-    const existing = nodes.get(id);
+  const upsertObject = (key: string, kind: string, namespace: string, role: NodeRole, c: ObjectContribution) => {
+    const existing = nodes.get(objectNodeId(key));
     if (!existing) {
-      nodes.set(id, { id, type: 'object', key, label: nameOfKey(key), kind, namespace, state, roles: [role], ...(reason ? { reason } : {}), ...(since !== undefined ? { since } : {}) });
+      nodes.set(objectNodeId(key), objectNode(key, kind, namespace, [role], c));
       return;
     }
     if (!existing.roles.includes(role)) existing.roles.push(role);
-    if (severity(state) > severity(existing.state)) {
-      existing.state = state;
-      existing.reason = reason;
-      existing.since = since;
-    }
+    mergeContribution(existing, c);
   };
 
   for (const r of snapshot.referrers ?? []) {
-    let state = REFERRER_STATE[r.state] ?? 'error';
-    const stuckReason = stuckByKey.get(r.key);
-    const overdue = r.state !== 'Resolved' && opts.now - r.since > stuckAfter;
-    if (state !== 'error' && (stuckReason !== undefined || overdue)) state = 'stuck';
-    upsertObject(r.key, r.kind, r.namespace, 'referrer', state, stuckReason ?? r.message ?? r.reason, r.since);
+    upsertObject(r.key, r.kind, r.namespace, 'referrer', referrerContribution(r, stuckByKey.get(r.key), opts.now, stuckAfter));
   }
-  for (const r of snapshot.referents ?? []) {
-    upsertObject(r.key, r.kind, namespaceOfKey(r.key), 'referent', REFERENT_STATE[r.state] ?? 'error', r.message ?? (r.state === 'Ready' ? undefined : r.state), r.changedAt);
-  }
-  for (const c of snapshot.controllers ?? []) {
-    const id = controllerNodeId(c.kind);
-    nodes.set(id, {
-      id,
-      type: 'controller',
-      key: c.kind,
-      label: c.kind.split('.')[0] ?? c.kind,
-      kind: c.kind,
-      namespace: '',
-      state: CONTROLLER_STATE[c.state] ?? 'starting',
-      roles: [],
-      reason: c.reason,
-      since: c.state === 'Cancelled' ? (c.cancelledAt ?? c.history.at(-1)?.at) : c.history.at(-1)?.at,
-    });
-  }
+  for (const r of snapshot.referents ?? []) upsertObject(r.key, r.kind, namespaceOfKey(r.key), 'referent', referentContribution(r));
+  for (const c of snapshot.controllers ?? []) nodes.set(controllerNodeId(c.kind), controllerNode(c));
 
   const edges = new Map<string, GraphEdge>();
   for (const ref of snapshot.references ?? []) {
     // A reference may name a referent (or come from a referrer) the snapshot has not reported yet.
-    if (!nodes.has(objectNodeId(ref.referrer))) upsertObject(ref.referrer, kindOfKey(ref.referrer), namespaceOfKey(ref.referrer), 'referrer', 'waiting', 'not reconciled yet', undefined);
-    if (!nodes.has(objectNodeId(ref.referent))) upsertObject(ref.referent, ref.kind || kindOfKey(ref.referent), namespaceOfKey(ref.referent), 'referent', 'waiting', 'not observed yet', undefined);
+    if (!nodes.has(objectNodeId(ref.referrer))) upsertObject(ref.referrer, kindOfKey(ref.referrer), namespaceOfKey(ref.referrer), 'referrer', PLACEHOLDER_REFERRER);
+    if (!nodes.has(objectNodeId(ref.referent))) upsertObject(ref.referent, ref.kind || kindOfKey(ref.referent), namespaceOfKey(ref.referent), 'referent', PLACEHOLDER_REFERENT);
     const id = `ref:${objectNodeId(ref.referrer)}>${objectNodeId(ref.referent)}#${ref.fieldPath}`;
     const existing = edges.get(id);
     if (existing) existing.count += ref.count;
@@ -183,6 +222,9 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
   }
   return { nodes: [...nodes.values()], edges: [...edges.values()] };
 }
+
+const PLACEHOLDER_REFERRER: ObjectContribution = { state: 'waiting', reason: 'not reconciled yet', since: undefined };
+const PLACEHOLDER_REFERENT: ObjectContribution = { state: 'waiting', reason: 'not observed yet', since: undefined };
 
 /** shortKind is `Database` for `Database.demo.refwatch.dev`. */
 export function shortKind(kind: string): string {

@@ -1,5 +1,6 @@
 'use client';
 
+import { memo } from 'react';
 import type { QueueEntity, WatchEntity } from '@/lib/changelog/entities';
 import type { ClusterInfo } from '@/lib/changelog/wire';
 import { shortKind } from '../graph/model';
@@ -12,7 +13,7 @@ const MODE_LABEL: Record<ClusterInfo['mode'], string> = {
 };
 
 /** ClusterPanel says which cluster refwatch watches, whether it answers, and what the shared watches and queues are doing. */
-export function ClusterPanel({ cluster, watches, queues }: { cluster: ClusterInfo; watches: WatchEntity[]; queues: QueueEntity[] }) {
+export const ClusterPanel = memo(function ClusterPanel({ cluster, watches, queues }: { cluster: ClusterInfo; watches: WatchEntity[]; queues: QueueEntity[] }) {
   return (
     <div className={styles.cluster}>
       <dl className={styles.facts}>
@@ -102,4 +103,4 @@ export function ClusterPanel({ cluster, watches, queues }: { cluster: ClusterInf
       )}
     </div>
   );
-}
+});

@@ -1,5 +1,6 @@
 'use client';
 
+import { memo } from 'react';
 import type { ReferenceControllerEntity, ReferenceControllerState } from '@/lib/changelog/entities';
 import type { ControllerNodeState } from '../graph/model';
 import { shortKind } from '../graph/model';
@@ -10,7 +11,7 @@ import styles from './panels.module.css';
 const ORDER: Record<ReferenceControllerState, number> = { Starting: 0, Priming: 1, Grace: 2, Active: 3, Cancelled: 4 };
 
 /** ControllersPanel shows each reference controller: lifecycle, cache, priming, errors and its transition history. */
-export function ControllersPanel({ controllers, now, onSelectKind }: { controllers: ReferenceControllerEntity[]; now: number; onSelectKind(kind: string): void }) {
+export const ControllersPanel = memo(function ControllersPanel({ controllers, now, onSelectKind }: { controllers: ReferenceControllerEntity[]; now: number; onSelectKind(kind: string): void }) {
   if (controllers.length === 0) {
     return (
       <div className={styles.empty}>
@@ -82,7 +83,7 @@ export function ControllersPanel({ controllers, now, onSelectKind }: { controlle
       ))}
     </ul>
   );
-}
+});
 
 function stateLine(c: ReferenceControllerEntity, now: number): string {
   switch (c.state) {

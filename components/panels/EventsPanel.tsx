@@ -1,6 +1,6 @@
 'use client';
 
-import { useMemo, useState } from 'react';
+import { useMemo, useState, memo } from 'react';
 import type { EventEntity, EventType } from '@/lib/changelog/entities';
 import { formatClock, formatIso } from '../ui/format';
 import { onListKeyDown } from '../ui/useListKeyboard';
@@ -34,7 +34,7 @@ const GROUPS: { id: EventGroup; label: string }[] = [
  * where it is (new events are counted, not shown) so a row can be read
  * while the cluster keeps moving.
  */
-export function EventsPanel({ events, onSelectKey }: { events: EventEntity[]; onSelectKey(key: string): void }) {
+export const EventsPanel = memo(function EventsPanel({ events, onSelectKey }: { events: EventEntity[]; onSelectKey(key: string): void }) {
   const [group, setGroup] = useState<EventGroup>('all');
   const [text, setText] = useState('');
   const [frozen, setFrozen] = useState<EventEntity[] | null>(null);
@@ -93,4 +93,4 @@ export function EventsPanel({ events, onSelectKey }: { events: EventEntity[]; on
       )}
     </div>
   );
-}
+});

@@ -1,5 +1,6 @@
 'use client';
 
+import { memo } from 'react';
 import type { StuckEntry } from '@/lib/changelog/wire';
 import { nameOfKey, namespaceOfKey, kindOfKey } from '@/lib/model/keys';
 import { shortKind } from '../graph/model';
@@ -8,7 +9,7 @@ import { onListKeyDown } from '../ui/useListKeyboard';
 import styles from './panels.module.css';
 
 /** StuckPanel lists referrers unresolved past the threshold, oldest first, each with its reason and fix. */
-export function StuckPanel({ stuck, onSelectKey }: { stuck: StuckEntry[]; onSelectKey(key: string): void }) {
+export const StuckPanel = memo(function StuckPanel({ stuck, onSelectKey }: { stuck: StuckEntry[]; onSelectKey(key: string): void }) {
   if (stuck.length === 0) {
     return (
       <div className={styles.empty}>
@@ -54,4 +55,4 @@ export function StuckPanel({ stuck, onSelectKey }: { stuck: StuckEntry[]; onSele
       ))}
     </ol>
   );
-}
+});

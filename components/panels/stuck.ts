@@ -1,13 +1,14 @@
 import type { Snapshot, StuckEntry } from '@/lib/changelog/wire';
-import { DEFAULT_STUCK_AFTER_MS } from '../graph/model';
+import { stuckThresholdOf } from '../graph/model';
 
 /**
  * stuckList is what the Stuck panel shows, oldest first: the server's stuck
  * entries (they carry the diagnosis and fix), plus referrers the browser
  * sees unresolved past the threshold that the server has not listed yet
  * (deltas carry referrers, not stuck entries). Ages are recomputed from `now`.
+ * The threshold is the server's (`snapshot.stuckThresholdMs`) unless given.
  */
-export function stuckList(snapshot: Snapshot, now: number, thresholdMs = DEFAULT_STUCK_AFTER_MS): StuckEntry[] {
+export function stuckList(snapshot: Snapshot, now: number, thresholdMs = stuckThresholdOf(snapshot)): StuckEntry[] {
   const referrers = new Map(snapshot.referrers.map((r) => [r.id, r]));
   const out: StuckEntry[] = [];
   const listed = new Set<string>();

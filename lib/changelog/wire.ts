@@ -46,6 +46,8 @@ export interface Snapshot {
   queues: QueueEntity[];
   events: EventEntity[];
   stuck: StuckEntry[];
+  /** How long a referrer stays unresolved before the server calls it stuck (REFWATCH_STUCK_THRESHOLD); clients use it for their own count. */
+  stuckThresholdMs?: number;
 }
 
 /** Change is one entity's latest state since a revision, or its tombstone. */

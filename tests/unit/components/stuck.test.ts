@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stuckList } from '@/components/panels/stuck';
 import { objectDetails } from '@/components/panels/inspect';
+import { normalizeSnapshot } from '@/components/data/snapshotQuery';
 import { demoSnapshot } from '@/tests/fixtures/snapshot';
 
 const NOW = 1_700_000_000_000;
@@ -40,5 +41,19 @@ describe('objectDetails', () => {
     const d = objectDetails(demoSnapshot(NOW), 'Database.demo.refwatch.dev/shop/orders');
     expect(d.incoming.map((i) => i.referrer.split('/').pop())).toEqual(['checkout', 'storefront']);
     expect(d.controller?.state).toBe('Active');
+  });
+});
+
+describe('the stuck threshold', () => {
+  it('follows the server’s threshold from the snapshot, and 30 s from a server that sends none', () => {
+    const s = demoSnapshot(NOW);
+    const extra = (list: ReturnType<typeof stuckList>) => list.filter((x) => x.fix === '').map((x) => x.key.split('/').pop());
+    expect(extra(stuckList(s, NOW + 10_000))).not.toContain('checkout');
+    expect(extra(stuckList({ ...s, stuckThresholdMs: 2000 }, NOW + 10_000))).toContain('checkout');
+  });
+
+  it('keeps a valid threshold from the wire and drops a malformed one', () => {
+    expect(normalizeSnapshot({ ...demoSnapshot(NOW), stuckThresholdMs: 2000 }).stuckThresholdMs).toBe(2000);
+    expect(normalizeSnapshot({ ...demoSnapshot(NOW), stuckThresholdMs: 'soon' }).stuckThresholdMs).toBeUndefined();
   });
 });

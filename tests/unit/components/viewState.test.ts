@@ -26,3 +26,11 @@ describe('URL view state', () => {
     expect(v.q).toBe('');
   });
 });
+
+describe('flat grouping in the URL', () => {
+  it('keeps ?group=flat, which draws every node ungrouped', () => {
+    const v = parseViewState(new URLSearchParams('group=flat'));
+    expect(v.group).toBe('flat');
+    expect(serializeViewState(v)).toBe('?group=flat');
+  });
+});

@@ -63,3 +63,14 @@ describe('groupModel', () => {
     expect(g.nodes.filter((n) => n.parent === open).length).toBeGreaterThan(0);
   });
 });
+
+describe('flat grouping', () => {
+  it('never groups, even past the size where `none` groups by namespace', () => {
+    const large = buildModel(largeSnapshot(NOW, 1200), { now: NOW });
+    expect(groupModel(large, { by: 'none', expanded: new Set() }).by).toBe('namespace');
+    const flat = groupModel(large, { by: 'flat', expanded: new Set() });
+    expect(flat).toMatchObject({ by: 'flat', large: false });
+    expect(flat.nodes).toBe(large.nodes);
+    expect(flat.nodes.some((n) => n.type === 'group')).toBe(false);
+  });
+});

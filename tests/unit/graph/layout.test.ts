@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { debounce, fcoseOptions, packBoxes, seedPositions } from '@/components/graph/layout';
+import { debounce, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions } from '@/components/graph/layout';
 
 describe('fcoseOptions', () => {
   it('starts an incremental layout from the current positions and does not refit the view', () => {
@@ -83,5 +83,27 @@ describe('packBoxes', () => {
         expect(apart).toBe(true);
       }
     }
+  });
+});
+
+describe('layeredPositions and fitPositions', () => {
+  const n = (id: string, type: 'object' | 'controller', roles: ('referrer' | 'referent')[], namespace = 'shop') => ({ id, type, roles, namespace, kind: 'K', key: id });
+
+  it('puts referrers left of referents and reference controllers rightmost, without overlap', () => {
+    const nodes = [n('ctl', 'controller', []), ...Array.from({ length: 50 }, (_, i) => n(`app-${i}`, 'object', ['referrer'])), n('both', 'object', ['referrer', 'referent']), ...Array.from({ length: 30 }, (_, i) => n(`db-${i}`, 'object', ['referent']))];
+    const at = layeredPositions(nodes);
+    expect(at.size).toBe(nodes.length);
+    const xs = (prefix: string) => [...at].filter(([id]) => id.startsWith(prefix)).map(([, p]) => p.x);
+    expect(Math.max(...xs('app-'))).toBeLessThan(at.get('both')!.x);
+    expect(at.get('both')!.x).toBeLessThan(Math.min(...xs('db-')));
+    expect(Math.max(...xs('db-'))).toBeLessThan(at.get('ctl')!.x);
+    expect(new Set([...at.values()].map((p) => `${p.x},${p.y}`)).size).toBe(nodes.length);
+  });
+
+  it('fits the positions into the viewport, centred, never above the readable zoom', () => {
+    const fit = fitPositions([{ x: 0, y: 0 }, { x: 1000, y: 500 }], 1100, 600, 0, 50);
+    expect(fit.zoom).toBeCloseTo(1);
+    expect(fit.pan).toEqual({ x: 50, y: 50 });
+    expect(fitPositions([{ x: 0, y: 0 }], 1000, 600).zoom).toBe(1.4);
   });
 });
