@@ -16,7 +16,7 @@ export async function start(opts: EmbeddedServerOptions = {}): Promise<EmbeddedS
 export interface Reply {
   status: number;
   headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions read arbitrary JSON
+   
   body: any;
 }
 
@@ -45,7 +45,7 @@ export async function api(
 
 export interface WatchEvent {
   type: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions read arbitrary JSON
+   
   object: any;
 }
 
