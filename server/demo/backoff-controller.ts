@@ -1,3 +1,4 @@
+import type { DemoMode } from '../../lib/demo/wire';
 import { conditionReadiness, type InformerSource, type InformerSubscription, type WatchTarget } from '../../lib/engine';
 import { Discovery, KubeRequestError, isAbortError, resourcePath } from '../../lib/kube';
 import type { KubeObject, ObjectKey } from '../../lib/model';
@@ -136,7 +137,7 @@ export class BackoffController {
   }
 }
 
-export type DemoMode = 'watch' | 'backoff';
+export type { DemoMode };
 
 /** resolvedBy reads status.resolvedBy.<mode> of an App, if that controller recorded it. */
 export function resolvedBy(app: KubeObject, mode: DemoMode): { resolvedAt?: string; reconciles?: number } | undefined {

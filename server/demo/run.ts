@@ -1,7 +1,8 @@
 import { watchTargetKey, type Manager, type WatchStatus } from '../../lib/engine';
 import { KubeRequestError, isAbortError } from '../../lib/kube';
 import { formatKey, kindKey, type ObjectKey } from '../../lib/model';
-import { BackoffController, type DemoMode } from './backoff-controller';
+import { DEMO_MODES, type DanglingApp, type DemoMode, type DemoRunView, type ModeResult, type RunPhase } from '../../lib/demo/wire';
+import { BackoffController } from './backoff-controller';
 import type { DemoConfig } from './config';
 import { CountedClient, type DemoClient } from './counted-client';
 import { demoPath, ensureDemoKinds, secretPath } from './kinds';
@@ -18,73 +19,11 @@ import {
   type PlannedReferent,
   type Scenario,
 } from './scenario';
-import { requiredReadyAts, resolutionLatency, speedup, summarize, toCsv, type Percentiles } from './stats';
+import { requiredReadyAts, resolutionLatency, speedup, summarize, toCsv } from './stats';
 import { watchController, watchControllerName } from './watch-controller';
 
-export type RunPhase = 'Creating' | 'Running' | 'Completed' | 'TimedOut' | 'Stopped' | 'Failed';
-export const MODES: readonly DemoMode[] = ['watch', 'backoff'];
-
-/** ModeResult is one controller's figures in a run. */
-export interface ModeResult {
-  mode: DemoMode;
-  /** Resolvable Apps this controller resolved, and those it has not (yet). */
-  resolved: number;
-  unresolved: number;
-  /** resolvedAt − the last referent's readyAt, over the resolved Apps (ms); null before the first. */
-  latencyMs: Percentiles | null;
-  /**
-   * The same with each unresolved App counted at the time it has waited so far
-   * (a lower bound of its latency, censored at the run's end); null when every
-   * resolvable App is resolved.
-   */
-  censoredLatencyMs: Percentiles | null;
-  reconciles: { total: number; perApp: number };
-  /** API requests: by its reconciles (writes, GETs, discovery), by its watches (lists and watch requests), and per App. */
-  requests: { total: number; reconcile: number; watches: number; perApp: number };
-}
-
-export interface DanglingApp {
-  app: ObjectKey;
-  dangling: DanglingKind;
-  /** Why the watch controller is stuck on it, as the engine reports it. */
-  reason?: string;
-  message?: string;
-}
-
-/** DemoRunView is a run as the API returns it. */
-export interface DemoRunView {
-  id: string;
-  namespace: string;
-  /** The run's watch controller on the engine (and the dashboard); it stays until the run is deleted. */
-  watchController: string;
-  phase: RunPhase;
-  config: DemoConfig;
-  seed: number;
-  startedAt: string;
-  endedAt?: string;
-  error?: string;
-  progress: {
-    elapsedMs: number;
-    objects: { planned: number; created: number };
-    apps: { total: number; resolvable: number; dangling: number };
-    referents: { total: number; ready: number };
-    resolved: Record<DemoMode, number>;
-  };
-  results: {
-    modes: Record<DemoMode, ModeResult>;
-    /** backoff ÷ watch at each percentile (censored figures for backoff when it left Apps unresolved). */
-    speedup: { p50: number | null; p90: number | null; p99: number | null; censored: boolean };
-    dangling: { total: number; byKind: Record<DanglingKind, number>; apps: DanglingApp[] };
-    churn?: { dropKind: 'Cache'; afterMs: number; appliedAt?: string; apps: number };
-    /** Requests the API server itself counted while the run ran, from every client (embedded cluster only). */
-    apiServer?: { requests: number };
-    /** Requests made to set the run up and to play the referents' controller. */
-    setupRequests: number;
-    simulatorRequests: number;
-  };
-  /** Per mode, every resolved App's latency in ms, ascending: for plotting a CDF or histogram. */
-  latencies?: Record<DemoMode, number[]>;
-}
+export type { DanglingApp, DemoRunView, ModeResult, RunPhase } from '../../lib/demo/wire';
+export const MODES = DEMO_MODES;
 
 /** AppRow is one App's line in the exports. */
 export interface AppRow {

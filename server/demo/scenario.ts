@@ -1,3 +1,4 @@
+import type { DanglingKind } from '../../lib/demo/wire';
 import { formatKey, parseApiVersion, type KubeObject, type ObjectKey } from '../../lib/model';
 import type { DemoConfig } from './config';
 
@@ -13,7 +14,7 @@ export function runNamespace(id: string): string {
 }
 
 export type ReferentKind = 'Database' | 'Cache' | 'Secret';
-export type DanglingKind = 'typo' | 'wrongNamespace' | 'kindNotInstalled';
+export type { DanglingKind };
 export const DANGLING_KINDS: readonly DanglingKind[] = ['typo', 'wrongNamespace', 'kindNotInstalled'];
 
 /** The kind a kindNotInstalled reference names: no cluster serves it. */

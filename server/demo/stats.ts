@@ -1,11 +1,5 @@
-/** The distribution figures the demo reports per mode, in milliseconds. */
-export interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
+import type { Percentiles } from '../../lib/demo/wire';
+export type { Percentiles };
 
 /** percentile is the nearest-rank percentile of an ascending array; NaN when it is empty. */
 export function percentile(sorted: readonly number[], p: number): number {
