@@ -133,6 +133,7 @@ export class Manager {
 
   /** publishStats records queue and watch statistics in the change log when they changed. */
   publishStats(): void {
+    this.referenceControllers.refreshCounts();
     for (const c of this.controllers.values()) {
       const s = c.queue.stats();
       const q: QueueEntity = {

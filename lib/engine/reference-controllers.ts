@@ -124,6 +124,21 @@ export class ReferenceControllers {
     return [...this.byKind.values()].map((rc) => this.entity(rc));
   }
 
+  /**
+   * refreshCounts republishes the reference controllers whose counts (references,
+   * cached referents, dispatches) moved since they were last published. Counts
+   * change on every event; publishing them periodically keeps that off the dispatch path.
+   */
+  refreshCounts(): void {
+    for (const rc of this.byKind.values()) {
+      const prev = this.deps.changelog.get('controller', rc.kind);
+      const references = this.deps.registry.kindCount(rc.kind);
+      const referents = rc.subscription?.store.size ?? 0;
+      if (prev && prev.references === references && prev.referents === referents && prev.dispatches === rc.dispatches) continue;
+      this.publish(rc);
+    }
+  }
+
   /** stop cancels every reference controller and awaits their releases. */
   async stop(): Promise<void> {
     this.stopped = true;

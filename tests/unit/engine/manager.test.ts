@@ -120,6 +120,19 @@ describe('Manager', () => {
     for (let i = 0; i < 20; i++) expect(h.reconciles(appKey(`app-${i}`)) - before[i]!).toBeLessThanOrEqual(2);
   });
 
+  it('published reference controller counts follow references and the cache', async () => {
+    const h = start(harness());
+    h.source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Active'));
+    h.source.apply(app('api', { databaseRef: 'orders' }));
+    h.source.apply(database('orders', true));
+    h.source.apply(database('billing', true));
+    await vi.waitFor(() => expect(h.manager.registry.kindCount('Database.demo.refwatch.dev')).toBe(2));
+    h.manager.publishStats();
+    expect(h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')).toMatchObject({ references: 2, referents: 2 });
+    expect(h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')!.dispatches).toBeGreaterThan(0);
+  });
+
   it('a throwing reconciler is counted and retried, and its worker keeps working', async () => {
     let badCalls = 0;
     const source = new MemoryInformerSource();
