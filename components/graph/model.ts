@@ -85,7 +85,8 @@ const REFERRER_STATE: Record<ReferrerState, ObjectNodeState> = {
   Error: 'error',
 };
 
-const REFERENT_STATE: Record<ReferentState, ObjectNodeState> = {
+/** How each referent state is drawn; the inspector uses the same table. */
+export const REFERENT_STATE: Record<ReferentState, ObjectNodeState> = {
   Ready: 'resolved',
   NotReady: 'waiting',
   NotPrimed: 'waiting',

@@ -5,8 +5,9 @@ import { useEffect, useRef } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { kindOfKey, nameOfKey, namespaceOfKey } from '@/lib/model/keys';
 import { fetchExplain, type ExplainReference } from '../data/explain';
-import type { GraphNode, ObjectNodeState } from '../graph/model';
-import { shortKind } from '../graph/model';
+import type { ReferentState } from '@/lib/changelog/entities';
+import type { GraphNode } from '../graph/model';
+import { REFERENT_STATE, shortKind } from '../graph/model';
 import { STATE_LOOK } from '../graph/style';
 import { StateBadge } from '../ui/StateBadge';
 import { formatAgo, formatDuration } from '../ui/format';
@@ -14,15 +15,6 @@ import { ControllersPanel } from './ControllersPanel';
 import { objectDetails, type OutgoingReference } from './inspect';
 import styles from './panels.module.css';
 
-const REFERENT_STATE: Record<string, ObjectNodeState> = {
-  Ready: 'resolved',
-  NotReady: 'waiting',
-  NotPrimed: 'waiting',
-  NotFound: 'notfound',
-  KindUnknown: 'error',
-  Forbidden: 'error',
-  WatchError: 'error',
-};
 
 export interface InspectorProps {
   node: GraphNode;
@@ -190,7 +182,7 @@ function ReferencesSection({
       <ul className={styles.refList}>
         {rows.map(({ d, e }) => {
           const state = e?.state || d.referentEntity?.state || 'NotObserved';
-          const nodeState = REFERENT_STATE[state] ?? (state === 'Ready' ? 'resolved' : 'waiting');
+          const nodeState = REFERENT_STATE[state as ReferentState] ?? (state === 'Ready' ? 'resolved' : 'waiting');
           const message = e?.message || d.referentEntity?.message || (state === 'NotObserved' ? 'not in the cache yet' : '');
           return (
             <li key={`${d.referent}#${d.fieldPath}`} className={styles.refItem} data-state={nodeState}>

@@ -1,32 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteDemoRun, getDemoRun, getDemoRuns, postDemoRun, stopDemoRun } from '@/server/api';
 import { parseConfig } from '@/server/config';
-import { toResponse } from '@/server/http/errors';
 import { startRuntime, type Runtime } from '@/server/runtime';
+import { callHandler } from '../server/call';
 
 let rt: Runtime;
-const BASE = 'http://127.0.0.1:3000';
 
-async function call(
-  fn: (rt: Runtime, req: Request) => Response | Promise<Response>,
-  path: string,
-  init: RequestInit = {},
-): Promise<{ status: number; body: any; text: string; headers: Headers }> {
-  let res: Response;
-  try {
-    res = await fn(rt, new Request(BASE + path, init));
-  } catch (e) {
-    res = toResponse(e);
-  }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text, headers: res.headers };
-}
+const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) => callHandler(rt, fn, path, init);
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   call(postDemoRun, '/api/v1/demo/runs', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });

@@ -5,27 +5,12 @@ import { ApiError, toResponse } from '@/server/http/errors';
 import { RateLimiter, guardMutation } from '@/server/http/guard';
 import { readJsonBody } from '@/server/http/validate';
 import { startRuntime, type Runtime } from '@/server/runtime';
+import { BASE, callHandler } from './call';
 import { z } from 'zod';
 
 let rt: Runtime;
-const BASE = 'http://127.0.0.1:3000';
 
-async function call(fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string): Promise<{ status: number; body: any; text: string }> {
-  let res: Response;
-  try {
-    res = await fn(rt, new Request(BASE + path));
-  } catch (e) {
-    res = toResponse(e);
-  }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text };
-}
+const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) => callHandler(rt, fn, path, init);
 
 const client = () => rt.connection.client;
 async function create(path: string, body: object) {
