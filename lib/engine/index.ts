@@ -7,3 +7,5 @@ export * from './reference-controllers';
 export * from './manager';
 export * from './memory-source';
 export * from './clock';
+export * from './lease-lock';
+export * from './leader-election';

@@ -88,6 +88,8 @@ const BUILTINS: BuiltinSpec[] = [
     generation: true,
     returnsDeletedObject: true,
   },
+  // After apiextensions, as kube-apiserver orders its groups.
+  { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true },
 ];
 
 function builtin(s: BuiltinSpec): ResourceType {

@@ -1,0 +1,162 @@
+import { KubeRequestError, isAbortError } from '../kube/errors';
+
+/**
+ * LeaderElectionRecord is what a leader writes into its lock: who holds it,
+ * for how long a holder that stops renewing keeps it, and when it was taken
+ * and last renewed (epoch milliseconds, written as MicroTime).
+ */
+export interface LeaderElectionRecord {
+  /** Empty when nobody holds the lock (a leader released it). */
+  holderIdentity: string;
+  leaseDurationSeconds: number;
+  acquireTime: number;
+  renewTime: number;
+  leaseTransitions: number;
+}
+
+/** LockRead is a record as read from the lock, with its serialized form to tell changes apart. */
+export interface LockRead {
+  record: LeaderElectionRecord;
+  raw: string;
+}
+
+/**
+ * ResourceLock is where candidates meet. Every write is conditional on the
+ * version of the last read or write (optimistic concurrency): a write that
+ * lost a race rejects with a conflict, and the caller reads again.
+ */
+export interface ResourceLock {
+  /** Describes the lock in messages: `Lease kube-system/my-controller`. */
+  describe(): string;
+  /** get reads the record; resolves undefined when the lock object does not exist. */
+  get(signal: AbortSignal): Promise<LockRead | undefined>;
+  /** create makes the lock object with this record; rejects when it already exists. */
+  create(record: LeaderElectionRecord, signal: AbortSignal): Promise<void>;
+  /** update replaces the record, on condition that nobody wrote since this lock's last read or write. */
+  update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void>;
+  /**
+   * watch calls onRelease whenever the lock is seen released (no holder) or
+   * deleted, until signal aborts. Optional: it lets a standby take over a
+   * released lock at once rather than at its next retry.
+   */
+  watch?(onRelease: () => void, signal: AbortSignal): Promise<void>;
+}
+
+/** LeaseTransport is what a LeaseLock needs from a client; KubeClient implements it. */
+export interface LeaseTransport {
+  request(method: string, path: string, opts?: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; signal?: AbortSignal }): Promise<unknown>;
+  openStream(path: string, query: Record<string, string | number | boolean | undefined>, signal: AbortSignal): Promise<{ lines(): AsyncIterable<string> }>;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+/** formatMicroTime renders epoch milliseconds as metav1.MicroTime does: RFC 3339 with six fractional digits. */
+export function formatMicroTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** parseMicroTime reads a MicroTime (or a Time) as epoch milliseconds; 0 when absent or unreadable. */
+export function parseMicroTime(s: string | undefined): number {
+  if (!s) return 0;
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+function recordOf(spec: LeaseSpec | undefined): LeaderElectionRecord {
+  return {
+    holderIdentity: spec?.holderIdentity ?? '',
+    leaseDurationSeconds: spec?.leaseDurationSeconds ?? 0,
+    acquireTime: parseMicroTime(spec?.acquireTime),
+    renewTime: parseMicroTime(spec?.renewTime),
+    leaseTransitions: spec?.leaseTransitions ?? 0,
+  };
+}
+
+function specOf(r: LeaderElectionRecord): LeaseSpec {
+  return {
+    holderIdentity: r.holderIdentity,
+    leaseDurationSeconds: r.leaseDurationSeconds,
+    acquireTime: formatMicroTime(r.acquireTime),
+    renewTime: formatMicroTime(r.renewTime),
+    leaseTransitions: r.leaseTransitions,
+  };
+}
+
+/**
+ * LeaseLock is a ResourceLock on a coordination.k8s.io/v1 Lease, as
+ * client-go's resourcelock.LeaseLock: the record lives in the Lease's spec,
+ * and each update carries the resourceVersion last seen, so a concurrent
+ * writer makes it fail with 409 Conflict.
+ */
+export class LeaseLock implements ResourceLock {
+  private last: Lease | undefined;
+
+  constructor(
+    private readonly client: LeaseTransport,
+    readonly namespace: string,
+    readonly name: string,
+  ) {}
+
+  describe(): string {
+    return `Lease ${this.namespace}/${this.name}`;
+  }
+
+  private collection(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+  }
+
+  async get(signal: AbortSignal): Promise<LockRead | undefined> {
+    try {
+      const lease = (await this.client.request('GET', `${this.collection()}/${encodeURIComponent(this.name)}`, { signal })) as Lease;
+      this.last = lease;
+      return { record: recordOf(lease.spec), raw: JSON.stringify(lease.spec ?? {}) };
+    } catch (e) {
+      if (e instanceof KubeRequestError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  async create(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
+    const body: Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) };
+    this.last = (await this.client.request('POST', this.collection(), { body, signal })) as Lease;
+  }
+
+  async update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
+    if (!this.last) throw new Error(`${this.describe()}: update before the lease was read or created`);
+    const body: Lease = { ...this.last, spec: specOf(record) };
+    this.last = (await this.client.request('PUT', `${this.collection()}/${encodeURIComponent(this.name)}`, { body, signal })) as Lease;
+  }
+
+  async watch(onRelease: () => void, signal: AbortSignal): Promise<void> {
+    const query = { watch: true, fieldSelector: `metadata.name=${this.name}`, allowWatchBookmarks: false };
+    while (!signal.aborted) {
+      try {
+        const stream = await this.client.openStream(this.collection(), query, signal);
+        for await (const line of stream.lines()) {
+          const ev = JSON.parse(line) as { type?: string; object?: Lease };
+          if (ev.type === 'DELETED' || ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && !ev.object?.spec?.holderIdentity)) onRelease();
+        }
+      } catch (e) {
+        if (signal.aborted || isAbortError(e)) return;
+        // The watch only hastens a takeover; the retry loop stays the source of truth, so a failed watch waits and reopens.
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 1_000);
+        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+    }
+  }
+}
