@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
-import { kindKey, type ObjectKey } from '../model';
+import { RefwatchError, kindKey, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
 import { Controller, type ControllerOptions } from './controller';
 import type { EngineContext, EngineHooks } from './engine-context';
-import { watchTargetKey, type InformerSource } from './informer-source';
+import { watchTargetKey, type InformerSource, type InformerSubscription, type WatchTarget } from './informer-source';
+import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
+import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
 import { defaultReadiness, type ReadinessPredicate } from './readiness';
 import { ReferenceControllers } from './reference-controllers';
 
@@ -22,6 +26,38 @@ export interface ManagerOptions {
   queueMetrics?: (controller: string) => QueueMetricsProvider;
   /** How often queue and watch statistics are published to the change log (default 500 ms; 0 = never). */
   statsIntervalMs?: number;
+  /** Reconcile only while this replica holds a Lease; see ManagerLeaderElection. */
+  leaderElection?: ManagerLeaderElection;
+}
+
+/**
+ * ManagerLeaderElection makes replicas of one controller take turns: only the
+ * holder of the Lease `namespace/name` reconciles. The others stand by with
+ * their controllers' own caches primed, so a takeover starts reconciling
+ * without a relist. Timings and callbacks are LeaderElector's.
+ */
+export type ManagerLeaderElection = Partial<Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod' | 'releaseOnStop' | 'onError'>> & {
+  /** Default: the host name plus a random suffix, unique per process. */
+  identity?: string;
+  /** Called when this replica starts reconciling. */
+  onStartedLeading?(): void;
+  /**
+   * Called after the controllers stopped. On `lost` this manager will not
+   * lead again: exit the process so that a fresh one rejoins as a standby,
+   * as client-go's controllers do.
+   */
+  onStoppedLeading?(reason: StoppedLeadingReason): void;
+  onNewLeader?(identity: string): void;
+} & ({ client: LeaseTransport; namespace: string; name: string } | { lock: ResourceLock });
+
+/** Leadership is a manager's place in leader election, for probes and metrics. */
+export interface Leadership {
+  identity: string;
+  isLeader: boolean;
+  /** The holder last seen in the Lease: empty when released, undefined before the first read. */
+  holder: string | undefined;
+  /** Why leadership ended, once it has. */
+  ended?: StoppedLeadingReason;
 }
 
 /**
@@ -40,8 +76,15 @@ export class Manager {
   private statsTimer: unknown;
   private readonly statsIntervalMs: number;
   private started = false;
+  /** Controllers run only while reconciling: from start without leader election, while leading with it. */
+  private reconciling = false;
   private stopping: Promise<void> | undefined;
   private eventSeq = 0;
+  private readonly elector: LeaderElector | undefined;
+  private leadershipEnded: StoppedLeadingReason | undefined;
+  /** A standby's subscriptions to its controllers' own kinds, which keep their caches primed. */
+  private readonly standbyCaches: InformerSubscription[] = [];
+  private readonly ownKinds = new Map<string, WatchTarget | undefined>();
 
   constructor(opts: ManagerOptions) {
     this.source = opts.source;
@@ -69,6 +112,52 @@ export class Manager {
       queueMetrics: opts.queueMetrics,
       event: (e) => this.event(e),
     };
+    if (opts.leaderElection) this.elector = this.leaderElector(opts.leaderElection);
+  }
+
+  private leaderElector(le: ManagerLeaderElection): LeaderElector {
+    let lock: ResourceLock;
+    if ('lock' in le) lock = le.lock;
+    else {
+      for (const field of ['namespace', 'name'] as const) {
+        if (typeof le[field] !== 'string' || le[field] === '') {
+          throw new RefwatchError('InvalidLeaderElection', `leader election: ${field} must name the Lease the replicas share`, { field: `leaderElection.${field}` });
+        }
+      }
+      lock = new LeaseLock(le.client, le.namespace, le.name);
+    }
+    return new LeaderElector({
+      lock,
+      identity: le.identity ?? `${hostname()}_${randomUUID()}`,
+      leaseDuration: le.leaseDuration,
+      renewDeadline: le.renewDeadline,
+      retryPeriod: le.retryPeriod,
+      releaseOnStop: le.releaseOnStop,
+      onError: le.onError,
+      clock: this.clock,
+      callbacks: {
+        onStartedLeading: () => {
+          this.reconciling = true;
+          for (const c of this.controllers.values()) c.start();
+          le.onStartedLeading?.();
+        },
+        onStoppedLeading: async (reason) => {
+          this.reconciling = false;
+          this.leadershipEnded = reason;
+          await Promise.all([...this.controllers.values()].map((c) => c.stop()));
+          le.onStoppedLeading?.(reason);
+        },
+        onNewLeader: le.onNewLeader,
+      },
+    });
+  }
+
+  /** leadership says whether this manager leads; undefined without leader election. */
+  leadership(): Leadership | undefined {
+    if (!this.elector) return undefined;
+    const l: Leadership = { identity: this.elector.identity, isLeader: this.elector.isLeader(), holder: this.elector.leader() };
+    if (this.leadershipEnded) l.ended = this.leadershipEnded;
+    return l;
   }
 
   /** addController registers a controller; it starts with the manager (or at once if already started). */
@@ -76,7 +165,9 @@ export class Manager {
     if (this.controllers.has(opts.name)) throw new Error(`a controller named ${opts.name} already exists`);
     const c = new Controller(this.ctx, opts);
     this.controllers.set(opts.name, c);
-    if (this.started) c.start();
+    this.ownKinds.set(opts.name, opts.for);
+    if (this.reconciling) c.start();
+    else if (this.started && !this.leadershipEnded) this.warm(opts.for);
     return c;
   }
 
@@ -103,6 +194,7 @@ export class Manager {
     const c = this.controllers.get(name);
     if (!c) return;
     this.controllers.delete(name);
+    this.ownKinds.delete(name);
     this.lastEnqueued = undefined;
     await c.stop();
     for (const r of this.registry.referrers(name)) {
@@ -112,18 +204,39 @@ export class Manager {
     this.changelog.remove('queue', name);
   }
 
+  /**
+   * start starts the controllers, or with leader election starts campaigning:
+   * until it leads, the manager keeps its controllers' own caches primed and
+   * reconciles nothing.
+   */
   start(): void {
     if (this.started) return;
     this.started = true;
-    for (const c of this.controllers.values()) c.start();
+    if (this.elector) {
+      for (const target of this.ownKinds.values()) this.warm(target);
+      this.elector.start();
+    } else {
+      this.reconciling = true;
+      for (const c of this.controllers.values()) c.start();
+    }
     if (this.statsIntervalMs > 0) this.scheduleStats();
   }
 
-  /** stop stops every controller, reference controller and watch; awaited, idempotent. */
+  /** warm subscribes to a controller's own kind, so its cache is primed before this replica leads. */
+  private warm(target: WatchTarget | undefined): void {
+    if (target) this.standbyCaches.push(this.source.acquire(target, () => {}));
+  }
+
+  /**
+   * stop stops every controller, reference controller and watch; awaited,
+   * idempotent. A leader releases its Lease once its controllers stopped.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.statsTimer !== undefined) this.clock.clearTimeout(this.statsTimer);
       this.statsTimer = undefined;
+      await this.elector?.stop();
+      await Promise.all(this.standbyCaches.splice(0).map((s) => s.release()));
       await Promise.all([...this.controllers.values()].map((c) => c.stop()));
       await this.referenceControllers.stop();
       await this.source.stop();
