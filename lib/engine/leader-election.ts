@@ -1,7 +1,7 @@
 import { RefwatchError } from '../model';
 import type { Clock, TimerHandle } from '../queue';
 import { wallClock } from './clock';
-import type { LeaderElectionRecord, ResourceLock } from './lease-lock';
+import type { LeaderElectionRecord, LockRead, ResourceLock } from './lease-lock';
 
 /** JITTER_FACTOR spreads a candidate's retries over [retryPeriod, retryPeriod × (1 + JITTER_FACTOR)], as client-go does. */
 export const JITTER_FACTOR = 1.2;
@@ -89,6 +89,10 @@ export function validateLeaderElection(opts: LeaderElectorOptions): Required<Pic
  *   it is free, released, or expired. Expiry is judged by the candidate's own
  *   clock from when it last saw the record change, never by the record's
  *   renewTime, so clock skew between machines cannot hand the lock over early.
+ *   Where the lock can be watched, a candidate sees each renew as it happens
+ *   and a release at once; it also retries at the moment the observed lease
+ *   expires rather than at its next jittered retry, so a dead leader is
+ *   replaced within leaseDuration of its last renew.
  * - A takeover increments leaseTransitions; a renew keeps acquireTime.
  * - The leader renews every retryPeriod. If no renew succeeds within
  *   renewDeadline of the last successful one (client-go counts from the start
@@ -183,14 +187,17 @@ export class LeaderElector {
   /** acquire retries until the lock is ours (resolving with when the winning attempt began) or stop. */
   private async acquire(): Promise<number | undefined> {
     const watching = new AbortController();
-    const watch = this.lock.watch?.(() => this.wake?.(), AbortSignal.any([watching.signal, this.stopAbort.signal])).catch((e: unknown) => this.opts.onError?.(e));
+    const watch = this.lock.watch?.((read) => this.watched(read), AbortSignal.any([watching.signal, this.stopAbort.signal])).catch((e: unknown) => this.opts.onError?.(e));
     try {
       while (!this.stopped) {
         const at = this.clock.now();
         const ok = await this.tryAcquireOrRenew(this.stopAbort.signal);
         this.reportTransition();
         if (ok) return at;
-        await this.sleep(this.retryPeriod * (1 + this.random() * JITTER_FACTOR), true);
+        // Retry jittered, but no later than the moment the observed lease expires.
+        const retry = this.retryPeriod * (1 + this.random() * JITTER_FACTOR);
+        const untilExpiry = this.observed && this.observed.holderIdentity !== '' ? this.observedTime + this.observed.leaseDurationSeconds * 1000 - this.clock.now() + 1 : retry;
+        await this.sleep(Math.min(retry, Math.max(1, untilExpiry)), true);
       }
       return undefined;
     } finally {
@@ -280,6 +287,15 @@ export class LeaderElector {
       const read = await this.lock.get(signal).catch((e: unknown) => this.fail(e, signal));
       if (read && read.record.holderIdentity === this.identity && (await this.attempt(() => this.lock.update(record, signal)))) this.observe(record, undefined);
     });
+  }
+
+  /** watched takes a change seen on the lock's watch as an observation; a released or deleted lock is tried at once. */
+  private watched(read: LockRead | undefined): void {
+    if (read && read.raw !== this.observedRaw) {
+      this.observe(read.record, read.raw);
+      this.reportTransition();
+    }
+    if (!read || read.record.holderIdentity === '') this.wake?.();
   }
 
   private holds(): boolean {

@@ -35,11 +35,12 @@ export interface ResourceLock {
   /** update replaces the record, on condition that nobody wrote since this lock's last read or write. */
   update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void>;
   /**
-   * watch calls onRelease whenever the lock is seen released (no holder) or
-   * deleted, until signal aborts. Optional: it lets a standby take over a
-   * released lock at once rather than at its next retry.
+   * watch calls onChange with the record each time it is written, and with
+   * undefined when the lock object is deleted, until signal aborts. Optional:
+   * it lets a standby see renews as they happen and a release at once,
+   * rather than at its next retry.
    */
-  watch?(onRelease: () => void, signal: AbortSignal): Promise<void>;
+  watch?(onChange: (read: LockRead | undefined) => void, signal: AbortSignal): Promise<void>;
 }
 
 /** LeaseTransport is what a LeaseLock needs from a client; KubeClient implements it. */
@@ -85,6 +86,10 @@ function recordOf(spec: LeaseSpec | undefined): LeaderElectionRecord {
   };
 }
 
+function readOf(lease: Lease): LockRead {
+  return { record: recordOf(lease.spec), raw: JSON.stringify(lease.spec ?? {}) };
+}
+
 function specOf(r: LeaderElectionRecord): LeaseSpec {
   return {
     holderIdentity: r.holderIdentity,
@@ -122,7 +127,7 @@ export class LeaseLock implements ResourceLock {
     try {
       const lease = (await this.client.request('GET', `${this.collection()}/${encodeURIComponent(this.name)}`, { signal })) as Lease;
       this.last = lease;
-      return { record: recordOf(lease.spec), raw: JSON.stringify(lease.spec ?? {}) };
+      return readOf(lease);
     } catch (e) {
       if (e instanceof KubeRequestError && e.status === 404) return undefined;
       throw e;
@@ -140,14 +145,15 @@ export class LeaseLock implements ResourceLock {
     this.last = (await this.client.request('PUT', `${this.collection()}/${encodeURIComponent(this.name)}`, { body, signal })) as Lease;
   }
 
-  async watch(onRelease: () => void, signal: AbortSignal): Promise<void> {
+  async watch(onChange: (read: LockRead | undefined) => void, signal: AbortSignal): Promise<void> {
     const query = { watch: true, fieldSelector: `metadata.name=${this.name}`, allowWatchBookmarks: false };
     while (!signal.aborted) {
       try {
         const stream = await this.client.openStream(this.collection(), query, signal);
         for await (const line of stream.lines()) {
           const ev = JSON.parse(line) as { type?: string; object?: Lease };
-          if (ev.type === 'DELETED' || ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && !ev.object?.spec?.holderIdentity)) onRelease();
+          if (ev.type === 'DELETED') onChange(undefined);
+          else if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && ev.object) onChange(readOf(ev.object));
         }
       } catch (e) {
         if (signal.aborted || isAbortError(e)) return;

@@ -46,18 +46,19 @@ describe('LeaseLock', () => {
     client.close();
   });
 
-  it('watch reports a release', async () => {
+  it('watch reports each write, a release included', async () => {
     server = await startEmbeddedServer({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } }] });
     const client = KubeClient.fromKubeconfig(server.kubeconfig());
     const lock = new LeaseLock(client, 'ops', 'controller');
     const stop = new AbortController();
     await lock.create(record('a', Date.now()), stop.signal);
-    let releases = 0;
-    const watching = lock.watch(() => releases++, stop.signal);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(releases).toBe(0);
+    const holders: (string | undefined)[] = [];
+    const watching = lock.watch((read) => holders.push(read?.record.holderIdentity), stop.signal);
+    await expect.poll(() => holders).toEqual(['a']);
     await lock.update({ ...record('', Date.now()), leaseDurationSeconds: 1 }, stop.signal);
-    await expect.poll(() => releases).toBe(1);
+    await expect.poll(() => holders).toEqual(['a', '']);
+    await client.request('DELETE', '/apis/coordination.k8s.io/v1/namespaces/ops/leases/controller');
+    await expect.poll(() => holders).toEqual(['a', '', undefined]);
     stop.abort();
     await watching;
     client.close();

@@ -5,18 +5,18 @@ export class LockServer {
   record: LeaderElectionRecord | undefined;
   version = 0;
   writes: LeaderElectionRecord[] = [];
-  private readonly releaseWatchers = new Set<() => void>();
+  private readonly watchers = new Set<(read: LockRead | undefined) => void>();
 
   write(r: LeaderElectionRecord): void {
     this.record = { ...r };
     this.version++;
     this.writes.push({ ...r });
-    if (r.holderIdentity === '') for (const w of this.releaseWatchers) w();
+    for (const w of this.watchers) w({ record: { ...r }, raw: JSON.stringify(r) });
   }
 
-  watchReleases(fn: () => void, signal: AbortSignal): Promise<void> {
-    this.releaseWatchers.add(fn);
-    return new Promise((resolve) => signal.addEventListener('abort', () => (this.releaseWatchers.delete(fn), resolve()), { once: true }));
+  watch(fn: (read: LockRead | undefined) => void, signal: AbortSignal): Promise<void> {
+    this.watchers.add(fn);
+    return new Promise((resolve) => signal.addEventListener('abort', () => (this.watchers.delete(fn), resolve()), { once: true }));
   }
 }
 
@@ -31,7 +31,7 @@ export class MemoryLock implements ResourceLock {
     private readonly server: LockServer,
     private readonly watchable = false,
   ) {
-    if (watchable) this.watch = (fn, signal) => server.watchReleases(fn, signal);
+    if (watchable) this.watch = (fn, signal) => server.watch(fn, signal);
   }
   watch?: ResourceLock['watch'];
   describe(): string {

@@ -161,6 +161,22 @@ describe('LeaderElector', () => {
     expect(a.startedAt).toHaveLength(1);
   });
 
+  it('a standby that watches the lock sees each renew and takes over within leaseDuration of the last one', async () => {
+    const server = new LockServer();
+    const a = candidate(server, 'a');
+    a.elector.start();
+    await advance(10);
+    const b = candidate(server, 'b', { watchable: true, random: () => 0.999 });
+    b.elector.start();
+    await advance(1_230);
+    a.lock.down = true;
+    const lastRenew = server.record!.renewTime;
+    await advance(4_000);
+    expect(b.startedAt).toHaveLength(1);
+    expect(b.startedAt[0]! - lastRenew).toBeGreaterThanOrEqual(3_000);
+    expect(b.startedAt[0]! - lastRenew).toBeLessThanOrEqual(3_000 + 20);
+  });
+
   it('judges expiry by its own clock from when it saw the record change, not by renewTime', async () => {
     const server = new LockServer();
     // A holder whose clock ran an hour behind: by renewTime the lease expired long ago.
