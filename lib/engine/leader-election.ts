@@ -126,6 +126,7 @@ export class LeaderElector {
   private observedTime = 0;
   private reportedLeader: string | undefined;
   private wake: (() => void) | undefined;
+  private wakePending = false;
 
   constructor(private readonly opts: LeaderElectorOptions) {
     const d = validateLeaderElection(opts);
@@ -295,7 +296,11 @@ export class LeaderElector {
       this.observe(read.record, read.raw);
       this.reportTransition();
     }
-    if (!read || read.record.holderIdentity === '') this.wake?.();
+    if (!read || read.record.holderIdentity === '') {
+      // Seen during an attempt that may have read the record before the release: retry straight after it.
+      if (this.wake) this.wake();
+      else this.wakePending = true;
+    }
   }
 
   private holds(): boolean {
@@ -356,6 +361,10 @@ export class LeaderElector {
   /** sleep waits ms on this elector's clock; stop ends it early, and so does the lock's watch when wakeable. */
   private sleep(ms: number, wakeable: boolean): Promise<void> {
     if (this.stopped) return Promise.resolve();
+    if (wakeable && this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       let timer: TimerHandle = undefined;
       const done = () => {
