@@ -55,6 +55,8 @@ beforeAll(() => {
     }),
   );
   blocks().forEach((b, i) => writeFileSync(path.join(dir, `block-${i + 1}.ts`), b.code));
+  // The package's own README (what npm shows) is type-checked with them.
+  [...readFileSync(path.join(root, 'lib/README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].forEach((m, i) => writeFileSync(path.join(dir, `package-readme-${i + 1}.ts`), m[1]!));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -69,7 +71,7 @@ describe('docs/library.md', () => {
     expect(blocks()[0]!.code).toBe(readFileSync(path.join(root, 'examples/controller/src/controller.ts'), 'utf8'));
   });
 
-  it('type-checks every block against the library', async () => {
+  it('type-checks every block, and those of lib/README.md, against the library', async () => {
     const { code, output } = await runNode([path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(dir, 'tsconfig.json')], {});
     expect(output, output).toBe('');
     expect(code).toBe(0);
