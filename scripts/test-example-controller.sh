@@ -52,12 +52,15 @@ run_on() {
   KUBECONFIG=$kubeconfig node "$app/dist/controller.js" >"$log" 2>&1 &
   local controller=$!
   local resolved=false
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 240); do
     grep -q '^App shop/web resolved$' "$log" && { resolved=true; break; }
     kill -0 "$controller" 2>/dev/null || break
     sleep 0.5
   done
+  # Kubernetes waits terminationGracePeriodSeconds (30 s) after SIGTERM, then kills: so does this.
   kill -TERM "$controller" 2>/dev/null
+  for _ in $(seq 1 60); do kill -0 "$controller" 2>/dev/null || break; sleep 0.5; done
+  kill -0 "$controller" 2>/dev/null && { echo "no exit 30 s after SIGTERM: killing it" >>"$log"; kill -KILL "$controller"; }
   wait "$controller"
   local rc=$?
   kill -TERM "$fixture" 2>/dev/null
