@@ -21,11 +21,11 @@ try {
   process.exit(2);
 }
 
-/** newest is the latest modification time under dir, skipping dependencies and build output. */
+/** newest is the latest modification time under dir, skipping dependencies and build output (lib/dist, the library's own build). */
 function newest(dir: string): number {
   let t = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+    if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) continue;
     const p = path.join(dir, e.name);
     t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# npm test: every tier in turn — unit, integration (embedded and real cluster), end-to-end.
+# npm test: every tier in turn — unit, integration (embedded and real cluster), the example controller
+# installed from the packed library, end-to-end.
 # A tier that cannot provision its component prints "SKIPPED: <tier>: <why>"; under CI=true that fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ run "typecheck" npx tsc --noEmit -p tsconfig.json
 run "lint" npx eslint .
 run "unit tests" npx vitest run --project unit
 run "integration tests" bash scripts/test-integration.sh
+run "example controller (installs the packed library; both clusters)" bash scripts/test-example-controller.sh
 run "end-to-end tests" bash scripts/test-e2e.sh
 if [ "$status" -ne 0 ]; then echo "npm test: some tiers failed"; else echo "npm test: every tier passed"; fi
 exit "$status"

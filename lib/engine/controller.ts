@@ -3,6 +3,7 @@ import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import type { InformerSubscription, WatchTarget } from './informer-source';
 import type { Resolution } from './resolution';
+import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL). */
@@ -198,7 +199,7 @@ export class Controller {
     this.engine.registry.setReferences(this.name, key, collected);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
     this.queue.forget(key);
-    const blocking = resolutions.find((r) => r.state === 'NotFound') ?? resolutions.find((r) => r.state !== 'Ready');
+    const blocking = blockingResolution(resolutions);
     const state: ReferrerState = !blocking ? 'Resolved' : blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
     this.publish(key, state, startedAt, collected.length, blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {});
     if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0) this.queue.addAfter(key, result.requeueAfter);

@@ -1,5 +1,6 @@
 export * from './informer-source';
 export * from './readiness';
+export * from './conditions';
 export * from './resolution';
 export * from './controller';
 export * from './engine-context';
