@@ -44,10 +44,11 @@ const RESOURCES: Record<string, string> = {
   'CompositionRevision.apiextensions.crossplane.io': 'compositionrevisions',
 };
 
-/** A resource refwatch reads: its API group ('' is core) and plural name. */
+/** A resource refwatch reads: its API group ('' is core), plural name, and the kind it serves. */
 export interface Grant {
   apiGroup: string;
   resource: string;
+  kind: string;
 }
 
 export interface PolicyRule {
@@ -72,7 +73,7 @@ export function packGrants(doc: RulesDocument): Grant[] {
     const id = group === '' ? kind : `${kind}.${group}`;
     const resource = RESOURCES[id];
     if (!resource) throw new Error(`pack ${doc.name}: kind ${id} has no REST resource in scripts/rbac.ts RESOURCES; add it there`);
-    kinds.set(id, { apiGroup: group, resource });
+    kinds.set(id, { apiGroup: group, resource, kind });
   };
   for (const rule of doc.rules) {
     add(rule.referrer.group, rule.referrer.kind);
