@@ -4,8 +4,10 @@
 #   docker run --read-only --tmpfs /tmp --tmpfs /app/.next/cache -p 127.0.0.1:3000:3000 \
 #     -e REFWATCH_TOKEN=$(openssl rand -hex 24) refwatch:0.1.0
 #
-# The build stage runs the same script CI runs and tests (tests/integration/standalone.test.ts
-# starts its output read-only, as a non-root user, outside the repository).
+# CI has no container engine nor a registry to pull the base image from, so it cannot build this
+# image; the build stage runs the same script CI runs and tests (tests/integration/standalone.test.ts
+# starts its output read-only, as a non-root user, outside the repository), and
+# tests/unit/deploy/dockerfile.test.ts holds the stages to that.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps

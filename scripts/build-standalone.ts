@@ -7,7 +7,7 @@ import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SOURCES = ['app', 'components', 'lib', 'server', 'deploy/demo', 'instrumentation.ts', 'next.config.js', 'package.json', 'package-lock.json'];
+const SOURCES = ['app', 'components', 'lib', 'server', 'deploy/demo', 'deploy/example', 'instrumentation.ts', 'next.config.js', 'package.json', 'package-lock.json'];
 
 /** standaloneDir is where `next build` writes the self-contained server (server.js, its node_modules, .next). */
 export function standaloneDir(root = ROOT): string {
@@ -41,7 +41,7 @@ export function isStandaloneCurrent(root = ROOT): boolean {
  */
 export function buildStandalone(root = ROOT, env: NodeJS.ProcessEnv = process.env): string {
   const next = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
-  const b = spawnSync(process.execPath, [next, 'build'], { cwd: root, stdio: ['ignore', 2, 2], env: { ...env, NEXT_TELEMETRY_DISABLED: '1' } });
+  const b = spawnSync(process.execPath, [next, 'build'], { cwd: root, stdio: ['ignore', 2, 2], env: { ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' } });
   if (b.status !== 0) throw new Error(`next build failed (${b.status ?? b.signal}); see its output above`);
   const out = standaloneDir(root);
   if (!existsSync(path.join(out, 'server.js'))) throw new Error(`next build wrote no ${path.join(out, 'server.js')}: is output 'standalone' set in next.config.js?`);
