@@ -46,6 +46,11 @@ function ok(bin: string, args: string[], input?: string): string {
   return r.stdout;
 }
 
+interface PodSpec {
+  containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[];
+  volumes: { name: string }[];
+}
+
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; rules?: PolicyRule[] | null; [k: string]: unknown };
 
 function docs(yaml: string): Obj[] {
@@ -167,6 +172,40 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     expect(c.env.find((e) => e.name === 'REFWATCH_RULE_PACKS')?.value).toBe(packs.length ? packs.join(',') : 'none');
     expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     expect(out.some((o) => o.kind === 'Ingress')).toBe(_name === 'every option');
+  });
+
+  it('helm template with every option: rules files, existing token Secret, hosts, Ingress and NetworkPolicy; the API server accepts it all', async () => {
+    const ns = await cluster.newNamespace('refwatch-options');
+    const rendered = ok(helm, ['template', 'rw', chart, '--namespace', ns, '-f', path.join(fixtures, 'all-options.yaml')]);
+    const out = docs(rendered);
+    expect(out.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Ingress', 'NetworkPolicy', 'Service', 'ServiceAccount']);
+    const pod = (out.find((o) => o.kind === 'Deployment') as unknown as { spec: { replicas: number; template: { spec: PodSpec } } }).spec;
+    expect(pod.replicas).toBe(2);
+    const env = Object.fromEntries(pod.template.spec.containers[0]!.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.REFWATCH_RULES).toBe('/etc/refwatch/rules/apps.yaml');
+    expect(env.REFWATCH_TOKEN).toEqual({ secretKeyRef: { name: 'team-refwatch-token', key: 'bearer' } });
+    expect(env.REFWATCH_ALLOWED_HOSTS).toBe(`rw-refwatch,rw-refwatch.${ns},rw-refwatch.${ns}.svc,rw-refwatch.${ns}.svc.cluster.local,refwatch.example.com,*.internal.example`);
+    expect(env.REFWATCH_INSECURE_ALLOW_ANONYMOUS).toBe('true');
+    expect(env.REFWATCH_GRACE).toBe('2m');
+    const rulesFile = (out.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['apps.yaml'];
+    expect(rulesFile).toContain('referent: {group: example.com, kind: Database}');
+    expect(pod.template.spec.volumes.find((v) => v.name === 'rules')).toEqual({ name: 'rules', configMap: { name: 'rw-refwatch-rules' } });
+    // Server-side dry run: every object is valid for kube-apiserver 1.35, admission included.
+    const dry = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered);
+    expect(dry.status, dry.stderr).toBe(0);
+  });
+
+  it('the network-policy overlay adds a NetworkPolicy to the base, valid for the API server', async () => {
+    const rendered = ok(kubectl, ['kustomize', path.join(root, 'deploy/kubernetes/overlays/network-policy')]);
+    const objs = docs(rendered);
+    expect(objs.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'NetworkPolicy', 'Service', 'ServiceAccount']);
+    const policy = objs.find((o) => o.kind === 'NetworkPolicy') as unknown as Obj & { spec: { podSelector: { matchLabels: Record<string, string> } } };
+    expect(policy.metadata.namespace).toBe('refwatch');
+    expect(policy.spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'refwatch', 'app.kubernetes.io/component': 'server' });
+    // A server-side dry run of the policy, in a namespace that exists (a dry run creates no namespace).
+    const ns = await cluster.newNamespace('refwatch-netpol');
+    const dry = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-f', '-'], stringify({ ...policy, metadata: { ...policy.metadata, namespace: ns } }));
+    expect(dry.status, dry.stderr).toBe(0);
   });
 
   it.each([
