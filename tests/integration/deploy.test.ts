@@ -291,7 +291,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     for (const verb of ['create', 'update', 'patch', 'delete']) {
       expect(run(kubectl, ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'configmaps', '-n', ns, as]).stdout.trim(), verb).toBe('no');
     }
-  });
+  }, 180_000);
 
   it('kubectl apply -k deploy/kubernetes creates the base; its ServiceAccount primes every watch of the core pack', async () => {
     const rendered = ok(kubectl, ['kustomize', path.join(root, 'deploy/kubernetes')]);
@@ -308,10 +308,10 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     const ns = await cluster.newNamespace('refwatch-kustomize');
     apply(referrers(ns));
     await expectEveryWatchPrimed('refwatch', 'refwatch', ['core']);
-  });
+  }, 180_000);
 
   it("a pack the ClusterRole was not generated for shows as Forbidden, and refwatch is not ready", async () => {
-    // The kustomize base grants the core pack only: with gateway on too, its kinds must be refused, visibly.
+    // The kustomize base (applied by the test above) grants the core pack only: with gateway on too, its kinds must be refused, visibly.
     const server = await startInCluster('refwatch', 'refwatch', 'core,gateway');
     try {
       // Its referrer kinds are watched from the start; their referents never get a reference to watch.
@@ -328,5 +328,5 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     } finally {
       await server.stop();
     }
-  });
+  }, 180_000);
 });
