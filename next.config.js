@@ -5,6 +5,14 @@ const nextConfig = {
   // The Kubernetes client and prom-client are Node-only; keep them out of the bundle.
   serverExternalPackages: ['@kubernetes/client-node', 'prom-client'],
   compress: false,
+  // .next/standalone holds a server that runs with `node server.js` alone (the container image, scripts/start.ts).
+  output: 'standalone',
+  // Trace from this folder, so server.js sits at the top of .next/standalone whatever lies above the repository.
+  outputFileTracingRoot: import.meta.dirname,
+  // Read at run time, relative to the server's folder (server.js makes it the cwd): the embedded
+  // cluster installs the demo's CRDs and the example from these. A file read at run time that is
+  // not imported must be listed here, or the standalone server and the image go without it.
+  outputFileTracingIncludes: { '/**': ['./deploy/demo/**', './deploy/example/**'] },
 };
 
 export default nextConfig;

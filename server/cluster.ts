@@ -29,7 +29,8 @@ export async function connectCluster(config: Config): Promise<ClusterConnection>
     const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
     return { client, embedded, info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
   }
-  const client = config.cluster.mode === 'kubeconfig' ? KubeClient.fromFile(config.cluster.path, { context: config.cluster.context }) : KubeClient.inCluster();
+  const client =
+    config.cluster.mode === 'kubeconfig' ? KubeClient.fromFile(config.cluster.path, { context: config.cluster.context }) : KubeClient.inCluster({ pathPrefix: config.cluster.root });
   const d = client.describe();
   return { client, info: { mode: config.cluster.mode, server: d.server, context: d.context, reachable: false }, stop: async () => {} };
 }

@@ -7,7 +7,7 @@ import { RefwatchError } from '../lib/model';
  * variables). Every error names the variable, its flag and the accepted values.
  */
 export interface Config {
-  cluster: { mode: 'embedded' } | { mode: 'kubeconfig'; path: string; context?: string } | { mode: 'in-cluster' };
+  cluster: { mode: 'embedded' } | { mode: 'kubeconfig'; path: string; context?: string } | { mode: 'in-cluster'; root?: string };
   host: string;
   port: number;
   token?: string;
@@ -50,6 +50,8 @@ const envSchema = z.object({
   REFWATCH_CLUSTER: z.enum(['embedded', 'kubeconfig', 'in-cluster']).optional(),
   KUBECONFIG: z.string().min(1).optional(),
   REFWATCH_CONTEXT: z.string().min(1).optional(),
+  // Test and debug override: the folder standing in for / when reading the service account's token, CA and namespace.
+  REFWATCH_IN_CLUSTER_ROOT: z.string().min(1).optional(),
   REFWATCH_HOST: z.string().min(1).default('127.0.0.1'),
   REFWATCH_PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   REFWATCH_TOKEN: z.string().min(16).optional(),
@@ -89,7 +91,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     if (!path) throw configError('KUBECONFIG', 'no kubeconfig path and no HOME to find ~/.kube/config');
     cluster = { mode, path: path.split(':')[0]!, ...(e.REFWATCH_CONTEXT ? { context: e.REFWATCH_CONTEXT } : {}) };
   } else if (mode === 'in-cluster') {
-    cluster = { mode };
+    cluster = { mode, ...(e.REFWATCH_IN_CLUSTER_ROOT ? { root: e.REFWATCH_IN_CLUSTER_ROOT } : {}) };
   } else {
     cluster = { mode: 'embedded' };
   }

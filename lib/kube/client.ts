@@ -226,7 +226,8 @@ export class KubeClient implements KubeTransport {
         field: opts.context ? 'context' : 'current-context',
       });
     }
-    const abs = (p: string | undefined) => (p && opts.baseDir && !path.isAbsolute(p) ? path.join(opts.baseDir, p) : p);
+    // turbopackIgnore: a kubeconfig's own paths are runtime data; without it the build traces the whole project into the standalone output.
+    const abs = (p: string | undefined) => (p && opts.baseDir && !path.isAbsolute(p) ? path.join(/*turbopackIgnore: true*/ opts.baseDir, p) : p);
     const clusters: Cluster[] = cfg.clusters.map((c) => ({
       name: c.name,
       server: c.cluster.server.replace(/\/$/, ''),

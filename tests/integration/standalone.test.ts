@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyStandalone, startStandalone, waitReady, type StandaloneCopy, type StandaloneServer } from '../setup/standalone';
+
+// The standalone server runs its own embedded cluster whichever test cluster is selected; the build is shared by both passes.
+let copy: StandaloneCopy;
+let server: StandaloneServer;
+
+beforeAll(async () => {
+  copy = copyStandalone();
+  server = await startStandalone(copy.dir);
+}, 600_000);
+
+afterAll(async () => {
+  await server?.stop();
+  copy?.remove();
+});
+
+describe('standalone server, copied outside the repository and read-only', () => {
+  it('becomes ready on its embedded cluster', async () => {
+    const r = await waitReady(server.url);
+    expect(r.status, r.body).toBe(200);
+  });
+
+  it('serves the dashboard page and the assets it links to', async () => {
+    const res = await fetch(`${server.url}/`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('<title>refwatch</title>');
+    const assets = [...html.matchAll(/(?:href|src)="(\/_next\/static\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const a of assets.slice(0, 10)) expect((await fetch(`${server.url}${a}`)).status, a).toBe(200);
+  });
+
+  it('answers the API from the embedded cluster, whose CRDs it read from its own folder', async () => {
+    const res = await fetch(`${server.url}/api/v1/snapshot`);
+    expect(res.status).toBe(200);
+    const snap = (await res.json()) as { cluster: { mode: string; reachable: boolean } };
+    expect(snap.cluster).toMatchObject({ mode: 'embedded', reachable: true });
+    // The demo installs its kinds from deploy/demo/crds.yaml: a missing file would have stopped the runtime.
+    expect(server.output()).not.toMatch(/could not start|ENOENT|EACCES|EROFS/);
+  });
+});
