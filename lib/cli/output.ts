@@ -16,7 +16,7 @@ export interface Printer {
 }
 
 /** useColor: a terminal, and no NO_COLOR (https://no-color.org); FORCE_COLOR forces it. */
-export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+export function useColor(stream: { isTTY?: boolean }, env: Readonly<Record<string, string | undefined>>): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
   return stream.isTTY === true && env.TERM !== 'dumb';
