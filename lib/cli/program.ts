@@ -34,7 +34,8 @@ export function buildProgram(invokedAs: string): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram(path.basename(argv[1] ?? 'refwatch').replace(/\.[cm]?[jt]s$/, ''));
+  // The name it was run by (refwatch or kubectl-refwatch), from the bin link, or from a source checkout's shim.
+  const program = buildProgram(process.env.REFWATCH_INVOKED_AS || path.basename(argv[1] ?? 'refwatch').replace(/\.[cm]?[jt]s$/, ''));
   try {
     if (argv.length <= 2) {
       program.outputHelp();

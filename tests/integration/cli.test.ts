@@ -326,7 +326,7 @@ describe.runIf(clusterKind === 'real')('kubectl refwatch on the real cluster', (
     const env = cliEnv({}) as NodeJS.ProcessEnv;
     const list = spawnSync(kubectl, ['plugin', 'list'], { env, encoding: 'utf8' });
     expect(list.stdout).toContain(path.join(BIN, 'kubectl-refwatch'));
-    const r = spawnSync(kubectl, ['refwatch', 'explain', 'pod/api', '-n', ns, '--kubeconfig', kubeconfig], { env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(kubectl, ['refwatch', 'explain', 'pod/api', '-n', ns, '--kubeconfig', kubeconfig, '-o', 'wide'], { env, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`did you mean web-config?`);
     const help = spawnSync(kubectl, ['refwatch', '--help'], { env, encoding: 'utf8' });
