@@ -30,6 +30,8 @@ export interface Backend {
   readonly kinds: KindCatalog;
   /** The namespace TYPE/NAME objects live in: -n, else the kubeconfig context's, else default. */
   readonly namespace: string;
+  /** Whether a referrer's `since` is when it entered its state; false when watching began only now. */
+  readonly knowsSince: boolean;
   explain(key: ObjectKey): Promise<Explanation>;
   stuck(q: StuckQuery): Promise<StuckEntry[]>;
   /** graph holds root's references, transitively; with reverse, the references to root instead. */

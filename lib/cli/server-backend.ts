@@ -21,6 +21,7 @@ interface ErrorBody {
 export class ServerBackend implements Backend {
   readonly kinds: SnapshotKinds;
   readonly namespace: string;
+  readonly knowsSince = true;
   private readonly base: URL;
   private readonly abort = new AbortController();
   private snapshotOnce: Promise<Snapshot> | undefined;

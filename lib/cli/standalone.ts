@@ -49,6 +49,7 @@ interface Scope {
 export class StandaloneBackend implements Backend {
   readonly kinds: DiscoveryKinds;
   readonly namespace: string;
+  readonly knowsSince = false;
   private readonly scopes = new Map<string, Scope>();
   private readonly manager: Manager;
   private readonly observer: RulesObserver;

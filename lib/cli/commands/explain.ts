@@ -27,7 +27,7 @@ export function registerExplain(program: Command, bin: string): void {
     act(async (backend, printer, _o, object: string, name: string | undefined) => {
       const key = await resolveObject(backend, object, name);
       const e = await backend.explain(key);
-      printExplanation(printer, e, Date.now());
+      printExplanation(printer, e, backend.knowsSince ? Date.now() : undefined);
       return resolved(e) ? EXIT.resolved : EXIT.unresolved;
     }),
   );
@@ -38,14 +38,15 @@ export function resolved(e: Explanation): boolean {
   return e.controllers.every((c) => c.state === 'Resolved' && c.references.every((r) => r.state === 'Ready'));
 }
 
-export function printExplanation(p: Printer, e: Explanation, now: number): void {
+/** printExplanation prints e; `now` dates each state, when the states' start is known. */
+export function printExplanation(p: Printer, e: Explanation, now: number | undefined): void {
   if (p.format === 'json' || p.format === 'yaml') return p.write(renderData(e, p.format));
   const wide = p.format === 'wide';
   const c = p.colors;
   for (const view of e.controllers) {
     if (!p.noHeaders) {
       const why = view.state === 'Resolved' ? '' : view.reason ? ` (${view.reason})` : '';
-      p.write(`${c.bold(e.object)}: ${paintState(c, view.state)} for ${age(now - view.since)}${why}, ${view.references.length} reference${view.references.length === 1 ? '' : 's'}, controller ${view.controller}`);
+      p.write(`${c.bold(e.object)}: ${paintState(c, view.state)}${now === undefined ? '' : ` for ${age(now - view.since)}`}${why}, ${view.references.length} reference${view.references.length === 1 ? '' : 's'}, controller ${view.controller}`);
     }
     if (view.references.length === 0) continue;
     const headers = wide ? ['REFERENT', 'FIELD', 'STATE', 'REASON', 'MESSAGE', 'FIX'] : ['REFERENT', 'STATE', 'REASON', 'FIX'];

@@ -80,6 +80,12 @@ describe('explain output', () => {
     ]);
   });
 
+  it('leaves out how long when the start of the state is unknown (standalone)', () => {
+    const p = printer('table');
+    printExplanation(p, EXPLANATION, undefined);
+    expect(p.out[0]).toBe('Pod/shop/api: NotFound (NotFound: ConfigMap/shop/web-confg), 2 references, controller rules/Pod');
+  });
+
   it('adds field paths and messages in wide, and prints rows only with --no-headers', () => {
     const wide = printer('wide');
     printExplanation(wide, EXPLANATION, 13_000);
