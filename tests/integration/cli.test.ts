@@ -194,6 +194,22 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     expect(reverse.stdout).toMatch(new RegExp(`── Pod/${ns}/web\\s+Resolved$`, 'm'));
   });
 
+  it('watches only the kinds the question needs, and closes every watch when done', async () => {
+    const { StandaloneBackend } = await import('@/lib/cli/standalone');
+    const before = await cluster.openWatches();
+    const backend = await StandaloneBackend.open({ kubeconfig, namespace: ns, packs: ['core'], rules: [], timeoutMs: 30_000 });
+    try {
+      const e = await backend.explain(`Pod/${ns}/web`);
+      expect(e.controllers[0]!.references.map((r) => r.state)).toEqual(['Ready', 'Ready']);
+      const during = await cluster.openWatches();
+      const opened = Object.keys(during).filter((k) => (during[k] ?? 0) > (before[k] ?? 0));
+      expect(opened.sort()).toEqual(['configmaps', 'pods', 'secrets']);
+    } finally {
+      await backend.close();
+    }
+    await expect.poll(async () => (await cluster.openWatches()).pods ?? 0, { timeout: 15_000 }).toBe(before.pods ?? 0);
+  });
+
   it('watches a referent become Ready until interrupted, then exits 0', async () => {
     await create(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('data'));
     await create(`/api/v1/namespaces/${ns}/pods`, pod('db', 'web-config', 'web-secrets', 'data'));
