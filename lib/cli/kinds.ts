@@ -65,7 +65,7 @@ export class DiscoveryKinds implements KindCatalog {
     try {
       return await this.client.getJSON<T>(path);
     } catch (e) {
-      throw new CliError(`cannot reach the cluster at ${this.client.server} (${this.where}): ${describeCause(e)}`);
+      throw new CliError(`cannot reach the cluster (${this.where}): ${describeCause(e)}`);
     }
   }
 }

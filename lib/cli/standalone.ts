@@ -53,6 +53,8 @@ export class StandaloneBackend implements Backend {
   private readonly scopes = new Map<string, Scope>();
   private readonly manager: Manager;
   private readonly observer: RulesObserver;
+  /** Which kubeconfig and context, for messages. */
+  private readonly where: string;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -62,6 +64,7 @@ export class StandaloneBackend implements Backend {
     where: string,
   ) {
     this.observer = observer;
+    this.where = where;
     this.kinds = new DiscoveryKinds(client, where);
     this.namespace = opts.namespace ?? client.describe().namespace ?? 'default';
     this.manager = new Manager({
@@ -91,8 +94,7 @@ export class StandaloneBackend implements Backend {
       client.close();
       throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
     }
-    const d = client.describe();
-    return new StandaloneBackend(client, observer, opts, `context ${d.context}, ${d.server}`);
+    return new StandaloneBackend(client, observer, opts, `${flag === 'the default kubeconfig' ? file : `${flag} ${file}`}, context ${client.describe().context}`);
   }
 
   async explain(key: ObjectKey): Promise<Explanation> {
@@ -258,7 +260,11 @@ export class StandaloneBackend implements Backend {
     for (const s of this.scopes.values()) {
       if (s.subscription.isPrimed()) continue;
       const failing = s.subscription.status().lastError;
-      if (failing && s.required) throw new CliError(`cannot watch ${kindKey(s.kind)}${s.namespace ? ` in namespace ${s.namespace}` : ''}: ${failing.message}`);
+      if (failing && s.required) {
+        // The reflector would retry; a command gives up and says so.
+        const why = failing.message.replace(/; retrying in .*$/, '');
+        throw new CliError(`cannot watch ${kindKey(s.kind)}${s.namespace ? ` in namespace ${s.namespace}` : ''} (${this.where}): ${why}`);
+      }
       if (!failing) waiting.push(`the ${kindKey(s.kind)} cache`);
     }
     for (const name of this.manager.controllerNames()) {

@@ -255,10 +255,15 @@ describe(`refwatch usage and connection errors`, () => {
 
   it('names the flag when it cannot connect', async () => {
     const closed = await closedPort();
-    const [server, missing] = await Promise.all([
+    const dead = path.join(dir, 'dead.json');
+    fs.writeFileSync(dead, JSON.stringify({ ...cluster.kubeconfig, clusters: cluster.kubeconfig.clusters.map((c) => ({ ...c, cluster: { ...c.cluster, server: `https://127.0.0.1:${closed}` } })) }));
+    const [server, missing, unreachable] = await Promise.all([
       run(['explain', 'Pod/shop/web', '--server', `http://127.0.0.1:${closed}`]),
       run(['explain', 'pod/web', '--kubeconfig', path.join(dir, 'nope.yaml')]),
+      run(['explain', 'Pod/shop/web', '--kubeconfig', dead]),
     ]);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).toMatch(new RegExp(`^error: cannot watch Pod in namespace shop \\(--kubeconfig ${dead}, context [^)]+\\): cannot reach https://127\\.0\\.0\\.1:${closed}`));
     expect(server.code).toBe(2);
     expect(server.stderr).toBe(`error: cannot reach --server http://127.0.0.1:${closed}: connection refused\n`);
     expect(missing.code).toBe(2);
