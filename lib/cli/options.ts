@@ -68,7 +68,6 @@ export function examples(lines: [string, string][], bin: string): string {
 
 /** openBackend picks the server or a headless engine from the flags. */
 export async function openBackend(o: CommonOptions): Promise<Backend> {
-  if (o.token && !o.server) throw new CliError('flag --token is only for --server: add --server URL, or drop --token to use the kubeconfig');
   // Loaded on demand: --help and server mode never pay for the Kubernetes client.
   if (o.server) return new (await import('./server-backend')).ServerBackend({ url: o.server, token: o.token, namespace: o.namespace, timeoutMs: o.timeout });
   return (await import('./standalone')).StandaloneBackend.open({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace, packs: o.packs, rules: o.rules, timeoutMs: o.timeout });
@@ -99,6 +98,8 @@ export function act<A extends unknown[]>(fn: (backend: Backend, printer: Printer
   return async (...args: [...A, CommonOptions, Command]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const o = cmd.opts<CommonOptions>();
+    // REFWATCH_TOKEN may be set for a server this shell also runs; only a typed --token without --server is a mistake.
+    if (o.token && !o.server && cmd.getOptionValueSource('token') === 'cli') throw new CliError('flag --token is only for --server: add --server URL, or drop --token to use the kubeconfig');
     const printer = createPrinter({ format: o.output, noHeaders: !o.headers, stream: process.stdout, env: process.env });
     const backend = await openBackend(o);
     try {

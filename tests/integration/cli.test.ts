@@ -229,13 +229,14 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
 
 describe(`refwatch usage and connection errors`, () => {
   it('refuses bad flags and arguments with exit 2 and says what to type', async () => {
-    const [unknown, format, object, kind, duration, both] = await Promise.all([
+    const [unknown, format, object, kind, duration, both, token] = await Promise.all([
       run(['explain', 'pod/web', '--namespce', ns]),
       run(['stuck', '-o', 'xml']),
       run(['explain', 'a/b/c/d']),
       run(['explain', 'nosuchtype/web', ...standalone()]),
       run(['stuck', '--older-than', 'soon']),
       run(['explain', 'pod/web', '--server', 'http://127.0.0.1:1', '--kubeconfig', kubeconfig]),
+      run(['explain', 'pod/web', '--token', 'x', ...standalone()]),
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("error: unknown option '--namespce'");
@@ -250,7 +251,9 @@ describe(`refwatch usage and connection errors`, () => {
     expect(duration.stderr).toContain('--older-than');
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("option '--server <url>' cannot be used with option '--kubeconfig <path>'");
-    for (const r of [unknown, format, object, kind, duration, both]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(token.code).toBe(2);
+    expect(token.stderr).toContain('flag --token is only for --server');
+    for (const r of [unknown, format, object, kind, duration, both, token]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
   it('names the flag when it cannot connect', async () => {
