@@ -32,6 +32,11 @@ cp "$tarball" "$app/refwatch.tgz"
 (cd "$app" && npm install --prefer-offline --no-audit --no-fund --loglevel=error) || fail "npm install in $app"
 node --import tsx scripts/check-package.ts "$app/node_modules/refwatch" || fail "the installed package is incomplete (above)"
 (cd "$app" && npx --no-install tsc -p tsconfig.json) || fail "the example does not type-check against the shipped declarations"
+# The package's executables, as npm links them: `refwatch` and the kubectl plugin name.
+for exe in refwatch kubectl-refwatch; do
+  "$app/node_modules/.bin/$exe" --help >"$work/$exe-help.txt" 2>&1 || { cat "$work/$exe-help.txt" >&2; fail "the installed $exe executable does not run"; }
+  grep -q "explain" "$work/$exe-help.txt" || fail "the installed $exe executable printed no help"
+done
 
 # run_on CLUSTER: starts the cluster with the shop scenario, runs the compiled controller with plain node
 # until the App resolves, then stops it with SIGTERM and expects a clean exit.

@@ -6,3 +6,4 @@ export * from './rule-set';
 export * from './extract';
 export * from './readiness';
 export * from './packs';
+export * from './observer';

@@ -1,0 +1,155 @@
+import { createParser } from 'eventsource-parser';
+import type { Delta, Snapshot, StuckEntry } from '../changelog';
+import type { Explanation } from '../diagnose';
+import type { ObjectKey } from '../model';
+import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
+import { CliError, describeCause } from './errors';
+import { SnapshotKinds } from './kinds';
+
+export interface ServerOptions {
+  url: string;
+  token?: string;
+  namespace?: string;
+  timeoutMs: number;
+}
+
+interface ErrorBody {
+  error?: { code?: string; message?: string; field?: string };
+}
+
+/** ServerBackend asks a running refwatch server through API v1 (docs/api.md). */
+export class ServerBackend implements Backend {
+  readonly kinds: SnapshotKinds;
+  readonly namespace: string;
+  readonly knowsSince = true;
+  private readonly base: URL;
+  private readonly abort = new AbortController();
+  private snapshotOnce: Promise<Snapshot> | undefined;
+
+  constructor(private readonly opts: ServerOptions) {
+    let base: URL;
+    try {
+      base = new URL(opts.url);
+    } catch {
+      throw new CliError(`flag --server "${opts.url}" is not a URL; for example --server http://127.0.0.1:3000`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new CliError(`flag --server "${opts.url}" must be an http:// or https:// URL; for example --server http://127.0.0.1:3000`);
+    this.base = base;
+    this.namespace = opts.namespace ?? 'default';
+    this.kinds = new SnapshotKinds(() => (this.snapshotOnce ??= this.get<Snapshot>('/api/v1/snapshot')));
+  }
+
+  explain(key: ObjectKey): Promise<Explanation> {
+    return this.get<Explanation>('/api/v1/explain', { object: key });
+  }
+
+  async stuck(q: StuckQuery): Promise<StuckEntry[]> {
+    const body = await this.get<{ items: StuckEntry[] }>('/api/v1/stuck', { olderThan: `${q.olderThanMs}ms`, namespace: q.namespace, kind: q.kind });
+    return body.items;
+  }
+
+  graph(): Promise<Graph> {
+    // The whole graph: a tree follows references across namespaces.
+    return (this.snapshotOnce ??= this.get<Snapshot>('/api/v1/snapshot'));
+  }
+
+  async *watch(scope: WatchScope, signal: AbortSignal): AsyncIterable<WatchMessage> {
+    const query: Record<string, string | undefined> = { namespace: scope.namespace };
+    let lastEventId: string | undefined;
+    let connected = false;
+    while (!signal.aborted) {
+      const queue: WatchMessage[] = [];
+      let wake: (() => void) | undefined;
+      const parser = createParser({
+        onEvent: (ev) => {
+          if (ev.id) lastEventId = ev.id;
+          if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: JSON.parse(ev.data) as Snapshot });
+          else if (ev.event === 'delta') queue.push({ type: 'delta', changes: (JSON.parse(ev.data) as Delta).changes });
+          wake?.();
+        },
+      });
+      let res: Response;
+      try {
+        res = await this.fetch('/api/v1/stream', query, signal, { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, false);
+      } catch (e) {
+        if (signal.aborted) return;
+        if (!connected) throw e;
+        await sleep(1000, signal);
+        continue;
+      }
+      connected = true;
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const onAbort = () => void reader.cancel().catch(() => {});
+      signal.addEventListener('abort', onAbort, { once: true });
+      let done = false;
+      const pump = (async () => {
+        try {
+          for (;;) {
+            const r = await reader.read();
+            if (r.done) break;
+            parser.feed(r.value);
+          }
+        } catch {
+          // A dropped stream is reconnected below, from the last revision seen.
+        } finally {
+          done = true;
+          wake?.();
+        }
+      })();
+      while (!done || queue.length > 0) {
+        const m = queue.shift();
+        if (m) {
+          yield m;
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      await pump;
+      signal.removeEventListener('abort', onAbort);
+      if (!signal.aborted) await sleep(1000, signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+  }
+
+  private async get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
+    const res = await this.fetch(path, query, AbortSignal.timeout(this.opts.timeoutMs), { accept: 'application/json' }, true);
+    return (await res.json()) as T;
+  }
+
+  private async fetch(path: string, query: Record<string, string | undefined>, signal: AbortSignal, headers: Record<string, string>, timed: boolean): Promise<Response> {
+    const url = new URL(path, this.base);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+    if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { headers, signal: AbortSignal.any([signal, this.abort.signal]) });
+    } catch (e) {
+      const why = timed && e instanceof Error && e.name === 'TimeoutError' ? `no answer within --timeout ${this.opts.timeoutMs / 1000}s` : describeCause(e);
+      throw new CliError(`cannot reach --server ${this.base.origin}: ${why}`);
+    }
+    if (res.ok) return res;
+    const body = (await res.json().catch(() => ({}))) as ErrorBody;
+    const message = body.error?.message ?? `${res.status} ${res.statusText}`;
+    if (res.status === 401 || res.status === 403) throw new CliError(`--server ${this.base.origin} refused the request (${res.status}): ${message}; pass its token with --token`);
+    if (res.status === 404 && body.error?.code === 'NotFound') throw new CliError(message, 1);
+    if (res.status === 404) throw new CliError(`--server ${this.base.origin} has no ${path}: is it a refwatch server? (${message})`);
+    if (res.status >= 500) throw new CliError(`--server ${this.base.origin} failed (${res.status}): ${message}`);
+    throw new CliError(`${body.error?.field ? `${body.error.field}: ` : ''}${message}`);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
