@@ -55,7 +55,8 @@ export async function connectCluster(config: Config): Promise<ClusterConnection>
   if (config.cluster.mode === 'embedded') {
     // A fresh token per process: even on loopback, the API server takes no anonymous requests.
     const example = config.example ? exampleManifests(config.example) : undefined;
-    const embedded = await startEmbeddedServer({ objects: [...demoManifests(), ...(example ?? [])], bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
+    // TLS so that kubectl, which sends a token over HTTPS only, can use the kubeconfig npm start writes.
+    const embedded = await startEmbeddedServer({ objects: [...demoManifests(), ...(example ?? [])], bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex'), tls: true });
     const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
     return { client, embedded, ...(example ? { example } : {}), info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
   }

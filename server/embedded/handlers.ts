@@ -28,6 +28,7 @@ import type { StoredObject } from './store';
 import type { RequestTarget, Subresource } from './strategy';
 import { WatchStream, type WatchHub } from './watch';
 import { toTable, wantsTable } from './table';
+import { openApiFor, openApiIndex } from './openapi';
 
 /** kube-apiserver's default request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -261,6 +262,11 @@ function nonResource(ctx: HandlerContext, path: string, segments: string[]): { c
     const [, group, version] = segments as [string, string, string];
     if (!table.servesGroupVersion(group, version)) return { code: 404, body: resourceNotFound().status };
     return { code: 200, body: apiResourceList(table, group, version) };
+  }
+  if (path === '/openapi/v3') return { code: 200, body: openApiIndex(ctx.registry) };
+  if (segments[0] === 'openapi' && segments[1] === 'v3') {
+    const doc = openApiFor(ctx.registry, segments.slice(2));
+    return doc ? { code: 200, body: doc } : { code: 404, body: resourceNotFound().status };
   }
   if (path === '/version') {
     return {
