@@ -27,7 +27,7 @@ export interface KubectlResult {
 /** kubectl runs kubectl as a process with KUBECONFIG set and no other kubeconfig in reach; stdin is optional. */
 export function kubectl(bin: string, kubeconfig: string, args: string[], stdin?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile(bin, args, { env: { PATH: process.env.PATH ?? '', HOME: path.dirname(kubeconfig), KUBECONFIG: kubeconfig }, timeout: 60_000 }, (err, stdout, stderr) => {
+    const child = execFile(bin, args, { env: { ...process.env, HOME: path.dirname(kubeconfig), KUBECONFIG: kubeconfig }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
     child.stdin?.end(stdin ?? '');
