@@ -1,3 +1,4 @@
+import { readFileSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,8 @@ export function embeddedKubeconfigPath(env: Record<string, string | undefined> =
 /**
  * writeKubeconfigFile writes a kubeconfig readable by its owner only (it
  * holds the server's token) and returns a remove that deletes the file
- * unless another process has rewritten it since.
+ * unless another process has rewritten it since; the process's exit removes
+ * it too.
  */
 export async function writeKubeconfigFile(file: string, kubeconfig: object): Promise<() => Promise<void>> {
   const text = stringify(kubeconfig);
@@ -25,7 +27,17 @@ export async function writeKubeconfigFile(file: string, kubeconfig: object): Pro
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.writeFile(tmp, text, { mode: 0o600 });
   await fs.rename(tmp, file);
+  // Next exits on SIGTERM without disposing the runtime: the file goes with the process all the same.
+  const removeNow = () => {
+    try {
+      if (readFileSync(file, 'utf8') === text) rmSync(file, { force: true });
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', removeNow);
   return async () => {
+    process.off('exit', removeNow);
     const now = await fs.readFile(file, 'utf8').catch(() => undefined);
     if (now === text) await fs.rm(file, { force: true });
   };

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,21 @@ describe('the example setting', () => {
     expect(embeddedKubeconfigPath({ XDG_STATE_HOME: '/x/state', HOME: '/home/u' })).toBe('/x/state/refwatch/embedded.kubeconfig');
     expect(embeddedKubeconfigPath({ HOME: '/home/u' })).toBe('/home/u/.local/state/refwatch/embedded.kubeconfig');
   });
+});
+
+it('removes the kubeconfig when the process exits without disposing (next start on SIGTERM)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-exit-'));
+  const file = path.join(dir, 'embedded.kubeconfig');
+  const script = `import { writeKubeconfigFile } from ${JSON.stringify(path.resolve('server/kubeconfig-file.ts'))};
+await writeKubeconfigFile(${JSON.stringify(file)}, { kind: 'Config' });
+console.log(fs.existsSync(${JSON.stringify(file)}));
+process.exit(0);`;
+  const entry = path.join(dir, 'exit.mts');
+  fs.writeFileSync(entry, `import fs from 'node:fs';\n${script}`);
+  const r = spawnSync(process.execPath, [path.resolve('node_modules/tsx/dist/cli.mjs'), entry], { encoding: 'utf8' });
+  expect(r.stdout.trim(), r.stderr).toBe('true');
+  expect(fs.existsSync(file)).toBe(false);
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('npm start on the embedded cluster', () => {
