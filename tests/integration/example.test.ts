@@ -26,7 +26,7 @@ let example: Example;
 let dir: string;
 
 /** applyManifests creates each object at the resource discovery names for its kind; one already there is left as is. */
-export async function applyManifests(client: KubeClient, objects: readonly object[]): Promise<void> {
+async function applyManifests(client: KubeClient, objects: readonly object[]): Promise<void> {
   const discovery = new Discovery(client);
   for (const obj of objects as { apiVersion: string; kind: string; metadata: { namespace?: string } }[]) {
     const slash = obj.apiVersion.indexOf('/');

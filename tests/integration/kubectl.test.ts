@@ -51,6 +51,12 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
 
     const pods = await run(['get', 'pods', '-n', 'refwatch-example', '-o', 'name']);
     expect(pods.stdout.split('\n').filter(Boolean).sort()).toEqual(['pod/reporter', 'pod/web', 'pod/worker']);
+    // Server-side printing: kubectl's own columns for Pods, and the CRD's additionalPrinterColumns.
+    const table = await run(['get', 'pods', '-n', 'refwatch-example']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
+    expect(table.stdout).toMatch(/\nworker\s+0\/1\s+Pending\s+0\s+\d+s/);
+    const databases = await run(['get', 'databases', '-n', 'refwatch-example']);
+    expect(databases.stdout.split('\n')[0]).toMatch(/^NAME\s+READY\s+AGE$/);
   });
 
   it("fixes the worker Pod's typo with kubectl apply, and the stuck Pod resolves", async () => {
