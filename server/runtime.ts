@@ -118,8 +118,13 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       : undefined;
   let removeKubeconfig: (() => Promise<void>) | undefined;
   if (embedded && opts.kubeconfigFile) {
-    removeKubeconfig = await writeKubeconfigFile(opts.kubeconfigFile, embedded.kubeconfig());
-    console.log(`refwatch: embedded cluster at ${embedded.url}; try: KUBECONFIG=${opts.kubeconfigFile} kubectl get pods -A`);
+    try {
+      removeKubeconfig = await writeKubeconfigFile(opts.kubeconfigFile, embedded.kubeconfig());
+      console.log(`refwatch: embedded cluster at ${embedded.url}; try: KUBECONFIG=${opts.kubeconfigFile} kubectl get pods -A`);
+    } catch (e) {
+      // kubectl access is a convenience: a read-only home must not keep the dashboard from starting.
+      console.warn(`refwatch: could not write the embedded cluster's kubeconfig to ${opts.kubeconfigFile}: ${e instanceof Error ? e.message : String(e)}; set XDG_STATE_HOME to a writable directory for kubectl access`);
+    }
   }
 
   let info = connection.info;

@@ -49,6 +49,20 @@ process.exit(0);`;
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+it('starts even where the kubeconfig cannot be written, and says why', async () => {
+  const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+  const blocker = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-ro-'));
+  fs.writeFileSync(path.join(blocker, 'refwatch'), 'a file where a directory should be');
+  const rt = await startRuntime(parseConfig({ REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }), { kubeconfigFile: path.join(blocker, 'refwatch', 'embedded.kubeconfig') });
+  try {
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/could not write the embedded cluster's kubeconfig.*XDG_STATE_HOME/));
+  } finally {
+    await rt.dispose();
+    warn.mockRestore();
+    fs.rmSync(blocker, { recursive: true, force: true });
+  }
+});
+
 describe('npm start on the embedded cluster', () => {
   let rt: Runtime;
   let dir: string;
