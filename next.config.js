@@ -2,8 +2,8 @@
 const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
-  // The Kubernetes client and prom-client are Node-only; keep them out of the bundle.
-  serverExternalPackages: ['@kubernetes/client-node', 'prom-client'],
+  // The Kubernetes client, prom-client and selfsigned are Node-only; keep them out of the bundle.
+  serverExternalPackages: ['@kubernetes/client-node', 'prom-client', 'selfsigned'],
   compress: false,
   // .next/standalone holds a server that runs with `node server.js` alone (the container image, scripts/start.ts).
   output: 'standalone',

@@ -4,30 +4,61 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../lib/changelog';
 import { KubeClient } from '../lib/kube';
+import { RefwatchError } from '../lib/model';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded';
 import type { Config } from './config';
+
+/** exampleManifests reads the example's directory, naming the setting when it cannot. */
+export function exampleManifests(dir: string): object[] {
+  try {
+    return readManifests(path.resolve(dir));
+  } catch (e) {
+    throw new RefwatchError('InvalidConfig', `REFWATCH_EXAMPLE (flag --example) ${dir}: ${e instanceof Error ? e.message : String(e)}; use --example none to start bare`, { field: 'REFWATCH_EXAMPLE' });
+  }
+}
 
 export interface ClusterConnection {
   client: KubeClient;
   embedded?: EmbeddedServer;
+  /** The example's manifests, applied to the embedded cluster at its start. */
+  example?: object[];
   info: ClusterInfo;
   stop(): Promise<void>;
 }
 
 /** demoManifests reads deploy/demo/crds.yaml: the embedded cluster installs the demo's kinds at start. */
 export function demoManifests(root = process.cwd()): object[] {
-  const file = path.join(root, 'deploy', 'demo', 'crds.yaml');
-  const docs = parseAllDocuments(fs.readFileSync(file, 'utf8'));
-  return docs.map((d) => d.toJS() as object).filter(Boolean);
+  return readManifests(path.join(root, 'deploy', 'demo', 'crds.yaml'));
+}
+
+/**
+ * readManifests reads the YAML documents of a file, or of a directory's
+ * .yaml/.yml files in name order, as `kubectl apply -f DIR` does.
+ */
+export function readManifests(fileOrDir: string): object[] {
+  const files = fs.statSync(fileOrDir).isDirectory()
+    ? fs.readdirSync(fileOrDir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => path.join(fileOrDir, f))
+    : [fileOrDir];
+  const out: object[] = [];
+  for (const file of files) {
+    for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+      const obj = doc.toJS() as object | null;
+      if (obj) out.push(obj);
+    }
+  }
+  return out;
 }
 
 /** connectCluster starts the embedded API server or loads a kubeconfig / in-cluster config. */
 export async function connectCluster(config: Config): Promise<ClusterConnection> {
   if (config.cluster.mode === 'embedded') {
     // A fresh token per process: even on loopback, the API server takes no anonymous requests.
-    const embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
+    const example = config.example ? exampleManifests(config.example) : undefined;
+    // TLS so that kubectl, which sends a token over HTTPS only, can use the kubeconfig npm start writes.
+    const embedded = await startEmbeddedServer({ objects: [...demoManifests(), ...(example ?? [])], bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex'), tls: true });
     const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
-    return { client, embedded, info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
+    return { client, embedded, ...(example ? { example } : {}), info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
   }
   const client =
     config.cluster.mode === 'kubeconfig' ? KubeClient.fromFile(config.cluster.path, { context: config.cluster.context }) : KubeClient.inCluster({ pathPrefix: config.cluster.root });

@@ -16,6 +16,8 @@ export interface Config {
   rulesFiles: string[];
   rulePacks: string[];
   demo: boolean;
+  /** The directory of manifests loaded into the embedded cluster at start; undefined starts bare. */
+  example?: string;
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -31,6 +33,7 @@ export const SETTINGS = {
   rules: { env: 'REFWATCH_RULES', flag: '--rules', accepts: 'comma-separated rules files (YAML or JSON)' },
   packs: { env: 'REFWATCH_RULE_PACKS', flag: '--packs', accepts: 'comma-separated packs: core, gateway, crossplane, or none' },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
+  example: { env: 'REFWATCH_EXAMPLE', flag: '--example', accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)' },
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -60,6 +63,7 @@ const envSchema = z.object({
   REFWATCH_RULES: z.string().default(''),
   REFWATCH_RULE_PACKS: z.string().default('core'),
   REFWATCH_DEMO: z.enum(['on', 'off']).optional(),
+  REFWATCH_EXAMPLE: z.string().optional(),
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -115,6 +119,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;
+  // refwatch writes to a real cluster only when asked through the API: the example is the user's to apply there.
+  const example = e.REFWATCH_EXAMPLE ?? (cluster.mode === 'embedded' ? 'deploy/example' : 'none');
+  if (example !== 'none' && cluster.mode !== 'embedded') throw configError('REFWATCH_EXAMPLE', `the example loads into the embedded cluster only; on ${cluster.mode} apply it yourself: kubectl apply -f deploy/demo/crds.yaml && kubectl apply -f ${example}`);
+  if (example !== 'none') cfg.example = example;
   return cfg;
 }
 

@@ -5,6 +5,8 @@ import { SharedInformerPool } from '../lib/kube';
 import { parseConfig, type Config } from './config';
 import { connectCluster, probeCluster, type ClusterConnection } from './cluster';
 import { DemoRunner } from './demo';
+import { startExample, type Example } from './example';
+import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 
@@ -25,6 +27,8 @@ export interface Runtime {
   readonly observer: Observer;
   /** The fast-vs-backoff demo, when config.demo is on. */
   readonly demo?: DemoRunner;
+  /** The example loaded into the embedded cluster (deploy/example), unless config.example is unset. */
+  readonly example?: Example;
   cluster(): ClusterInfo;
   onCluster(listener: (info: ClusterInfo) => void): () => void;
   /** ready: the cluster answers and every watch holds its initial snapshot. */
@@ -33,7 +37,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 2;
+const RUNTIME_VERSION = 3;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -56,7 +60,7 @@ export function ensureRuntime(): Promise<Runtime> {
   const previous = slot?.promise;
   const promise = (async () => {
     if (previous) await previous.then((r) => r.dispose()).catch(() => {});
-    return startRuntime(parseConfig());
+    return startRuntime(parseConfig(), { kubeconfigFile: embeddedKubeconfigPath() });
   })();
   g[KEY] = { version: RUNTIME_VERSION, promise };
   // A failed start is retried by the next caller instead of being cached for ever.
@@ -74,7 +78,12 @@ export async function disposeRuntime(): Promise<void> {
   if (slot) await (await slot.promise.catch(() => undefined))?.dispose();
 }
 
-export async function startRuntime(config: Config): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** Where to write the embedded cluster's kubeconfig for kubectl; removed at dispose. */
+  kubeconfigFile?: string;
+}
+
+export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog();
   const pool = new SharedInformerPool({ client: connection.client });
@@ -98,6 +107,25 @@ export async function startRuntime(config: Config): Promise<Runtime> {
   const demo = config.demo
     ? new DemoRunner({ manager, client: connection.client, serverRequestCount: embedded ? () => embedded.requestCount() : undefined })
     : undefined;
+  const example =
+    connection.example
+      ? startExample({
+          manager,
+          client: connection.client,
+          manifests: connection.example,
+          onError: (what, e) => console.error(`refwatch: example: could not mark ${what} Ready: ${e instanceof Error ? e.message : String(e)}`),
+        })
+      : undefined;
+  let removeKubeconfig: (() => Promise<void>) | undefined;
+  if (embedded && opts.kubeconfigFile) {
+    try {
+      removeKubeconfig = await writeKubeconfigFile(opts.kubeconfigFile, embedded.kubeconfig());
+      console.log(`refwatch: embedded cluster at ${embedded.url}; try: KUBECONFIG=${opts.kubeconfigFile} kubectl get pods -A`);
+    } catch (e) {
+      // kubectl access is a convenience: a read-only home must not keep the dashboard from starting.
+      console.warn(`refwatch: could not write the embedded cluster's kubeconfig to ${opts.kubeconfigFile}: ${e instanceof Error ? e.message : String(e)}; set XDG_STATE_HOME to a writable directory for kubectl access`);
+    }
+  }
 
   let info = connection.info;
   const listeners = new Set<(info: ClusterInfo) => void>();
@@ -125,6 +153,7 @@ export async function startRuntime(config: Config): Promise<Runtime> {
     metrics,
     observer,
     ...(demo ? { demo } : {}),
+    ...(example ? { example } : {}),
     cluster: () => info,
     onCluster(listener) {
       listeners.add(listener);
@@ -134,7 +163,8 @@ export async function startRuntime(config: Config): Promise<Runtime> {
       const reasons: string[] = [];
       if (!info.reachable) reasons.push(info.message ?? `cluster ${info.server} is not reachable`);
       for (const w of pool.watches()) {
-        if (!w.primed) reasons.push(`${w.target.kind}${w.target.group ? '.' + w.target.group : ''} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
+        // A kind the cluster does not serve is an answer, not a wait: its references are reported stuck as KindUnknown.
+        if (!w.primed && w.lastError?.reason !== 'KindUnknown') reasons.push(`${w.target.kind}${w.target.group ? '.' + w.target.group : ''} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
       }
       return { ready: reasons.length === 0, reasons };
     },
@@ -144,6 +174,8 @@ export async function startRuntime(config: Config): Promise<Runtime> {
         if (timer) clearTimeout(timer);
         listeners.clear();
         await demo?.dispose();
+        await example?.stop();
+        await removeKubeconfig?.();
         await manager.stop();
         metrics.detach();
         await connection.stop();

@@ -27,7 +27,8 @@ import {
 import type { StoredObject } from './store';
 import type { RequestTarget, Subresource } from './strategy';
 import { WatchStream, type WatchHub } from './watch';
-import { toTable, wantsTable } from './table';
+import { columnsFor, toTable, wantsTable } from './table';
+import { openApiFor, openApiIndex } from './openapi';
 
 /** kube-apiserver's default request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -262,6 +263,11 @@ function nonResource(ctx: HandlerContext, path: string, segments: string[]): { c
     if (!table.servesGroupVersion(group, version)) return { code: 404, body: resourceNotFound().status };
     return { code: 200, body: apiResourceList(table, group, version) };
   }
+  if (path === '/openapi/v3') return { code: 200, body: openApiIndex(ctx.registry) };
+  if (segments[0] === 'openapi' && segments[1] === 'v3') {
+    const doc = openApiFor(ctx.registry, segments.slice(2));
+    return doc ? { code: 200, body: doc } : { code: 404, body: resourceNotFound().status };
+  }
   if (path === '/version') {
     return {
       code: 200,
@@ -355,7 +361,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   switch (r.verb) {
     case 'get': {
       const obj = registry.get({ ...target, name: r.name! });
-      return send(res, 200, table ? toTable(r.rt, [obj], obj.metadata.resourceVersion as string) : obj);
+      return send(res, 200, table ? toTable(columnsFor(registry, r.rt, r.version), [obj], obj.metadata.resourceVersion as string) : obj);
     }
     case 'list': {
       const result = registry.list(target, {
@@ -368,7 +374,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       if (boolParam(q, 'sendInitialEvents') !== undefined) {
         throw listOptionsInvalid([fieldForbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
       }
-      return send(res, 200, table ? toTable(r.rt, result.items, result.resourceVersion, result.continue) : listBody(r, result));
+      return send(res, 200, table ? toTable(columnsFor(registry, r.rt, r.version), result.items, result.resourceVersion, result.continue) : listBody(r, result));
     }
     case 'watch':
       return startWatch(ctx, req, res, r, q, table);
@@ -463,7 +469,7 @@ function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerRespon
       bookmarks,
       initialEventsEnd: sendInitial === true && bookmarks,
       timeoutMs,
-      render: table ? (obj) => toTable(r.rt, [obj], String(obj.metadata.resourceVersion ?? '')) : undefined,
+      render: table ? (obj) => toTable(columnsFor(ctx.registry, r.rt, r.version), [obj], String(obj.metadata.resourceVersion ?? '')) : undefined,
     },
     store,
     ctx.bookmarkIntervalMs,

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { FaultState, type FaultHooks } from './faults';
 import { handleRequest, type HandlerContext } from './handlers';
@@ -22,6 +23,12 @@ export interface EmbeddedServerOptions {
   bookmarkIntervalMs?: number;
   /** Manifests applied at start, in order: CRDs first, then namespaces, then objects. */
   objects?: object[];
+  /**
+   * Serve HTTPS with a certificate made at start (its own CA, in the
+   * kubeconfig). kubectl and every client-go program send credentials over
+   * TLS only, so a server with a token needs this to be usable from kubectl.
+   */
+  tls?: boolean;
 }
 
 export interface EmbeddedServer {
@@ -97,7 +104,9 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     isStopping: () => stopping,
   };
 
-  const server: Server = createServer((req, res) => void handleRequest(ctx, req, res));
+  const certificate = opts.tls ? await selfSignedCertificate() : undefined;
+  const handler = (req: IncomingMessage, res: ServerResponse) => void handleRequest(ctx, req, res);
+  const server: Server = certificate ? createTlsServer({ key: certificate.key, cert: certificate.cert }, handler) : createServer(handler);
   // A watch is long-lived; Node's default request timeout would cut it.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -113,7 +122,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
   const port = (server.address() as AddressInfo).port;
   const hostPart = host.includes(':') ? `[${host}]` : host;
   address = `${hostPart}:${port}`;
-  const url = `http://${address}`;
+  const url = `${certificate ? 'https' : 'http'}://${address}`;
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -154,13 +163,38 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     kubeconfig: () => ({
       apiVersion: 'v1',
       kind: 'Config',
-      // Plain HTTP on loopback: client-node refuses http:// servers unless TLS verification is marked off.
-      clusters: [{ name: 'embedded', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+      clusters: [
+        {
+          name: 'embedded',
+          // Plain HTTP on loopback: client-node refuses http:// servers unless TLS verification is marked off.
+          cluster: certificate ? { server: url, 'certificate-authority-data': Buffer.from(certificate.cert).toString('base64') } : { server: url, 'insecure-skip-tls-verify': true },
+        },
+      ],
       users: [{ name: 'embedded', user: opts.token ? { token: opts.token } : {} }],
       contexts: [{ name: 'embedded', context: { cluster: 'embedded', user: 'embedded' } }],
       'current-context': 'embedded',
     }),
   };
+}
+
+/** selfSignedCertificate makes a loopback serving certificate that is its own CA (EC P-256, valid one year). */
+async function selfSignedCertificate(): Promise<{ key: string; cert: string }> {
+  const { generate } = await import('selfsigned');
+  const now = Date.now();
+  const pems = await generate([{ name: 'commonName', value: 'refwatch-embedded' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(now - 60_000),
+    notAfterDate: new Date(now + 365 * 24 * 3600_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }, { type: 2, value: 'localhost' }] },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
 }
 
 function describe(manifest: unknown): string {

@@ -8,7 +8,8 @@ test.afterEach(async ({ request }) => {
 
 test('loads on the embedded cluster and draws the objects of a run in the graph and the table', async ({ page, request }) => {
   const run = await startRun(request, { apps: 4, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, dangling: { typo: 0.25 }, timeoutMs: 60_000 });
-  await openDashboard(page, '', 'light');
+  // Scoped to the run's namespace: the example's objects share the (virtualized) table.
+  await openDashboard(page, `?ns=${run.namespace}`, 'light');
   await expect(page.getByText('embedded', { exact: false }).first()).toBeVisible();
   for (const name of ['shop-0', 'shop-1', 'shop-2', 'shop-3', 'orders-0', 'sessions-0', 'credentials-0']) {
     await expect(objectRow(page, name, run.namespace)).toHaveCount(1);

@@ -12,7 +12,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   call(postDemoRun, '/api/v1/demo/runs', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'on' }));
+  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'on', REFWATCH_EXAMPLE: 'none' }));
 });
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ async function create(path: string, body: object) {
 }
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off' }));
+  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }));
   // A controller under test: Apps declare their refs in spec.refs as object keys.
   rt.manager.addController({
     name: 'test',

@@ -1,0 +1,75 @@
+import { expect, test, type Page } from '@playwright/test';
+import { deleteAllRuns, objectRow, openDashboard, settle, startRun } from './dashboard';
+
+/*
+ * The first minute: npm start on the embedded cluster loads deploy/example.
+ * These tests also write the README's pictures into docs/images at a fixed
+ * viewport; the committed ones are those a person looked at, so a changed
+ * pixel never fails a run.
+ */
+const IMAGES = 'docs/images';
+test.use({ viewport: { width: 1440, height: 900 } });
+
+test.afterEach(async ({ request }) => {
+  await deleteAllRuns(request);
+});
+
+const NAMESPACE = 'refwatch-example';
+
+function stuckEntry(page: Page, name: string) {
+  return page
+    .getByRole('list', { name: /Stuck references/ })
+    .getByRole('listitem')
+    .filter({ has: page.getByRole('button', { name: new RegExp(`${NAMESPACE}/\\s*${name}$`) }) });
+}
+
+test('opens on the example: resolved references, three stuck ones, and an App that resolved by itself', async ({ page, request }) => {
+  await deleteAllRuns(request);
+  await openDashboard(page, '', 'light');
+  await expect(page.getByText('No references yet')).toHaveCount(0);
+  await expect(objectRow(page, 'worker', NAMESPACE)).toHaveCount(1);
+  // Database orders turns Ready 20 s after the server started; App shop then resolves without a reload.
+  await expect(objectRow(page, 'orders', NAMESPACE)).toHaveAttribute('aria-label', /Resolved/, { timeout: 40_000 });
+  await expect(objectRow(page, 'shop', NAMESPACE)).toHaveAttribute('aria-label', /Resolved/, { timeout: 5_000 });
+  await expect(stuckEntry(page, 'worker')).toContainText('NotFound');
+  await expect(stuckEntry(page, 'worker')).toContainText('did you mean db-password?');
+  await expect(stuckEntry(page, 'reporter')).toContainText('refwatch-shared');
+  await expect(stuckEntry(page, 'analytics')).toContainText('KindUnknown');
+  // The README's picture: the example's namespace only, leaving out what earlier tests' demo runs left behind.
+  await openDashboard(page, `?ns=${NAMESPACE}`, 'light');
+  await expect(stuckEntry(page, 'worker')).toHaveCount(1);
+  await settle(page, 2000);
+  await page.screenshot({ path: `${IMAGES}/example-graph.png` });
+});
+
+test("a stuck Pod's explanation names the Secret it most likely meant", async ({ page, request }) => {
+  await deleteAllRuns(request);
+  await openDashboard(page, '', 'light');
+  await stuckEntry(page, 'worker').getByRole('button').first().click();
+  await expect(page).toHaveURL(/select=Pod%2Frefwatch-example%2Fworker/);
+  const inspector = page.getByTestId('inspector');
+  await expect(inspector).toContainText('db-pasword');
+  await expect(inspector).toContainText('db-password');
+  await expect(inspector).toContainText('Fix');
+  await settle(page, 1500);
+  await page.screenshot({ path: `${IMAGES}/stuck-explanation.png` });
+});
+
+test('a finished demo run plots the latency of both controllers', async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const run = await startRun(request, { apps: 40, databases: 4, caches: 4, secrets: 4, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 10_000 }, timeoutMs: 60_000, seed: 7 });
+  await expect
+    .poll(async () => ((await (await request.get(`/api/v1/demo/runs/${run.id}`)).json()) as { phase: string }).phase, { timeout: 90_000, intervals: [1000] })
+    .toBe('Completed');
+  await openDashboard(page, '?tab=demo', 'light');
+  await expect(page.getByTestId('demo-run')).toHaveAttribute('data-phase', 'Completed');
+  const chart = page.getByTestId('demo-chart');
+  await expect(chart).toHaveAttribute('data-watch-points', /^[1-9]\d*$/);
+  await expect(chart).toHaveAttribute('data-backoff-points', /^[1-9]\d*$/);
+  // The plot is below the form: fold the form and bring the plot and its percentiles into view.
+  await page.getByTestId('demo-panel').getByText('Run settings').click();
+  await page.getByTestId('demo-summary').scrollIntoViewIfNeeded();
+  await chart.scrollIntoViewIfNeeded();
+  await settle(page, 1500);
+  await page.screenshot({ path: `${IMAGES}/demo-latency.png` });
+});

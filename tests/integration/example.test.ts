@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, inject, it, vi } from 'vitest';
+import { Discovery, KubeClient, KubeRequestError } from '@/lib/kube';
+import { getStuck } from '@/server/api';
+import { exampleManifests } from '@/server/cluster';
+import { parseConfig } from '@/server/config';
+import { ensureDemoKinds } from '@/server/demo';
+import { startExample, type Example } from '@/server/example';
+import { startRuntime, type Runtime } from '@/server/runtime';
+import { callHandler } from '../unit/server/call';
+import { getTestCluster } from '../setup/cluster';
+
+/*
+ * deploy/example applied unchanged to the test cluster (embedded or
+ * kube-apiserver), observed by refwatch's runtime through a kubeconfig as a
+ * user's cluster is: the same three dangling references with the same
+ * reasons on both, and App shop resolving once its Database turns Ready.
+ */
+
+const clusterKind = inject('refwatchCluster').kind;
+const manifests = exampleManifests('deploy/example');
+let rt: Runtime;
+let example: Example;
+let dir: string;
+
+/** applyManifests creates each object at the resource discovery names for its kind; one already there is left as is. */
+async function applyManifests(client: KubeClient, objects: readonly object[]): Promise<void> {
+  const discovery = new Discovery(client);
+  for (const obj of objects as { apiVersion: string; kind: string; metadata: { namespace?: string } }[]) {
+    const slash = obj.apiVersion.indexOf('/');
+    const r = await discovery.resolve({ group: slash < 0 ? '' : obj.apiVersion.slice(0, slash), kind: obj.kind });
+    const base = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+    const url = r.namespaced ? `${base}/namespaces/${obj.metadata.namespace ?? 'default'}/${r.resource}` : `${base}/${r.resource}`;
+    try {
+      await client.request('POST', url, { body: obj });
+    } catch (e) {
+      if (!(e instanceof KubeRequestError && e.status === 409)) throw e;
+    }
+  }
+}
+
+beforeAll(async () => {
+  const cluster = await getTestCluster();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-example-'));
+  const kubeconfig = path.join(dir, 'kubeconfig.json');
+  fs.writeFileSync(kubeconfig, JSON.stringify(cluster.kubeconfig), { mode: 0o600 });
+  const client = KubeClient.fromFile(kubeconfig);
+  await ensureDemoKinds(client, { install: true });
+  await applyManifests(client, manifests);
+  // A real cluster gets nothing from refwatch unless asked: the example is applied above, and its controllers started here.
+  rt = await startRuntime(parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: kubeconfig, REFWATCH_GRACE: '1s', REFWATCH_EXAMPLE: 'none' }));
+  example = startExample({ manager: rt.manager, client: rt.connection.client, manifests, readyAfterMs: 1_500 });
+});
+
+afterAll(async () => {
+  await example?.stop();
+  await rt?.dispose();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface StuckItem {
+  key: string;
+  reason: string;
+  message: string;
+  fix?: string;
+}
+
+async function stuckInExample(): Promise<Record<string, StuckItem>> {
+  const res = await callHandler(rt, getStuck, '/api/v1/stuck?olderThan=0s&namespace=refwatch-example');
+  expect(res.status).toBe(200);
+  return Object.fromEntries((res.body.items as StuckItem[]).map((s) => [s.key.split('/').pop()!, s]));
+}
+
+it(`lists the example's three dangling references with their reasons (${clusterKind})`, async () => {
+  await vi.waitFor(
+    async () => {
+      const stuck = await stuckInExample();
+      expect(stuck.worker?.reason).toBe('NotFound');
+      expect(stuck.reporter?.reason).toBe('NotFound');
+      expect(stuck.analytics?.reason).toBe('KindUnknown');
+    },
+    { timeout: 15_000, interval: 200 },
+  );
+  const stuck = await stuckInExample();
+  expect(stuck.worker!.message).toMatch(/db-pasword.*did you mean db-password\?/);
+  expect(stuck.reporter!.message).toContain('refwatch-shared');
+  expect(stuck.reporter!.fix).toContain('refwatch-shared');
+  expect(stuck.analytics!.message).toMatch(/PostgresCluster/);
+  // Pod web's ServiceAccount, ConfigMap and Secret all resolve: it is never stuck.
+  expect(stuck.web).toBeUndefined();
+  await vi.waitFor(() => expect(rt.changelog.get('referrer', 'rules/Pod|Pod/refwatch-example/web')?.state).toBe('Resolved'), { timeout: 10_000 });
+});
+
+it(`App shop resolves by itself once Database orders turns Ready (${clusterKind})`, async () => {
+  const key = `${example.controllers[0]}|App.demo.refwatch.dev/refwatch-example/shop`;
+  await vi.waitFor(() => expect(rt.changelog.get('referrer', key)?.state).toBe('Resolved'), { timeout: 20_000, interval: 200 });
+  const stuck = await stuckInExample();
+  expect(stuck.shop).toBeUndefined();
+  expect(Object.keys(stuck).sort()).toEqual(['analytics', 'reporter', 'worker']);
+});
