@@ -1,4 +1,4 @@
-import { conditionReadiness, defaultReadiness, type Manager, type ReadinessPredicate } from '../lib/engine';
+import { conditionReadiness, defaultReadiness, existsReadiness, type Manager, type ReadinessPredicate } from '../lib/engine';
 import { kindKey, parseKindKey } from '../lib/model';
 import { builtinRuleSet, evaluate, extractReferences, loadRulesFile, predicateFor, referrerKinds, type PackName, type RuleSet, type RulesDocument } from '../lib/rules';
 import type { Config } from './config';
@@ -40,7 +40,8 @@ export async function observeWithRules(config: Pick<Config, 'rulePacks' | 'rules
       if (gk.value.group === 'demo.refwatch.dev') p = readyCondition;
       else {
         const predicate = predicateFor(ruleSet, gk.value);
-        p = predicate.kind === 'default' ? defaultReadiness : (obj) => evaluate(predicate, obj);
+        // 'exists' is existsReadiness itself, so the kind is cached as metadata only.
+        p = predicate.kind === 'default' ? defaultReadiness : predicate.kind === 'exists' ? existsReadiness : (obj) => evaluate(predicate, obj);
       }
       cache.set(kind, p);
       return p;
