@@ -128,7 +128,7 @@ export class SharedInformerPool implements InformerSource {
     entry.carried ||= old.isPrimed();
     if (metadataOnly) entry.partial = true;
     // The old watch is aborted at once, before the new one opens: never two watches of one target.
-    this.track(old.stop());
+    void this.track(old.stop());
     this.run(entry, old.target, metadataOnly, old.store);
   }
 
