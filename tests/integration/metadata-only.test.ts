@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { explain } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
 import { KubeClient, LAST_APPLIED, SharedInformerPool, type KubeTransport, type Query, type ReadOptions, type WatchStream } from '@/lib/kube';
 import type { KubeObject } from '@/lib/model';
@@ -116,6 +117,13 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
     expect(cached).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: ns, labels: { tier: 'db' }, annotations: { owner: 'shop' } } });
     expect(cached.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expectMetadataOnly(cachedSecrets(manager));
+
+    // explain finds similar names from metadata alone.
+    await createSecret(ns, 'db-password');
+    await createReferrer(ns, 'typo', 'db-pasword');
+    await expect.poll(() => states.get('typo'), { timeout: 15_000 }).toBe('NotFound');
+    const why = explain(manager, `ConfigMap/${ns}/typo`);
+    expect(why.ok && why.value.controllers[0]?.references[0]).toMatchObject({ state: 'NotFound', suggestions: [`Secret/${ns}/db-password`] });
 
     await createSecret(ns, 'later');
     await expect.poll(() => states.get('api'), { timeout: 15_000 }).toBe('Ready');
