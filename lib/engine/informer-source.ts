@@ -78,6 +78,19 @@ export interface WatchStatus {
   watchesOpened: number;
   /** Full lists done so far (1 + relists). */
   lists: number;
+  /** The watch lists and watches metadata only (PartialObjectMetadata). */
+  metadataOnly?: boolean;
+}
+
+/** AcquireOptions say what a subscriber needs of the objects it watches. */
+export interface AcquireOptions {
+  /**
+   * The subscriber reads metadata only (name, namespace, uid, resourceVersion,
+   * labels, annotations…), so the source may cache PartialObjectMetadata and
+   * never hold, say, a Secret's data. Objects may still arrive whole when
+   * another subscriber of the same target needs them: one watch serves both.
+   */
+  metadataOnly?: boolean;
 }
 
 /** InformerSubscription is one subscriber's handle on a shared watch. */
@@ -95,7 +108,7 @@ export interface InformerSubscription {
  * MemoryInformerSource implements it for tests.
  */
 export interface InformerSource {
-  acquire(target: WatchTarget, handler: InformerHandler): InformerSubscription;
+  acquire(target: WatchTarget, handler: InformerHandler, opts?: AcquireOptions): InformerSubscription;
   /** Every watch the source currently runs. */
   watches(): WatchStatus[];
   /** stop releases every watch; awaited. */

@@ -10,7 +10,7 @@ import type { EngineContext, EngineHooks } from './engine-context';
 import { watchTargetKey, type InformerSource, type InformerSubscription, type WatchTarget } from './informer-source';
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
 import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
-import { defaultReadiness, type ReadinessPredicate } from './readiness';
+import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
 import { ReferenceControllers } from './reference-controllers';
 
 export interface ManagerOptions {
@@ -20,6 +20,16 @@ export interface ManagerOptions {
   grace?: number;
   /** Readiness per referent kind (`Kind.group`); defaults to defaultReadiness. */
   readiness?: (kind: string) => ReadinessPredicate | undefined;
+  /**
+   * Whether a referent kind (`Kind.group`) is cached as metadata only
+   * (PartialObjectMetadata: no spec, status or data; a Secret's data never
+   * enters memory). undefined keeps the default: metadata only when the
+   * kind's readiness needs only existence (existsReadiness, a predicate made
+   * with readsMetadataOnly, or Secret, ConfigMap and ServiceAccount under
+   * defaultReadiness). Return false for a kind whose referents a reconciler
+   * reads whole from the resolution.
+   */
+  metadataOnly?: (kind: string) => boolean | undefined;
   clock?: Clock;
   hooks?: EngineHooks;
   /** Metrics for each controller's work queue, by controller name. */
@@ -92,13 +102,15 @@ export class Manager {
     this.clock = opts.clock ?? wallClock;
     this.statsIntervalMs = opts.statsIntervalMs ?? 500;
     const readiness = opts.readiness ?? (() => undefined);
+    const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
       changelog: this.changelog,
       clock: this.clock,
       grace: opts.grace ?? 30_000,
-      readiness: (kind) => readiness(kind) ?? defaultReadiness,
+      readiness: readinessOf,
+      metadataOnly: (kind) => opts.metadataOnly?.(kind) ?? needsMetadataOnly(kind, readinessOf(kind)),
       enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });

@@ -9,7 +9,17 @@ export interface Readiness {
   message?: string;
 }
 
-export type ReadinessPredicate = (object: KubeObject) => Readiness;
+/**
+ * ReadinessPredicate judges a referent from its cached object. One marked
+ * `readsMetadataOnly` reads nothing but metadata, so its kind can be cached
+ * as metadata only (see readsMetadataOnly()).
+ */
+export type ReadinessPredicate = ((object: KubeObject) => Readiness) & { readonly readsMetadataOnly?: boolean };
+
+/** readsMetadataOnly marks a predicate that reads only apiVersion, kind and metadata (labels, annotations, deletionTimestamp…). */
+export function readsMetadataOnly(predicate: (object: KubeObject) => Readiness): ReadinessPredicate {
+  return Object.assign((object: KubeObject) => predicate(object), { readsMetadataOnly: true as const });
+}
 
 interface Condition {
   type?: unknown;
@@ -44,5 +54,18 @@ const readyCondition = conditionReadiness('Ready');
 /** defaultReadiness: the condition Ready is True, or the object has no conditions at all. */
 export const defaultReadiness: ReadinessPredicate = (object) => (conditionsOf(object).length === 0 ? { ready: true } : readyCondition(object));
 
-/** existsReadiness: existing is enough (Secrets, ConfigMaps…). */
-export const existsReadiness: ReadinessPredicate = () => ({ ready: true });
+/** existsReadiness: existing is enough (Secrets, ConfigMaps…); its kinds are cached as metadata only. */
+export const existsReadiness: ReadinessPredicate = readsMetadataOnly(() => ({ ready: true }));
+
+/** Core kinds without status: the default readiness of their objects is their existence. */
+const EXISTENCE_KINDS = new Set(['Secret', 'ConfigMap', 'ServiceAccount']);
+
+/**
+ * needsMetadataOnly says whether a referent kind judged by predicate can be
+ * cached as metadata only: the predicate reads only metadata, or the kind is
+ * Secret, ConfigMap or ServiceAccount judged by defaultReadiness (they have
+ * no conditions, so they are ready once they exist).
+ */
+export function needsMetadataOnly(kind: string, predicate: ReadinessPredicate): boolean {
+  return predicate.readsMetadataOnly === true || (predicate === defaultReadiness && EXISTENCE_KINDS.has(kind));
+}

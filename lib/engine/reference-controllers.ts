@@ -17,6 +17,8 @@ export interface ReferenceControllersDeps {
   /** How long a kind with no references keeps its watch before it is cancelled. */
   grace: number;
   readiness: (kind: string) => ReadinessPredicate;
+  /** Whether the kind's watch may serve metadata only (its readiness needs no more). */
+  metadataOnly: (kind: string) => boolean;
   /** Queues one referrer of a changed referent (through its controller's work queue). */
   enqueue: (controller: string, referrer: ObjectKey) => void;
 }
@@ -178,9 +180,13 @@ export class ReferenceControllers {
     }
     const generation = ++rc.generation;
     const controller = rc;
-    rc.subscription = this.deps.source.acquire(parsed.value, (event) => {
-      if (controller.generation === generation) this.onEvent(controller, event);
-    });
+    rc.subscription = this.deps.source.acquire(
+      parsed.value,
+      (event) => {
+        if (controller.generation === generation) this.onEvent(controller, event);
+      },
+      { metadataOnly: this.deps.metadataOnly(kind) },
+    );
     if (rc.state === 'Starting') this.transition(rc, rc.subscription.isPrimed() ? 'Active' : 'Priming', rc.subscription.isPrimed() ? 'cache already primed' : 'loading the initial snapshot');
     return rc;
   }

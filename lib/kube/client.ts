@@ -19,13 +19,18 @@ import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './err
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/** ReadOptions qualify one read: the representation asked for (an Accept header; default application/json). */
+export interface ReadOptions {
+  accept?: string;
+}
+
 /** KubeTransport is what discovery and reflectors need from a client; KubeClient implements it. */
 export interface KubeTransport {
   readonly server: string;
   /** getJSON GETs path and parses the body; non-2xx rejects with KubeRequestError. */
-  getJSON<T = unknown>(path: string, query?: Query, signal?: AbortSignal): Promise<T>;
+  getJSON<T = unknown>(path: string, query?: Query, signal?: AbortSignal, opts?: ReadOptions): Promise<T>;
   /** openStream opens a watch; resolves once the server answered 200, rejects with KubeRequestError otherwise. */
-  openStream(path: string, query: Query, signal: AbortSignal): Promise<WatchStream>;
+  openStream(path: string, query: Query, signal: AbortSignal, opts?: ReadOptions): Promise<WatchStream>;
 }
 
 /** WatchStream yields the newline-delimited JSON lines of one watch response. */
@@ -313,15 +318,15 @@ export class KubeClient implements KubeTransport {
     return u;
   }
 
-  async getJSON<T = unknown>(p: string, query: Query = {}, signal?: AbortSignal): Promise<T> {
-    return (await this.request('GET', p, { query, signal })) as T;
+  async getJSON<T = unknown>(p: string, query: Query = {}, signal?: AbortSignal, opts: ReadOptions = {}): Promise<T> {
+    return (await this.request('GET', p, { query, signal, accept: opts.accept })) as T;
   }
 
   /** request sends one request with a JSON body and returns the parsed JSON answer. */
-  async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string } = {}): Promise<unknown> {
+  async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const res = await this.send(method, this.url(p, opts.query), signal, opts.body, opts.contentType);
+    const res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
     const text = await readBody(res).catch((e: unknown) => {
       throw this.networkError(e, this.url(p, opts.query), signal);
     });
@@ -333,9 +338,9 @@ export class KubeClient implements KubeTransport {
     }
   }
 
-  async openStream(p: string, query: Query, signal: AbortSignal): Promise<WatchStream> {
+  async openStream(p: string, query: Query, signal: AbortSignal, opts: ReadOptions = {}): Promise<WatchStream> {
     const url = this.url(p, query);
-    const res = await this.send('GET', url, signal);
+    const res = await this.send('GET', url, signal, { accept: opts.accept });
     return { lines: () => ndjsonLines(res, (e) => this.networkError(e, url, signal)) };
   }
 
@@ -367,8 +372,9 @@ export class KubeClient implements KubeTransport {
   }
 
   /** send resolves with a 2xx response whose body is still unread; anything else rejects with KubeRequestError. */
-  private async send(method: string, url: URL, signal: AbortSignal, body?: unknown, contentType = 'application/json'): Promise<http.IncomingMessage> {
-    const opts: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+  private async send(method: string, url: URL, signal: AbortSignal, msg: { body?: unknown; contentType?: string; accept?: string } = {}): Promise<http.IncomingMessage> {
+    const { body, contentType = 'application/json', accept = 'application/json' } = msg;
+    const opts: https.RequestOptions = { method, headers: { Accept: accept } };
     try {
       await this.kubeConfig.applyToHTTPSOptions(opts);
     } catch (e) {

@@ -1,7 +1,8 @@
 export { Backoff, sleep, type BackoffOptions } from './backoff';
-export { KubeClient, parseKubeconfig, type AuthKind, type ClientOptions, type ClusterDescription, type KubeTransport, type Query, type WatchStream } from './client';
+export { KubeClient, parseKubeconfig, type AuthKind, type ClientOptions, type ClusterDescription, type KubeTransport, type Query, type ReadOptions, type WatchStream } from './client';
 export { Discovery, resourceForKind, resourcePath, versionsOf, type APIGroupList, type APIResourceList, type ResourceInfo } from './discovery';
 export { KubeRequestError, Redactor, WatchFailure, formatRule, isAbortError, kindUnknown, missingRule, parseRetryAfter } from './errors';
+export { ACCEPT_METADATA, ACCEPT_METADATA_LIST, LAST_APPLIED, toMetadataOnly } from './metadata';
 export { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus, type SyncMode } from './reflector';
 export { SharedInformerPool, type SharedInformerPoolOptions } from './shared-informer-pool';
 export { Store, diffSnapshots, type StoreEvent } from './store';

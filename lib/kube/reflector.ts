@@ -4,6 +4,7 @@ import { Backoff, sleep, type BackoffOptions } from './backoff';
 import type { KubeTransport, Query, WatchStream } from './client';
 import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
 import { KubeRequestError, WatchFailure, formatRule, isAbortError, missingRule, watchError } from './errors';
+import { ACCEPT_METADATA, ACCEPT_METADATA_LIST, toMetadataOnly } from './metadata';
 import { Store, type StoreEvent } from './store';
 
 export interface ReflectorOptions {
@@ -29,6 +30,17 @@ export interface ReflectorOptions {
   invalidRetryMs?: number;
   /** Applied to every object before it enters the store. */
   transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * List and watch PartialObjectMetadata: the store holds apiVersion, kind and
+   * metadata only (see toMetadataOnly). Default false.
+   */
+  metadataOnly?: boolean;
+  /**
+   * A store to continue from: the last state of an earlier watch of the same
+   * target. The first snapshot replaces it, so subscribers see only what
+   * changed meanwhile. Default: a new, empty store.
+   */
+  store?: Store;
   random?: () => number;
 }
 
@@ -37,6 +49,7 @@ export type SyncMode = 'WatchList' | 'ListWatch';
 /** ReflectorStatus is a WatchStatus plus how this reflector syncs. */
 export interface ReflectorStatus extends WatchStatus {
   syncMode: SyncMode;
+  metadataOnly: boolean;
 }
 
 /** stripManagedFields drops metadata.managedFields, which is large and unread by refwatch. */
@@ -73,8 +86,9 @@ const END_BOOKMARK = 'k8s.io/initial-events-end';
  * `error` / `recovered` event; the store keeps its last known state meanwhile.
  */
 export class Reflector {
-  readonly store = new Store();
+  readonly store: Store;
   readonly target: WatchTarget;
+  readonly metadataOnly: boolean;
   private readonly opts: ReflectorOptions;
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
@@ -97,6 +111,8 @@ export class Reflector {
 
   constructor(opts: ReflectorOptions) {
     this.opts = opts;
+    this.store = opts.store ?? new Store();
+    this.metadataOnly = opts.metadataOnly === true;
     this.target = { ...opts.target };
     if (this.target.namespace === '') delete this.target.namespace;
     this.syncMode = opts.watchList === false ? 'ListWatch' : 'WatchList';
@@ -136,6 +152,7 @@ export class Reflector {
       watchesOpened: this.watchesOpened,
       lists: this.lists,
       syncMode: this.syncMode,
+      metadataOnly: this.metadataOnly,
     };
     if (this.primedAt !== undefined) s.primedAt = this.primedAt;
     if (this.rv !== undefined) s.resourceVersion = this.rv;
@@ -184,7 +201,7 @@ export class Reflector {
       let page: ListPage;
       const q: Query = { limit: this.opts.pageSize ?? 500, continue: cont, labelSelector: this.target.labelSelector };
       try {
-        page = await this.opts.client.getJSON<ListPage>(this.path(res), q, this.abort.signal);
+        page = await this.opts.client.getJSON<ListPage>(this.path(res), q, this.abort.signal, this.metadataOnly ? { accept: ACCEPT_METADATA_LIST } : {});
       } catch (e) {
         // The continue token expired mid-list: the snapshot so far is unusable, list again from the start.
         if (cont !== undefined && e instanceof KubeRequestError && e.status === 410) {
@@ -241,7 +258,8 @@ export class Reflector {
       labelSelector: this.target.labelSelector,
       ...extra,
     };
-    const stream = await this.opts.client.openStream(this.path(res), q, AbortSignal.any([this.abort.signal, local.signal]));
+    const signal = AbortSignal.any([this.abort.signal, local.signal]);
+    const stream = await this.opts.client.openStream(this.path(res), q, signal, this.metadataOnly ? { accept: ACCEPT_METADATA } : {});
     this.watchesOpened++;
     this.healthy();
     return stream;
@@ -258,6 +276,8 @@ export class Reflector {
     this.armWatchdog(local, pending !== undefined);
     try {
       for await (const line of stream.lines()) {
+        // Lines already read may still be yielded after stop: a stopped reflector leaves the store alone.
+        this.abort.signal.throwIfAborted();
         n++;
         const ev = parseEvent(line);
         switch (ev.type) {
@@ -314,6 +334,7 @@ export class Reflector {
   }
 
   private commitSnapshot(items: Map<ObjectKey, KubeObject>, rv: string | undefined): void {
+    if (this.abort.signal.aborted) return;
     const events = this.store.replace(items);
     if (rv) this.rv = rv;
     this.needSync = false;
@@ -368,6 +389,9 @@ export class Reflector {
       const rule = missingRule(this.target, this.resource?.resource ?? kind.toLowerCase());
       return watchError('Forbidden', `forbidden to list and watch ${kind}: grant the rule ${formatRule(rule)}`, { missingRule: rule });
     }
+    if (s === 406 && this.metadataOnly) {
+      return watchError('Invalid', `the API server cannot send ${kind} as metadata only (${e.message}): cache ${kind} with whole objects (metadataOnly: false for this kind)`);
+    }
     if (s === 404) return watchError('KindUnknown', `the server no longer serves kind ${kind} (404): is its CustomResourceDefinition installed?`);
     if (s === 410) return watchError('Expired', `the resourceVersion of the watch of ${kind} keeps expiring (410 Gone); listing again`);
     if (s === 429) return watchError('Throttled', `the API server throttles the watch of ${kind} (429 Too Many Requests)`);
@@ -386,10 +410,15 @@ export class Reflector {
   }
 
   private prepare(raw: KubeObject, res: ResourceInfo): KubeObject {
-    // List items carry no apiVersion and kind; watch events do.
-    if (!raw.apiVersion) raw.apiVersion = apiVersionOf(res);
-    if (!raw.kind) raw.kind = res.kind;
-    return this.opts.transform ? this.opts.transform(raw) : raw;
+    // PartialObjectMetadata arrives as kind PartialObjectMetadata of meta.k8s.io/v1: it is stored as the resource's own kind.
+    let obj = raw;
+    if (this.metadataOnly) obj = toMetadataOnly(raw, apiVersionOf(res), res.kind);
+    else {
+      // List items carry no apiVersion and kind; watch events do.
+      if (!raw.apiVersion) raw.apiVersion = apiVersionOf(res);
+      if (!raw.kind) raw.kind = res.kind;
+    }
+    return this.opts.transform ? this.opts.transform(obj) : obj;
   }
 
   private keyOf(obj: KubeObject): ObjectKey {

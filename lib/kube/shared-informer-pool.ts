@@ -1,5 +1,6 @@
 import {
   watchTargetKey,
+  type AcquireOptions,
   type InformerEvent,
   type InformerHandler,
   type InformerSource,
@@ -10,29 +11,41 @@ import { RefwatchError } from '../model';
 import type { KubeTransport } from './client';
 import { Discovery } from './discovery';
 import { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus } from './reflector';
+import type { Store } from './store';
 
 export interface SharedInformerPoolOptions {
   client: KubeTransport;
   /** Shared by every reflector of the pool; default: a new Discovery on client. */
   discovery?: Discovery;
   /** Options for every Reflector; transform defaults to stripManagedFields. */
-  reflector?: Partial<Omit<ReflectorOptions, 'target' | 'client' | 'discovery' | 'onEvent'>>;
+  reflector?: Partial<Omit<ReflectorOptions, 'target' | 'client' | 'discovery' | 'onEvent' | 'metadataOnly' | 'store'>>;
   /** Told of every exception a handler throws; the other handlers and the watch carry on. Default: console.error. */
   onHandlerError?: (error: unknown, info: { target: WatchTarget; event: InformerEvent }) => void;
 }
 
 interface Subscriber {
   handler: InformerHandler;
+  /** The subscriber reads metadata only. */
+  metadataOnly: boolean;
   /** Set once the replay of the cached state was delivered; live events wait for it. */
   ready: boolean;
+  /** A subscriber that needs whole objects waits, not primed and told of no object, while the store holds metadata only. */
+  waiting: boolean;
+  /** `primed` reaches each subscriber once, even when the watch restarts in the other mode. */
+  primedSent: boolean;
   released: boolean;
 }
 
 interface Entry {
   key: string;
+  /** Bumped with each new reflector: events of a replaced one are dropped. */
   generation: number;
   reflector: Reflector;
   subs: Set<Subscriber>;
+  /** The store may hold metadata-only objects: set by a metadata-only reflector, cleared when a whole-object one primes. */
+  partial: boolean;
+  /** The store holds a primed snapshot carried over from the entry's previous reflector. */
+  carried: boolean;
 }
 
 /**
@@ -41,6 +54,13 @@ interface Entry {
  * last release stops it and closes its HTTP watch. A subscriber that joins a
  * running watch first receives the cached state (`added` for each object,
  * `primed` if primed, `error` if failing), then live events.
+ *
+ * One watch per target, whatever its subscribers need: it lists and watches
+ * metadata only while every subscriber is metadata-only, and whole objects
+ * as soon as one subscriber needs them. A change of mode restarts the watch
+ * with the store it had: metadata-only subscribers stay primed on the last
+ * known state and are told only what changed; a subscriber that needs whole
+ * objects is primed when the whole-object snapshot is in.
  */
 export class SharedInformerPool implements InformerSource {
   private readonly opts: SharedInformerPoolOptions;
@@ -56,21 +76,23 @@ export class SharedInformerPool implements InformerSource {
     this.discovery = opts.discovery ?? new Discovery(opts.client);
   }
 
-  acquire(target: WatchTarget, handler: InformerHandler): InformerSubscription {
+  acquire(target: WatchTarget, handler: InformerHandler, opts: AcquireOptions = {}): InformerSubscription {
     if (this.stopped) throw new RefwatchError('PoolStopped', 'the informer pool is stopped: acquire from a new SharedInformerPool');
     const t: WatchTarget = { group: target.group, kind: target.kind };
     if (target.namespace) t.namespace = target.namespace;
     if (target.labelSelector) t.labelSelector = target.labelSelector;
     const key = watchTargetKey(t);
+    const metadataOnly = opts.metadataOnly === true;
     let entry = this.entries.get(key);
-    if (!entry) entry = this.start(key, t);
+    if (!entry) entry = this.start(key, t, metadataOnly);
+    else if (!metadataOnly && entry.reflector.metadataOnly) this.restart(entry, false);
     const e = entry;
-    const sub: Subscriber = { handler, ready: false, released: false };
+    const sub: Subscriber = { handler, metadataOnly, ready: false, waiting: !metadataOnly && e.partial, primedSent: false, released: false };
     e.subs.add(sub);
     queueMicrotask(() => this.replay(e, sub));
     return {
       store: e.reflector.store,
-      isPrimed: () => e.reflector.isPrimed(),
+      isPrimed: () => this.isPrimedFor(e, sub),
       status: () => this.statusOf(e),
       release: () => this.release(e, sub),
     };
@@ -93,40 +115,84 @@ export class SharedInformerPool implements InformerSource {
     await Promise.all([...all.map((e) => e.reflector.stop()), ...this.stopping]);
   }
 
-  private start(key: string, target: WatchTarget): Entry {
-    const generation = ++this.generation;
-    const entry: Entry = { key, generation, subs: new Set(), reflector: undefined as unknown as Reflector };
+  private start(key: string, target: WatchTarget, metadataOnly: boolean): Entry {
+    const entry: Entry = { key, generation: 0, subs: new Set(), reflector: undefined as unknown as Reflector, partial: metadataOnly, carried: false };
+    this.entries.set(key, entry);
+    this.run(entry, target, metadataOnly, undefined);
+    return entry;
+  }
+
+  /** restart replaces an entry's reflector by one in the other mode, continuing from its store. */
+  private restart(entry: Entry, metadataOnly: boolean): void {
+    const old = entry.reflector;
+    entry.carried ||= old.isPrimed();
+    if (metadataOnly) entry.partial = true;
+    // The old watch is aborted at once, before the new one opens: never two watches of one target.
+    void this.track(old.stop());
+    this.run(entry, old.target, metadataOnly, old.store);
+  }
+
+  private run(entry: Entry, target: WatchTarget, metadataOnly: boolean, store: Store | undefined): void {
+    const generation = (entry.generation = ++this.generation);
     entry.reflector = new Reflector({
       transform: stripManagedFields,
       ...this.opts.reflector,
       target,
       client: this.opts.client,
       discovery: this.discovery,
-      onEvent: (ev) => this.fanOut(key, generation, ev),
+      metadataOnly,
+      ...(store ? { store } : {}),
+      onEvent: (ev) => this.fanOut(entry.key, generation, ev),
     });
-    this.entries.set(key, entry);
     entry.reflector.start();
-    return entry;
+  }
+
+  private isPrimedFor(entry: Entry, sub: Subscriber): boolean {
+    return !sub.waiting && (entry.reflector.isPrimed() || entry.carried);
   }
 
   private fanOut(key: string, generation: number, ev: InformerEvent): void {
     // A reflector being stopped may still deliver; only the current generation of a key reaches subscribers.
     const entry = this.entries.get(key);
     if (!entry || entry.generation !== generation) return;
-    for (const s of entry.subs) if (s.ready && !s.released) this.deliver(entry, s, ev);
+    if (ev.type === 'primed' && !entry.reflector.metadataOnly) entry.partial = false;
+    for (const s of [...entry.subs]) {
+      if (!s.ready || s.released) continue;
+      if (s.waiting) {
+        // Whole objects are in: the waiting subscriber gets them as a late joiner would.
+        if (ev.type === 'primed' && !entry.partial) {
+          s.waiting = false;
+          this.replayStore(entry, s);
+        } else if (ev.type === 'error' || ev.type === 'recovered') this.deliver(entry, s, ev);
+        continue;
+      }
+      if (ev.type === 'primed') {
+        if (s.primedSent) continue;
+        s.primedSent = true;
+      }
+      this.deliver(entry, s, ev);
+    }
   }
 
   private replay(entry: Entry, sub: Subscriber): void {
     if (sub.released) return;
-    const r = entry.reflector;
-    for (const [key, object] of r.store.entries()) {
+    if (sub.waiting && !entry.partial) sub.waiting = false;
+    if (!sub.waiting) this.replayStore(entry, sub);
+    const failing = entry.reflector.failing;
+    if (failing && !sub.released) this.deliver(entry, sub, { type: 'error', error: { ...failing } });
+    sub.ready = true;
+  }
+
+  /** replayStore delivers an `added` for every cached object, then `primed` if the cache is primed for sub. */
+  private replayStore(entry: Entry, sub: Subscriber): void {
+    for (const [key, object] of entry.reflector.store.entries()) {
       this.deliver(entry, sub, { type: 'added', key, object });
       if (sub.released) return;
     }
-    if (r.isPrimed()) this.deliver(entry, sub, { type: 'primed' });
-    const failing = r.failing;
-    if (failing && !sub.released) this.deliver(entry, sub, { type: 'error', error: { ...failing } });
-    sub.ready = true;
+    if (this.isPrimedFor(entry, sub)) {
+      sub.primedSent = true;
+      this.deliver(entry, sub, { type: 'primed' });
+    }
   }
 
   private deliver(entry: Entry, sub: Subscriber, ev: InformerEvent): void {
@@ -148,9 +214,18 @@ export class SharedInformerPool implements InformerSource {
     if (sub.released && !entry.subs.has(sub)) return;
     sub.released = true;
     entry.subs.delete(sub);
-    if (entry.subs.size > 0 || this.entries.get(entry.key) !== entry) return;
+    if (this.entries.get(entry.key) !== entry) return;
+    if (entry.subs.size > 0) {
+      // The last subscriber that needed whole objects left: metadata only again, and whole objects leave memory.
+      if (!entry.reflector.metadataOnly && [...entry.subs].every((s) => s.metadataOnly)) this.restart(entry, true);
+      return;
+    }
     this.entries.delete(entry.key);
-    const p = entry.reflector.stop();
+    await this.track(entry.reflector.stop());
+  }
+
+  /** track keeps a reflector's stop awaited by stop(). */
+  private async track(p: Promise<void>): Promise<void> {
     this.stopping.add(p);
     try {
       await p;

@@ -1,4 +1,4 @@
-import { conditionReadiness, defaultReadiness, type Manager, type ReadinessPredicate } from '../engine';
+import { conditionReadiness, defaultReadiness, existsReadiness, type Manager, type ReadinessPredicate } from '../engine';
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
 import { extractReferences, referrerKinds } from './extract';
@@ -60,7 +60,8 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
       if (gk.value.group === 'demo.refwatch.dev') p = readyCondition;
       else {
         const predicate = predicateFor(ruleSet, gk.value);
-        p = predicate.kind === 'default' ? defaultReadiness : (obj) => evaluate(predicate, obj);
+        // 'exists' is existsReadiness itself, so the kind is cached as metadata only.
+        p = predicate.kind === 'default' ? defaultReadiness : predicate.kind === 'exists' ? existsReadiness : (obj) => evaluate(predicate, obj);
       }
       cache.set(kind, p);
       return p;

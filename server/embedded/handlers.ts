@@ -27,8 +27,9 @@ import {
 import type { StoredObject } from './store';
 import type { RequestTarget, Subresource } from './strategy';
 import { WatchStream, type WatchHub } from './watch';
-import { columnsFor, toTable, wantsTable } from './table';
+import { asPartialList, asPartialObject, negotiate, type Representation } from './negotiation';
 import { openApiFor, openApiIndex } from './openapi';
+import { columnsFor, toTable } from './table';
 
 /** kube-apiserver's default request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -357,12 +358,12 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
 
   const target: RequestTarget = { rt: r.rt, version: r.version, namespace: r.namespace, name: r.name };
   const registry = ctx.registry;
-  const table = wantsTable(req.headers.accept);
+  const rep = negotiate(req.headers.accept, r.verb === 'list' || r.verb === 'watch');
+  const one = (obj: StoredObject | Status) => renderObject(registry, r, rep, obj);
+  const many = (result: ListResult) => renderList(registry, r, rep, result);
   switch (r.verb) {
-    case 'get': {
-      const obj = registry.get({ ...target, name: r.name! });
-      return send(res, 200, table ? toTable(columnsFor(registry, r.rt, r.version), [obj], obj.metadata.resourceVersion as string) : obj);
-    }
+    case 'get':
+      return send(res, 200, one(registry.get({ ...target, name: r.name! })));
     case 'list': {
       const result = registry.list(target, {
         selector: parseSelector(q.get('labelSelector'), q.get('fieldSelector')),
@@ -374,44 +375,55 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       if (boolParam(q, 'sendInitialEvents') !== undefined) {
         throw listOptionsInvalid([fieldForbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
       }
-      return send(res, 200, table ? toTable(columnsFor(registry, r.rt, r.version), result.items, result.resourceVersion, result.continue) : listBody(r, result));
+      return send(res, 200, many(result));
     }
     case 'watch':
-      return startWatch(ctx, req, res, r, q, table);
+      return startWatch(ctx, req, res, r, q, rep);
     case 'create': {
       checkBodyType(req);
       const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
-      return send(res, 201, registry.create(target, body));
+      return send(res, 201, one(registry.create(target, body)));
     }
     case 'update': {
       checkBodyType(req);
       const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
-      return send(res, 200, registry.update({ ...target, name: r.name! }, body, r.sub));
+      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)));
     }
     case 'patch': {
       const contentType = mediaType(req);
       const patch = parseJsonBody(await readBody(req), r.rt.kind);
-      return send(res, 200, registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub));
+      return send(res, 200, one(registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub)));
     }
     case 'delete': {
       const raw = await readBody(req);
       const opts = raw.length > 0 ? parseObjectBody(raw, 'DeleteOptions') : {};
       const pre = (opts.preconditions ?? {}) as { uid?: string; resourceVersion?: string };
-      const out = registry.delete({ ...target, name: r.name! }, pre);
-      return send(res, 200, out);
+      return send(res, 200, one(registry.delete({ ...target, name: r.name! }, pre)));
     }
     case 'deletecollection': {
       const selector = parseSelector(q.get('labelSelector'), q.get('fieldSelector'));
-      return send(res, 200, listBody(r, registry.deleteCollection(target, selector)));
+      return send(res, 200, many(registry.deleteCollection(target, selector)));
     }
   }
+}
+
+/** renderObject answers one object in the negotiated representation; a Status passes unchanged, as on kube-apiserver. */
+function renderObject(registry: Registry, r: Pick<ResourceRequest, 'rt' | 'version'>, rep: Representation, obj: StoredObject | Status): object {
+  if (rep.as === 'object' || obj.kind === 'Status') return obj;
+  const o = obj as StoredObject;
+  return rep.as === 'Table' ? toTable(columnsFor(registry, r.rt, r.version), [o], String(o.metadata.resourceVersion ?? '')) : asPartialObject(r.rt, o, rep);
+}
+
+function renderList(registry: Registry, r: ResourceRequest, rep: Representation, result: ListResult): object {
+  if (rep.as === 'object') return listBody(r, result);
+  return rep.as === 'Table' ? toTable(columnsFor(registry, r.rt, r.version), result.items, result.resourceVersion, result.continue) : asPartialList(r.rt, result, rep);
 }
 
 function methodNotAllowedOrNotFound(ctx: HandlerContext, path: string, segments: string[]): ApiError {
   return nonResource(ctx, path, segments) ? methodNotAllowed() : resourceNotFound();
 }
 
-function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, q: URLSearchParams, table: boolean): void {
+function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, q: URLSearchParams, rep: Representation): void {
   const store = ctx.registry.store;
   const fieldSelector = [q.get('fieldSelector'), r.name !== undefined ? `metadata.name=${r.name}` : null].filter(Boolean).join(',');
   const selector: Selector = parseSelector(q.get('labelSelector'), fieldSelector || null);
@@ -469,7 +481,8 @@ function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerRespon
       bookmarks,
       initialEventsEnd: sendInitial === true && bookmarks,
       timeoutMs,
-      render: table ? (obj) => toTable(columnsFor(ctx.registry, r.rt, r.version), [obj], String(obj.metadata.resourceVersion ?? '')) : undefined,
+      render: rep.as === 'object' ? undefined : (obj) => renderObject(ctx.registry, r, rep, obj),
+      ...(rep.as === 'PartialObjectMetadata' ? { bookmarkApiVersion: rep.apiVersion } : {}),
     },
     store,
     ctx.bookmarkIntervalMs,

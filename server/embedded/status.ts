@@ -174,6 +174,14 @@ export function unsupportedMediaType(contentType: string, accepted: string[]): A
   );
 }
 
+/**
+ * notAcceptable is a 406. go-restful's refusal of the media type carries
+ * empty details; the apiserver's negotiator and converters carry none.
+ */
+export function notAcceptable(message: string, emptyDetails = false): ApiError {
+  return new ApiError(failure(406, 'NotAcceptable', message, emptyDetails ? {} : undefined));
+}
+
 export function tooManyRequests(retryAfterSeconds: number): ApiError {
   return new ApiError(failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }), {
     'Retry-After': String(retryAfterSeconds),

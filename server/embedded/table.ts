@@ -11,21 +11,6 @@ import type { StoredObject } from './store';
  * columns (Name, Created At) of kube-apiserver's default table convertor.
  */
 
-/** wantsTable reports whether the Accept header asks for a Table (`application/json;as=Table;g=meta.k8s.io;v=v1`). */
-export function wantsTable(accept: string | undefined): boolean {
-  if (!accept) return false;
-  for (const range of accept.split(',')) {
-    const params = new Map(
-      range
-        .split(';')
-        .slice(1)
-        .map((p) => p.trim().split('=') as [string, string]),
-    );
-    if (params.get('as') === 'Table' && params.get('g') === 'meta.k8s.io' && (params.get('v') === 'v1' || params.get('v') === 'v1beta1')) return true;
-  }
-  return false;
-}
-
 /** Column is one printed column: its definition as the Table carries it, and how a row's cell is read. */
 export interface Column {
   name: string;

@@ -26,8 +26,14 @@ export interface WatchSpec {
   initialEventsEnd: boolean;
   /** The watch ends cleanly after this long. */
   timeoutMs: number;
-  /** Renders each object another way (a Table for kubectl); absent: the object itself. */
+  /**
+   * Renders each object another way (a Table for kubectl, PartialObjectMetadata);
+   * absent: the object itself. An object it cannot render ends the watch, as
+   * kube-apiserver's watch encoder does.
+   */
   render?: (obj: StoredObject) => object;
+  /** Bookmarks are PartialObjectMetadata of this apiVersion (meta.k8s.io/v1) rather than the resource's kind. */
+  bookmarkApiVersion?: string;
 }
 
 /**
@@ -102,15 +108,24 @@ export class WatchStream {
     if (this.closed) return;
     const metadata: Record<string, unknown> = { resourceVersion: String(this.store.currentRv()) };
     if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END]: 'true' };
-    this.res.write(
-      JSON.stringify({ type: 'BOOKMARK', object: { kind: this.spec.rt.kind, apiVersion: apiVersionFor(this.spec.rt, this.spec.version), metadata } }) + '\n',
-    );
+    const partial = this.spec.bookmarkApiVersion;
+    const object = partial
+      ? { kind: 'PartialObjectMetadata', apiVersion: partial, metadata }
+      : { kind: this.spec.rt.kind, apiVersion: apiVersionFor(this.spec.rt, this.spec.version), metadata };
+    this.res.write(JSON.stringify({ type: 'BOOKMARK', object }) + '\n');
   }
 
   private write(type: WatchEventType, obj: StoredObject): void {
     const apiVersion = apiVersionFor(this.spec.rt, this.spec.version);
     const object = obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
-    this.res.write(JSON.stringify({ type, object: this.spec.render ? this.spec.render(object) : object }) + '\n');
+    let rendered: object;
+    try {
+      rendered = this.spec.render ? this.spec.render(object) : object;
+    } catch {
+      this.close();
+      return;
+    }
+    this.res.write(JSON.stringify({ type, object: rendered }) + '\n');
   }
 
   private finish(): void {

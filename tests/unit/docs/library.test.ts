@@ -32,6 +32,7 @@ const runs: { name: string; until?: string }[] = [
   { name: 'readiness predicates' },
   { name: 'status conditions' },
   { name: 'metrics' },
+  { name: 'metadata-only caches' },
   { name: 'leader election' },
 ];
 
