@@ -3,23 +3,21 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { flagsToEnv, parseConfig } from '../server/config';
+import { flagsToEnv } from '../server/config';
+import { startConfig } from '../server/startup';
 
 const root = path.resolve(import.meta.dirname, '..');
 const next = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 
 let env: NodeJS.ProcessEnv;
-let host: string;
-let port: number;
 try {
   env = { ...process.env, ...flagsToEnv(process.argv.slice(2)), NEXT_TELEMETRY_DISABLED: "1" } as NodeJS.ProcessEnv;
-  const config = parseConfig(env);
-  host = config.host;
-  port = config.port;
 } catch (e) {
   console.error(`refwatch: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);
 }
+// An invalid or unsafe configuration (e.g. bound beyond loopback without a token) exits 2 here, before any build.
+const { host, port } = startConfig(env);
 
 /** newest is the latest modification time under dir, skipping dependencies and build output. */
 function newest(dir: string): number {
