@@ -3,21 +3,19 @@
 // It runs the standalone server (scripts/build-standalone.ts), the same one the container image runs.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { flagsToEnv, parseConfig } from '../server/config';
+import { flagsToEnv } from '../server/config';
+import { startConfig } from '../server/startup';
 import { ensureStandalone } from './build-standalone';
 
 let env: NodeJS.ProcessEnv;
-let host: string;
-let port: number;
 try {
   env = { ...process.env, ...flagsToEnv(process.argv.slice(2)), NEXT_TELEMETRY_DISABLED: '1' } as NodeJS.ProcessEnv;
-  const config = parseConfig(env);
-  host = config.host;
-  port = config.port;
 } catch (e) {
   console.error(`refwatch: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);
 }
+// An invalid or unsafe configuration (e.g. bound beyond loopback without a token) exits 2 here, before any build.
+const { host, port } = startConfig(env);
 
 let dir: string;
 try {

@@ -42,7 +42,8 @@ export function getSnapshot(rt: Runtime, req: Request): Response {
 }
 
 export function getStream(rt: Runtime, req: Request): Response {
-  const q = parseQuery(new URL(req.url), { ...filterShape, lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional() });
+  // access_token: the token, for EventSource, which cannot send headers; checked by guardAccess.
+  const q = parseQuery(new URL(req.url), { ...filterShape, lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(), access_token: z.string().optional() });
   const filter = toFilter(q);
   const body = sseStream({
     changelog: rt.changelog,

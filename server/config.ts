@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RefwatchError } from '../lib/model';
+import { hostEntryProblem, isLoopback } from './http/hosts';
 
 /**
  * Config is refwatch's runtime configuration, parsed once from the
@@ -11,6 +12,12 @@ export interface Config {
   host: string;
   port: number;
   token?: string;
+  /** Host names served besides loopback and the bound address; `*.example.com` matches names below it. */
+  allowedHosts: string[];
+  /** Reads (the API, the stream, /metrics) need the token: set when bound beyond loopback. */
+  readsNeedToken: boolean;
+  /** Bound beyond loopback without a token, on purpose (an authenticating proxy in front). */
+  insecureAllowAnonymous: boolean;
   graceMs: number;
   stuckThresholdMs: number;
   rulesFiles: string[];
@@ -28,6 +35,12 @@ export const SETTINGS = {
   host: { env: 'REFWATCH_HOST', flag: '--host', accepts: 'an address to bind, e.g. 127.0.0.1' },
   port: { env: 'REFWATCH_PORT', flag: '--port', accepts: 'a port number 1-65535' },
   token: { env: 'REFWATCH_TOKEN', flag: '--token', accepts: 'a bearer token of at least 16 characters' },
+  allowedHosts: { env: 'REFWATCH_ALLOWED_HOSTS', flag: '--allowed-hosts', accepts: 'comma-separated host names or IP addresses without ports, e.g. refwatch.example.com,*.internal.example' },
+  insecureAllowAnonymous: {
+    env: 'REFWATCH_INSECURE_ALLOW_ANONYMOUS',
+    flag: '--insecure-allow-anonymous',
+    accepts: 'true | false (a bare flag means true); only without a token, behind a proxy that authenticates',
+  },
   grace: { env: 'REFWATCH_GRACE', flag: '--grace', accepts: 'a duration such as 30s, 2m or 500ms' },
   stuckThreshold: { env: 'REFWATCH_STUCK_THRESHOLD', flag: '--stuck-threshold', accepts: 'a duration such as 30s or 5m' },
   rules: { env: 'REFWATCH_RULES', flag: '--rules', accepts: 'comma-separated rules files (YAML or JSON)' },
@@ -58,6 +71,8 @@ const envSchema = z.object({
   REFWATCH_HOST: z.string().min(1).default('127.0.0.1'),
   REFWATCH_PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   REFWATCH_TOKEN: z.string().min(16).optional(),
+  REFWATCH_ALLOWED_HOSTS: z.string().default(''),
+  REFWATCH_INSECURE_ALLOW_ANONYMOUS: z.enum(['true', 'false']).default('false'),
   REFWATCH_GRACE: z.string().default('30s'),
   REFWATCH_STUCK_THRESHOLD: z.string().default('30s'),
   REFWATCH_RULES: z.string().default(''),
@@ -74,6 +89,16 @@ function configError(env: string, message: string): RefwatchError {
   return new RefwatchError('InvalidConfig', `${where}: ${message}; accepted: ${s?.accepts ?? 'see README'}`, { field: env });
 }
 
+/**
+ * standaloneBind is the address the standalone server (node server.js) binds,
+ * which it reads from HOSTNAME (default 0.0.0.0), not from REFWATCH_HOST;
+ * undefined under `npm start`, which binds REFWATCH_HOST. Access rules must
+ * follow the real bind, so refwatch takes it from there.
+ */
+function standaloneBind(env: Record<string, string | undefined>): string | undefined {
+  return env.__NEXT_PRIVATE_STANDALONE_CONFIG === undefined ? undefined : env.HOSTNAME || '0.0.0.0';
+}
+
 /** parseConfig validates the environment; it throws a RefwatchError naming the variable and flag at fault. */
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, string> = {};
@@ -85,9 +110,18 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0]);
-    throw configError(key, `"${raw[key] ?? ''}" is not valid (${issue.message})`);
+    // The token is a secret: its length says what is wrong without repeating it.
+    const given = key === 'REFWATCH_TOKEN' ? `the token (${raw[key]?.length ?? 0} characters)` : `"${raw[key] ?? ''}"`;
+    throw configError(key, `${given} is not valid (${issue.message})`);
   }
   const e = parsed.data;
+  const bind = standaloneBind(env);
+  if (bind !== undefined) {
+    if (raw.REFWATCH_HOST !== undefined && raw.REFWATCH_HOST !== bind) {
+      throw configError('REFWATCH_HOST', `"${raw.REFWATCH_HOST}" differs from HOSTNAME "${bind}", the address the standalone server (node server.js) binds; set both to the same address`);
+    }
+    e.REFWATCH_HOST = bind;
+  }
   const mode = e.REFWATCH_CLUSTER ?? (env.REFWATCH_CLUSTER === undefined && e.REFWATCH_CONTEXT ? 'kubeconfig' : 'embedded');
   let cluster: Config['cluster'];
   if (mode === 'kubeconfig') {
@@ -117,6 +151,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     rulesFiles: e.REFWATCH_RULES.split(',').map((f) => f.trim()).filter(Boolean),
     rulePacks: packs,
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
+    ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;
   // refwatch writes to a real cluster only when asked through the API: the example is the user's to apply there.
@@ -125,6 +160,47 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (example !== 'none') cfg.example = example;
   return cfg;
 }
+
+/**
+ * accessSettings checks the serving settings together. Bound to loopback,
+ * reads are open and a token, if set, guards changes. Bound beyond loopback,
+ * a token is required and then guards reads too, unless
+ * --insecure-allow-anonymous says an authenticating proxy does that job; the
+ * flag together with a token is refused as contradictory, since it would
+ * quietly leave reads open while a token seems to protect them.
+ */
+function accessSettings(e: z.infer<typeof envSchema>): Pick<Config, 'allowedHosts' | 'readsNeedToken' | 'insecureAllowAnonymous'> {
+  const allowedHosts = e.REFWATCH_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
+  for (const entry of allowedHosts) {
+    const problem = hostEntryProblem(entry);
+    if (problem) throw configError('REFWATCH_ALLOWED_HOSTS', problem);
+  }
+  if (e.REFWATCH_HOST.startsWith('*') || hostEntryProblem(e.REFWATCH_HOST)) {
+    throw configError('REFWATCH_HOST', `"${e.REFWATCH_HOST}" is not an address or host name`);
+  }
+  const insecure = e.REFWATCH_INSECURE_ALLOW_ANONYMOUS === 'true';
+  const token = e.REFWATCH_TOKEN !== undefined;
+  const anon = SETTINGS.insecureAllowAnonymous;
+  if (insecure && token) {
+    throw configError(
+      'REFWATCH_INSECURE_ALLOW_ANONYMOUS',
+      `contradicts REFWATCH_TOKEN (flag --token): with a token, reads need it; drop ${anon.flag} to require the token, or drop the token if a proxy in front authenticates`,
+    );
+  }
+  const exposed = !isLoopback(e.REFWATCH_HOST);
+  if (exposed && !token && !insecure) {
+    throw new RefwatchError(
+      'InvalidConfig',
+      `REFWATCH_HOST (flag --host) ${e.REFWATCH_HOST} is reachable beyond this machine, so refwatch needs a token: set REFWATCH_TOKEN (flag --token) to 16 or more random characters, ` +
+        `or, only behind a proxy that authenticates users, set ${anon.env}=true (flag ${anon.flag})`,
+      { field: 'REFWATCH_TOKEN' },
+    );
+  }
+  return { allowedHosts, readsNeedToken: exposed && token, insecureAllowAnonymous: exposed && insecure };
+}
+
+/** Flags that stand alone (`--insecure-allow-anonymous`); `--flag=false` still sets them explicitly. */
+const BOOLEAN_FLAGS = new Set<string>([SETTINGS.insecureAllowAnonymous.flag]);
 
 /** flagsToEnv maps command-line flags (`--context prod`, `--port=3001`) to the variables parseConfig reads. */
 export function flagsToEnv(argv: string[]): Record<string, string> {
@@ -137,7 +213,8 @@ export function flagsToEnv(argv: string[]): Record<string, string> {
     const flag = eq < 0 ? arg : arg.slice(0, eq);
     const env = byFlag.get(flag);
     if (!env) throw new RefwatchError('InvalidFlag', `unknown flag ${flag}; flags are ${[...byFlag.keys()].join(', ')}`, { field: flag });
-    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    const bare = eq < 0 && BOOLEAN_FLAGS.has(flag);
+    const value = bare ? 'true' : eq < 0 ? argv[++i] : arg.slice(eq + 1);
     if (value === undefined) throw new RefwatchError('InvalidFlag', `flag ${flag} needs a value: ${byEnv.get(env)?.accepts}`, { field: flag });
     out[env] = value;
   }

@@ -1,7 +1,7 @@
 import { getHealthz } from '@/server/api';
-import { handle } from '@/server/http/errors';
+import { probe } from '@/server/route';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-export const GET = handle(() => getHealthz());
+export const GET = probe(getHealthz);

@@ -3,10 +3,12 @@
 import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
+import { subscribeAccess, accessState } from './access';
 import { applyDeltas } from './applyDelta';
 import { markBatchFlushed, markSnapshotInHand } from './performanceMarks';
 import { ApiError, SNAPSHOT_QUERY_KEY, fetchSnapshot, normalizeSnapshot } from './snapshotQuery';
 import { SnapshotStream, type ConnectionState } from './stream';
+import { TokenDialog } from './TokenDialog';
 
 export interface Connection {
   state: ConnectionState;
@@ -40,7 +42,8 @@ export function useSnapshot() {
     staleTime: Infinity,
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
-    retry: (count, error) => !(error instanceof ApiError && error.status === 404) && count < 3,
+    // 404: no such API; 401: the token dialog asks, and a new token refetches.
+    retry: (count, error) => !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 3,
   });
 }
 
@@ -50,6 +53,7 @@ export function LiveData({ children }: { children: ReactNode }) {
   return (
     <QueryClientProvider client={client}>
       <StreamConnection>{children}</StreamConnection>
+      <TokenDialog />
     </QueryClientProvider>
   );
 }
@@ -83,7 +87,16 @@ function StreamConnection({ children }: { children: ReactNode }) {
     });
     streamRef.current = stream;
     stream.start();
+    // A new token: reopen the stream with it and refetch whatever was refused.
+    let generation = accessState().generation;
+    const unsubscribe = subscribeAccess(() => {
+      if (accessState().generation === generation) return;
+      generation = accessState().generation;
+      stream.reconnect();
+      void client.invalidateQueries();
+    });
     return () => {
+      unsubscribe();
       streamRef.current = undefined;
       void stream.stop();
     };

@@ -1,3 +1,5 @@
+import { apiFetch } from './access';
+
 /**
  * The explain answer for one object, read defensively: the endpoint's shape
  * may grow, and a field missing from it must not break the inspector.
@@ -20,7 +22,7 @@ export interface Explanation {
 }
 
 export async function fetchExplain(key: string, signal?: AbortSignal): Promise<Explanation> {
-  const res = await fetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  const res = await apiFetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
   if (!res.ok) {
     let detail = '';
     try {

@@ -1,4 +1,5 @@
 import type { Snapshot } from '@/lib/changelog/wire';
+import { apiFetch } from './access';
 
 export const SNAPSHOT_QUERY_KEY = ['snapshot'] as const;
 
@@ -14,7 +15,7 @@ export class ApiError extends Error {
 }
 
 export async function fetchSnapshot(signal?: AbortSignal): Promise<Snapshot> {
-  const res = await fetch('/api/v1/snapshot', { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  const res = await apiFetch('/api/v1/snapshot', { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
   if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);
   return normalizeSnapshot(await res.json());
 }

@@ -1,4 +1,5 @@
 import type { ClusterInfo, Delta, Snapshot } from '@/lib/changelog/wire';
+import { withAccessToken } from './access';
 
 /**
  * How the dashboard's link to GET /api/v1/stream is doing:
@@ -98,7 +99,8 @@ export class SnapshotStream {
   }
 
   private open(): void {
-    const es = this.create(this.url);
+    // The tab's token, if it has one, rides along: EventSource cannot send an Authorization header.
+    const es = this.create(withAccessToken(this.url));
     this.es = es;
     if (this.current !== 'live') this.setState(this.current === 'connecting' ? 'connecting' : this.current);
     es.onopen = () => {

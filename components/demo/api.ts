@@ -1,3 +1,4 @@
+import { apiFetch } from '../data/access';
 import type { DemoRunRequest } from './request';
 import type { DemoRunView } from './runView';
 
@@ -31,7 +32,7 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', url: string, body?: un
   const what = `${method} ${url}`;
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await apiFetch(url, {
       method,
       signal,
       cache: 'no-store',

@@ -38,4 +38,69 @@ describe('config', () => {
     expect(() => flagsToEnv(['--colour', 'red'])).toThrow(/unknown flag --colour/);
     expect(() => flagsToEnv(['--context'])).toThrow(/needs a value/);
   });
+
+  it('maps --allowed-hosts and the bare --insecure-allow-anonymous flag', () => {
+    expect(flagsToEnv(['--host', '0.0.0.0', '--insecure-allow-anonymous', '--allowed-hosts', 'a.example,b.example'])).toEqual({
+      REFWATCH_HOST: '0.0.0.0',
+      REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true',
+      REFWATCH_ALLOWED_HOSTS: 'a.example,b.example',
+    });
+    expect(flagsToEnv(['--insecure-allow-anonymous=false'])).toEqual({ REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'false' });
+  });
+});
+
+describe('serving settings', () => {
+  const token = 'x'.repeat(24);
+
+  it('on loopback, reads are open and a token guards changes only', () => {
+    expect(parseConfig({})).toMatchObject({ host: '127.0.0.1', allowedHosts: [], readsNeedToken: false, insecureAllowAnonymous: false });
+    expect(parseConfig({ REFWATCH_TOKEN: token, REFWATCH_HOST: 'localhost' })).toMatchObject({ token, readsNeedToken: false });
+  });
+
+  it('beyond loopback with a token, reads need it', () => {
+    expect(parseConfig({ REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: token })).toMatchObject({ readsNeedToken: true, insecureAllowAnonymous: false });
+    expect(parseConfig({ REFWATCH_HOST: '10.0.0.5', REFWATCH_TOKEN: token, REFWATCH_ALLOWED_HOSTS: ' refwatch.example.com , *.svc.cluster.local ' }).allowedHosts).toEqual([
+      'refwatch.example.com',
+      '*.svc.cluster.local',
+    ]);
+  });
+
+  it('beyond loopback without a token only with --insecure-allow-anonymous', () => {
+    expect(parseConfig({ REFWATCH_HOST: '::', REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true' })).toMatchObject({ readsNeedToken: false, insecureAllowAnonymous: true });
+  });
+
+  it.each([
+    ['a non-loopback bind without a token', { REFWATCH_HOST: '0.0.0.0' }, /REFWATCH_HOST \(flag --host\) 0\.0\.0\.0 is reachable beyond this machine.*REFWATCH_TOKEN \(flag --token\).*REFWATCH_INSECURE_ALLOW_ANONYMOUS=true \(flag --insecure-allow-anonymous\)/],
+    ['--insecure-allow-anonymous with a token', { REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: token, REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true' }, /REFWATCH_INSECURE_ALLOW_ANONYMOUS \(flag --insecure-allow-anonymous\): contradicts REFWATCH_TOKEN \(flag --token\)/],
+    ['--insecure-allow-anonymous with a token, on loopback too', { REFWATCH_TOKEN: token, REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true' }, /contradicts REFWATCH_TOKEN/],
+    ['a token shorter than 16 characters', { REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: 'short-secret' }, /REFWATCH_TOKEN \(flag --token\): the token \(12 characters\) is not valid.*at least 16 characters/],
+    ['an allowed host with a port', { REFWATCH_ALLOWED_HOSTS: 'ok.example,refwatch.example.com:3000' }, /REFWATCH_ALLOWED_HOSTS \(flag --allowed-hosts\): "refwatch.example.com:3000" has a port/],
+    ['an allowed host that is a URL', { REFWATCH_ALLOWED_HOSTS: 'https://refwatch.example.com' }, /REFWATCH_ALLOWED_HOSTS \(flag --allowed-hosts\): .* is a URL/],
+    ['an allowed host that is not a name', { REFWATCH_ALLOWED_HOSTS: 'ref watch' }, /REFWATCH_ALLOWED_HOSTS \(flag --allowed-hosts\): "ref watch" is not a host name/],
+    ['an allowed host of *', { REFWATCH_ALLOWED_HOSTS: '*' }, /REFWATCH_ALLOWED_HOSTS \(flag --allowed-hosts\): "\*" would allow every host/],
+    ['a bind address that is not one', { REFWATCH_HOST: 'http://0.0.0.0' }, /REFWATCH_HOST \(flag --host\)/],
+    ['an insecure flag that is not a boolean', { REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'yes' }, /REFWATCH_INSECURE_ALLOW_ANONYMOUS \(flag --insecure-allow-anonymous\).*true \| false/],
+  ])('refuses %s, naming the flag', (_what, env, re) => {
+    expect(() => parseConfig(env)).toThrow(re);
+  });
+
+  it('under the standalone server, follows the address it binds (HOSTNAME, default 0.0.0.0)', () => {
+    const standalone = { __NEXT_PRIVATE_STANDALONE_CONFIG: '{}' };
+    expect(() => parseConfig({ ...standalone })).toThrow(/REFWATCH_HOST \(flag --host\) 0\.0\.0\.0 is reachable beyond this machine/);
+    expect(parseConfig({ ...standalone, REFWATCH_TOKEN: token })).toMatchObject({ host: '0.0.0.0', readsNeedToken: true });
+    expect(parseConfig({ ...standalone, HOSTNAME: '127.0.0.1' })).toMatchObject({ host: '127.0.0.1', readsNeedToken: false });
+    expect(() => parseConfig({ ...standalone, HOSTNAME: 'refwatch-7d9f-abcde', REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: token })).toThrow(
+      /REFWATCH_HOST \(flag --host\): "0\.0\.0\.0" differs from HOSTNAME "refwatch-7d9f-abcde".*set both to the same address/,
+    );
+  });
+
+  it('never repeats the token in an error', () => {
+    const secret = 'abcdefghijklmno'; // 15 characters: too short
+    expect(() => parseConfig({ REFWATCH_TOKEN: secret })).toThrow(/15 characters/);
+    try {
+      parseConfig({ REFWATCH_TOKEN: secret });
+    } catch (e) {
+      expect((e as Error).message).not.toContain(secret);
+    }
+  });
 });
