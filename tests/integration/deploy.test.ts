@@ -185,7 +185,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     expect(env.REFWATCH_RULES).toBe('/etc/refwatch/rules/apps.yaml');
     expect(env.REFWATCH_TOKEN).toEqual({ secretKeyRef: { name: 'team-refwatch-token', key: 'bearer' } });
     expect(env.REFWATCH_ALLOWED_HOSTS).toBe(`rw-refwatch,rw-refwatch.${ns},rw-refwatch.${ns}.svc,rw-refwatch.${ns}.svc.cluster.local,refwatch.example.com,*.internal.example`);
-    expect(env.REFWATCH_INSECURE_ALLOW_ANONYMOUS).toBe('true');
+    expect(env.REFWATCH_INSECURE_ALLOW_ANONYMOUS).toBeUndefined();
     expect(env.REFWATCH_GRACE).toBe('2m');
     const rulesFile = (out.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['apps.yaml'];
     expect(rulesFile).toContain('referent: {group: example.com, kind: Database}');
@@ -193,6 +193,14 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     // Server-side dry run: every object is valid for kube-apiserver 1.35, admission included.
     const dry = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered);
     expect(dry.status, dry.stderr).toBe(0);
+  });
+
+  it('helm template with insecureAllowAnonymous sets no token, since refwatch refuses a token with that flag', () => {
+    const out = docs(ok(helm, ['template', 'rw', chart, '--namespace', 'rw', '--set', 'insecureAllowAnonymous=true']));
+    const pod = (out.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: PodSpec } } }).spec;
+    const env = Object.fromEntries(pod.template.spec.containers[0]!.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.REFWATCH_INSECURE_ALLOW_ANONYMOUS).toBe('true');
+    expect(env.REFWATCH_TOKEN).toBeUndefined();
   });
 
   it('the network-policy overlay adds a NetworkPolicy to the base, valid for the API server', async () => {
