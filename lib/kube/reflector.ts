@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
 import { apiVersionOf, formatKey, kindKey, type KubeObject, type ObjectKey } from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
@@ -386,7 +387,7 @@ export class Reflector {
       this.needSync = true;
       this.relistReason = 'Expired';
       if (++this.expiredInARow <= 2) {
-        this.lifecycle({ type: 'ended', reason: 'Expired', message: expiredMessage(e), ...this.rvField() });
+        this.lifecycle({ type: 'ended', reason: 'Expired', message: causeOf(e), ...this.rvField() });
         return;
       }
     }
@@ -401,7 +402,9 @@ export class Reflector {
     werr.retryAt = Date.now() + delay;
     this.failingSince ??= Date.now();
     this.failures++;
-    this.lifecycle({ type: 'ended', reason: werr.reason, message: e instanceof KubeRequestError && e.status === 410 ? expiredMessage(e) : werr.message, retryInMs: delay, ...this.rvField() });
+    // Transient failures are told by the server's own words; the others by werr's, which say what to fix.
+    const transient = werr.reason === 'Expired' || werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError';
+    this.lifecycle({ type: 'ended', reason: werr.reason, message: transient && e instanceof KubeRequestError ? causeOf(e) : werr.message, retryInMs: delay, ...this.rvField() });
     if (werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError') {
       werr.message += `; retrying in ${delay < 1000 ? `${delay} ms` : `${(delay / 1000).toFixed(1)} s`}`;
     }
@@ -505,9 +508,15 @@ export class Reflector {
   }
 }
 
-/** expiredMessage is the server's words for a 410, without the request's prefix: "too old resource version: 5 (12) (410 Gone)". */
-function expiredMessage(e: KubeRequestError): string {
-  return `${e.message.replace(/^watch of \S+: (410 )?/, '')} (410 Gone)`;
+/**
+ * causeOf is a failed request in the server's words, with its status:
+ * "too old resource version: 5 (12) (410 Gone)", whether the 410 came as an
+ * HTTP answer or an in-stream ERROR event. A socket error stays as the client
+ * reported it.
+ */
+function causeOf(e: KubeRequestError): string {
+  const m = e.status > 0 ? /^(?:watch of \S+|[A-Z]+ \S+): (?:\d{3} )?([\s\S]*)$/.exec(e.message) : null;
+  return m ? `${m[1]} (${e.status}${STATUS_CODES[e.status] ? ` ${STATUS_CODES[e.status]}` : ''})` : e.message;
 }
 
 function parseEvent(line: string): WatchEvent {

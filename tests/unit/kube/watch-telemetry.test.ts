@@ -10,24 +10,10 @@ import {
   formatJsonLine,
   formatTextLine,
   parseLogLevel,
-  type LogFields,
-  type Logger,
   type WatchLifecycle,
 } from '@/lib/kube';
 import { DATABASE, FakeApiServer } from './fake-apiserver';
-import { until } from './helpers';
-
-/** LogCapture is a Logger that keeps its lines. */
-class LogCapture implements Logger {
-  readonly lines: { level: string; msg: string; fields: LogFields }[] = [];
-  debug = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'debug', msg, fields });
-  info = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'info', msg, fields });
-  warn = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'warn', msg, fields });
-  error = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'error', msg, fields });
-  get text(): string[] {
-    return this.lines.map((l) => `${l.level} ${l.msg}`);
-  }
-}
+import { LogCapture, until } from './helpers';
 
 const AT = Date.parse('2026-11-23T14:00:00.000Z');
 const POD: WatchTarget = { group: '', kind: 'Pod' };
