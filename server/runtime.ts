@@ -89,7 +89,7 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog();
-  const logger = createLogger();
+  const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
   const observer = await observeWithRules(config);
