@@ -231,6 +231,7 @@ export class SharedInformerPool implements InformerSource {
       return;
     }
     this.entries.delete(entry.key);
+    this.telemetry.forget(entry.reflector.target);
     await this.track(entry.reflector.stop());
   }
 

@@ -97,6 +97,11 @@ export class WatchTelemetry {
     }
   }
 
+  /** forget drops a stopped watch's rate-limit state; its counts stay, as counters do. */
+  forget(target: WatchTarget): void {
+    this.limiter.forget(`${watchTargetKey(target)}|`);
+  }
+
   /** Watch requests that ended and were opened again, by kind and reason (refwatch_watch_restarts_total). */
   restartCounts(): WatchCount[] {
     return [...this.restarts.values()].map((c) => ({ ...c }));
@@ -147,6 +152,6 @@ function count(map: Map<string, WatchCount>, kind: string, reason: string): void
   else map.set(key, { kind, reason, count: 1 });
 }
 
-export function formatMs(ms: number): string {
+function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }

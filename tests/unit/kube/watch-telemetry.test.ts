@@ -102,10 +102,14 @@ describe('WatchTelemetry', () => {
       'warn watch of Database.demo.refwatch.dev in shop failed: connect ECONNREFUSED 127.0.0.1:6443; retrying in 2.0 s (29 failures suppressed in the last 60 s)',
       'info watch of Pod recovered after 120.0 s (60 failed attempts)',
     ]);
+    // A watch started again after its last release logs its first failure at once.
+    t.forget(POD);
+    t.record(POD, failure(2000));
+    expect(log.text.at(-1)).toBe('warn watch of Pod failed: connect ECONNREFUSED 127.0.0.1:6443; retrying in 2.0 s');
     expect(log.lines[2]!.fields).toEqual({ kind: 'Pod', event: 'watch_ended', reason: 'Unreachable', resourceVersion: undefined, retryInMs: 2000, suppressed: 29 });
     expect(log.lines[1]!.fields).toMatchObject({ kind: 'Database.demo.refwatch.dev', namespace: 'shop' });
     expect(t.restartCounts()).toEqual([
-      { kind: 'Pod', reason: 'Unreachable', count: 60 },
+      { kind: 'Pod', reason: 'Unreachable', count: 61 },
       { kind: 'Database.demo.refwatch.dev', reason: 'Unreachable', count: 60 },
     ]);
   });
