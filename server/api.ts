@@ -94,7 +94,7 @@ export function getHealthz(): Response {
 
 export function getReadyz(rt: Runtime): Response {
   const r = rt.readiness();
-  return json({ status: r.ready ? 'ready' : 'not ready', reasons: r.reasons }, r.ready ? 200 : 503);
+  return json({ status: r.status, reasons: r.reasons, warnings: r.warnings }, r.ready ? 200 : 503);
 }
 
 const limiter = new RateLimiter(5, 20);

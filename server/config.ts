@@ -25,6 +25,8 @@ export interface Config {
   demo: boolean;
   /** The directory of manifests loaded into the embedded cluster at start; undefined starts bare. */
   example?: string;
+  /** Lines below this level are not logged (watches, relists, leadership). */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -47,6 +49,7 @@ export const SETTINGS = {
   packs: { env: 'REFWATCH_RULE_PACKS', flag: '--packs', accepts: 'comma-separated packs: core, gateway, crossplane, or none' },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
   example: { env: 'REFWATCH_EXAMPLE', flag: '--example', accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)' },
+  logLevel: { env: 'REFWATCH_LOG_LEVEL', flag: '--log-level', accepts: 'debug | info | warn | error | silent' },
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -79,6 +82,7 @@ const envSchema = z.object({
   REFWATCH_RULE_PACKS: z.string().default('core'),
   REFWATCH_DEMO: z.enum(['on', 'off']).optional(),
   REFWATCH_EXAMPLE: z.string().optional(),
+  REFWATCH_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -151,6 +155,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     rulesFiles: e.REFWATCH_RULES.split(',').map((f) => f.trim()).filter(Boolean),
     rulePacks: packs,
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
+    logLevel: e.REFWATCH_LOG_LEVEL,
     ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Manager } from '../lib/engine';
 import type { SharedInformerPool } from '../lib/kube';
+import { kindKey } from '../lib/model';
 import type { QueueMetricsProvider } from '../lib/queue';
 
 /** Metrics is refwatch's Prometheus registry (served at /metrics) and the hooks that feed it. */
@@ -83,6 +84,44 @@ export function createMetrics(): Metrics {
     labelNames: ['controller'],
     buckets: SECONDS_BUCKETS,
     registers: [registry],
+  });
+  // The pool counts; these read its counts at scrape, so the library needs no prom-client.
+  new Counter({
+    name: 'refwatch_watch_restarts_total',
+    help: 'Watch requests that ended and were opened again, by kind and reason (Closed, Inactive, Expired, Unreachable, Throttled, ServerError, Forbidden, ...).',
+    labelNames: ['kind', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of pool?.telemetry.restartCounts() ?? []) this.inc({ kind: c.kind, reason: c.reason }, c.count);
+    },
+  });
+  new Counter({
+    name: 'refwatch_relists_total',
+    help: 'Relists of primed caches, by kind and reason (Expired: 410 Gone; WatchListUnsupported).',
+    labelNames: ['kind', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of pool?.telemetry.relistCounts() ?? []) this.inc({ kind: c.kind, reason: c.reason }, c.count);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_watch_last_event_age_seconds',
+    help: 'Seconds since the last event, bookmark or list of each watched kind (the oldest, when a kind has several watches). A quiet watch still gets a bookmark about every minute.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = Date.now();
+      const ages = new Map<string, number>();
+      for (const w of pool?.watches() ?? []) {
+        if (w.lastEventAt === undefined) continue;
+        const kind = kindKey(w.target);
+        ages.set(kind, Math.max(ages.get(kind) ?? 0, (now - w.lastEventAt) / 1000));
+      }
+      for (const [kind, age] of ages) this.set({ kind }, age);
+    },
   });
   const reconcileErrors = new Counter({ name: 'refwatch_reconcile_errors_total', help: 'Reconciles that threw or rejected.', labelNames: ['controller'], registers: [registry] });
   const sseClients = new Gauge({ name: 'refwatch_sse_clients', help: 'Connected SSE clients of /api/v1/stream.', registers: [registry] });

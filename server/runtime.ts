@@ -1,7 +1,7 @@
 import 'server-only';
 import { ChangeLog, type ClusterInfo } from '../lib/changelog';
 import { Manager } from '../lib/engine';
-import { SharedInformerPool } from '../lib/kube';
+import { SharedInformerPool, createLogger, type Logger } from '../lib/kube';
 import { parseConfig, type Config } from './config';
 import { connectCluster, probeCluster, type ClusterConnection } from './cluster';
 import { DemoRunner } from './demo';
@@ -9,6 +9,7 @@ import { startExample, type Example } from './example';
 import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
+import { judgeReadiness, type Readiness } from './readiness';
 
 /**
  * Runtime is the process singleton behind every route handler: the cluster
@@ -25,19 +26,21 @@ export interface Runtime {
   readonly changelog: ChangeLog;
   readonly metrics: Metrics;
   readonly observer: Observer;
+  /** Where the library's watch and leadership lines go (REFWATCH_LOG_LEVEL). */
+  readonly logger: Logger;
   /** The fast-vs-backoff demo, when config.demo is on. */
   readonly demo?: DemoRunner;
   /** The example loaded into the embedded cluster (deploy/example), unless config.example is unset. */
   readonly example?: Example;
   cluster(): ClusterInfo;
   onCluster(listener: (info: ClusterInfo) => void): () => void;
-  /** ready: the cluster answers and every watch holds its initial snapshot. */
-  readiness(): { ready: boolean; reasons: string[] };
+  /** What /readyz answers: see judgeReadiness. */
+  readiness(): Readiness;
   dispose(): Promise<void>;
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 3;
+const RUNTIME_VERSION = 4;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -86,13 +89,15 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog();
-  const pool = new SharedInformerPool({ client: connection.client });
+  const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
+  const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
   const observer = await observeWithRules(config);
   const manager = new Manager({
     source: pool,
     changelog,
     grace: config.graceMs,
+    logger,
     readiness: (kind) => observer.readiness(kind),
     queueMetrics: (controller) => metrics.queueMetrics(controller),
     hooks: {
@@ -128,6 +133,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   }
 
   let info = connection.info;
+  let everReachable = info.reachable;
   const listeners = new Set<(info: ClusterInfo) => void>();
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -136,6 +142,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     if (abort.signal.aborted) return;
     const changed = next.reachable !== info.reachable || next.version !== info.version || next.message !== info.message;
     info = next;
+    everReachable ||= info.reachable;
     if (changed) for (const l of listeners) l(info);
     timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
   };
@@ -152,6 +159,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     changelog,
     metrics,
     observer,
+    logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
     cluster: () => info,
@@ -159,15 +167,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    readiness() {
-      const reasons: string[] = [];
-      if (!info.reachable) reasons.push(info.message ?? `cluster ${info.server} is not reachable`);
-      for (const w of pool.watches()) {
-        // A kind the cluster does not serve is an answer, not a wait: its references are reported stuck as KindUnknown.
-        if (!w.primed && w.lastError?.reason !== 'KindUnknown') reasons.push(`${w.target.kind}${w.target.group ? '.' + w.target.group : ''} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
-      }
-      return { ready: reasons.length === 0, reasons };
-    },
+    readiness: () => judgeReadiness({ cluster: info, everReachable, watches: pool.watches(), now: Date.now() }),
     dispose() {
       disposing ??= (async () => {
         abort.abort();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
+import { defaultLogger, type Logger } from '../kube/log';
 import { RefwatchError, kindKey, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
@@ -38,6 +39,8 @@ export interface ManagerOptions {
   statsIntervalMs?: number;
   /** Reconcile only while this replica holds a Lease; see ManagerLeaderElection. */
   leaderElection?: ManagerLeaderElection;
+  /** Where leadership changes are logged. Default: defaultLogger(). Give the SharedInformerPool the same one for watch lines. */
+  logger?: Logger;
 }
 
 /**
@@ -95,12 +98,14 @@ export class Manager {
   /** A standby's subscriptions to its controllers' own kinds, which keep their caches primed. */
   private readonly standbyCaches: InformerSubscription[] = [];
   private readonly ownKinds = new Map<string, WatchTarget | undefined>();
+  private readonly logger: Logger;
 
   constructor(opts: ManagerOptions) {
     this.source = opts.source;
     this.changelog = opts.changelog ?? new ChangeLog();
     this.clock = opts.clock ?? wallClock;
     this.statsIntervalMs = opts.statsIntervalMs ?? 500;
+    this.logger = opts.logger ?? defaultLogger();
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     this.referenceControllers = new ReferenceControllers({
@@ -138,9 +143,13 @@ export class Manager {
       }
       lock = new LeaseLock(le.client, le.namespace, le.name);
     }
+    const identity = le.identity ?? `${hostname()}_${randomUUID()}`;
+    const lease = 'lock' in le ? undefined : `${le.namespace}/${le.name}`;
+    const fields = { lease, identity };
+    const of = lease ? ` of Lease ${lease}` : '';
     return new LeaderElector({
       lock,
-      identity: le.identity ?? `${hostname()}_${randomUUID()}`,
+      identity,
       leaseDuration: le.leaseDuration,
       renewDeadline: le.renewDeadline,
       retryPeriod: le.retryPeriod,
@@ -149,6 +158,7 @@ export class Manager {
       clock: this.clock,
       callbacks: {
         onStartedLeading: () => {
+          this.logger.info(`${identity} started leading${of}: reconciling`, { ...fields, event: 'leading_started' });
           this.reconciling = true;
           for (const c of this.controllers.values()) c.start();
           le.onStartedLeading?.();
@@ -156,10 +166,15 @@ export class Manager {
         onStoppedLeading: async (reason) => {
           this.reconciling = false;
           this.leadershipEnded = reason;
+          const why = reason === 'lost' ? 'lost the lease (renewal failed): this manager will not lead again; restart the process' : 'stopped';
+          this.logger[reason === 'lost' ? 'warn' : 'info'](`${identity} stopped leading${of}: ${why}`, { ...fields, event: 'leading_stopped', reason });
           await Promise.all([...this.controllers.values()].map((c) => c.stop()));
           le.onStoppedLeading?.(reason);
         },
-        onNewLeader: le.onNewLeader,
+        onNewLeader: (holder) => {
+          if (holder !== identity) this.logger.info(`new leader${of}: ${holder === '' ? '(none: released)' : holder}`, { ...fields, event: 'new_leader', holder });
+          le.onNewLeader?.(holder);
+        },
       },
     });
   }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
 import { apiVersionOf, formatKey, kindKey, type KubeObject, type ObjectKey } from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
@@ -6,6 +7,7 @@ import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
 import { KubeRequestError, WatchFailure, formatRule, isAbortError, missingRule, watchError } from './errors';
 import { ACCEPT_METADATA, ACCEPT_METADATA_LIST, toMetadataOnly } from './metadata';
 import { Store, type StoreEvent } from './store';
+import type { RelistReason, WatchLifecycle } from './watch-telemetry';
 
 export interface ReflectorOptions {
   target: WatchTarget;
@@ -13,6 +15,8 @@ export interface ReflectorOptions {
   discovery: Discovery;
   /** Called synchronously for every change, in order. It must not throw. */
   onEvent: (event: InformerEvent) => void;
+  /** Told when a watch ends, a primed cache is relisted, or a failure ends (see WatchTelemetry). It must not throw. */
+  onLifecycle?: (event: WatchLifecycle) => void;
   /** Sync with a WatchList stream (sendInitialEvents) before falling back to list + watch. Default true. */
   watchList?: boolean;
   /** Page size of lists. Default 500. */
@@ -50,6 +54,10 @@ export type SyncMode = 'WatchList' | 'ListWatch';
 export interface ReflectorStatus extends WatchStatus {
   syncMode: SyncMode;
   metadataOnly: boolean;
+  /** When the last watch event, bookmark or list arrived (epoch ms). */
+  lastEventAt?: number;
+  /** While failing: when the first of the failed attempts happened (epoch ms). */
+  failingSince?: number;
 }
 
 /** stripManagedFields drops metadata.managedFields, which is large and unread by refwatch. */
@@ -108,6 +116,13 @@ export class Reflector {
   private syncMode: SyncMode;
   private expiredInARow = 0;
   private resource: ResourceInfo | undefined;
+  private lastEventAt: number | undefined;
+  /** Why the next sync of a primed cache happens, for its `relisted` report. */
+  private relistReason: RelistReason | undefined;
+  private syncStartedAt = 0;
+  /** The failure in progress: since when, and how many attempts failed. */
+  private failingSince: number | undefined;
+  private failures = 0;
 
   constructor(opts: ReflectorOptions) {
     this.opts = opts;
@@ -156,6 +171,8 @@ export class Reflector {
     };
     if (this.primedAt !== undefined) s.primedAt = this.primedAt;
     if (this.rv !== undefined) s.resourceVersion = this.rv;
+    if (this.lastEventAt !== undefined) s.lastEventAt = this.lastEventAt;
+    if (this.failingSince !== undefined) s.failingSince = this.failingSince;
     if (this.lastError) s.lastError = { ...this.lastError };
     return s;
   }
@@ -194,6 +211,7 @@ export class Reflector {
   /** syncByList lists in pages and replaces the store with the result. */
   private async syncByList(res: ResourceInfo): Promise<void> {
     this.phase = 'Listing';
+    this.syncStartedAt = Date.now();
     const items = new Map<ObjectKey, KubeObject>();
     let cont: string | undefined;
     let rv: string | undefined;
@@ -227,6 +245,7 @@ export class Reflector {
   /** syncByWatchList streams the snapshot as initial events and keeps the stream as the watch. */
   private async syncByWatchList(res: ResourceInfo): Promise<void> {
     this.phase = 'Listing';
+    this.syncStartedAt = Date.now();
     let stream: WatchStream;
     const local = new AbortController();
     try {
@@ -279,6 +298,7 @@ export class Reflector {
         // Lines already read may still be yielded after stop: a stopped reflector leaves the store alone.
         this.abort.signal.throwIfAborted();
         n++;
+        this.lastEventAt = Date.now();
         const ev = parseEvent(line);
         switch (ev.type) {
           case 'ADDED':
@@ -323,13 +343,16 @@ export class Reflector {
     } catch (e) {
       if (local.signal.reason instanceof Inactive && !this.abort.signal.aborted) {
         if (pending) throw new Unsupported('no initial-events-end bookmark came');
-        return n; // The watchdog ended a silent watch: start a new one from the last resourceVersion.
+        // The watchdog ended a silent watch: start a new one from the last resourceVersion.
+        this.lifecycle({ type: 'ended', reason: 'Inactive', message: String((local.signal.reason as Error).message), ...this.rvField() });
+        return n;
       }
       throw e;
     } finally {
       this.clearWatchdog();
     }
     if (pending) throw new Unsupported('the watch closed before its initial-events-end bookmark');
+    this.lifecycle({ type: 'ended', reason: 'Closed', message: `the server closed it after ${n} events`, ...this.rvField() });
     return n;
   }
 
@@ -339,6 +362,11 @@ export class Reflector {
     if (rv) this.rv = rv;
     this.needSync = false;
     this.expiredInARow = 0;
+    this.lastEventAt = Date.now();
+    if (this.primed && this.relistReason) {
+      this.lifecycle({ type: 'relisted', reason: this.relistReason, objects: this.store.size, changes: events.length, durationMs: Date.now() - this.syncStartedAt });
+    }
+    this.relistReason = undefined;
     this.emitAll(events);
     if (!this.primed) {
       this.primed = true;
@@ -350,12 +378,18 @@ export class Reflector {
   private async onFailure(e: unknown): Promise<void> {
     if (e instanceof Unsupported) {
       this.syncMode = 'ListWatch';
+      this.relistReason = 'WatchListUnsupported';
+      this.lifecycle({ type: 'ended', reason: 'WatchListUnsupported', message: `the server does not speak WatchList (${e.message}); listing and watching instead` });
       return;
     }
     if (e instanceof KubeRequestError && e.status === 410) {
       // The resourceVersion was compacted: sync again; the diff reports what was missed.
       this.needSync = true;
-      if (++this.expiredInARow <= 2) return;
+      this.relistReason = 'Expired';
+      if (++this.expiredInARow <= 2) {
+        this.lifecycle({ type: 'ended', reason: 'Expired', message: causeOf(e), ...this.rvField() });
+        return;
+      }
     }
     const werr = this.toWatchError(e);
     if (werr.reason === 'KindUnknown') this.opts.discovery.invalidate(this.target);
@@ -366,6 +400,11 @@ export class Reflector {
           ? (this.opts.invalidRetryMs ?? 30_000)
           : this.backoff.next(e instanceof KubeRequestError ? e.retryAfterMs : undefined);
     werr.retryAt = Date.now() + delay;
+    this.failingSince ??= Date.now();
+    this.failures++;
+    // Transient failures are told by the server's own words; the others by werr's, which say what to fix.
+    const transient = werr.reason === 'Expired' || werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError';
+    this.lifecycle({ type: 'ended', reason: werr.reason, message: transient && e instanceof KubeRequestError ? causeOf(e) : werr.message, retryInMs: delay, ...this.rvField() });
     if (werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError') {
       werr.message += `; retrying in ${delay < 1000 ? `${delay} ms` : `${(delay / 1000).toFixed(1)} s`}`;
     }
@@ -403,9 +442,27 @@ export class Reflector {
   /** healthy is called on every successful request: it ends a failure. */
   private healthy(): void {
     this.backoff.reset();
+    if (this.failingSince !== undefined) {
+      this.lifecycle({ type: 'recovered', downMs: Date.now() - this.failingSince, failures: this.failures });
+      this.failingSince = undefined;
+      this.failures = 0;
+    }
     if (this.lastError) {
       this.lastError = undefined;
       this.emit({ type: 'recovered' });
+    }
+  }
+
+  private rvField(): { resourceVersion?: string } {
+    return this.rv === undefined ? {} : { resourceVersion: this.rv };
+  }
+
+  private lifecycle(e: WatchLifecycle): void {
+    if (this.abort.signal.aborted || !this.opts.onLifecycle) return;
+    try {
+      this.opts.onLifecycle(e);
+    } catch {
+      // Telemetry must never take the watch down.
     }
   }
 
@@ -449,6 +506,17 @@ export class Reflector {
       console.error(`refwatch: a consumer of the watch of ${kindKey(this.target)} threw:`, err);
     }
   }
+}
+
+/**
+ * causeOf is a failed request in the server's words, with its status:
+ * "too old resource version: 5 (12) (410 Gone)", whether the 410 came as an
+ * HTTP answer or an in-stream ERROR event. A socket error stays as the client
+ * reported it.
+ */
+function causeOf(e: KubeRequestError): string {
+  const m = e.status > 0 ? /^(?:watch of \S+|[A-Z]+ \S+): (?:\d{3} )?([\s\S]*)$/.exec(e.message) : null;
+  return m ? `${m[1]} (${e.status}${STATUS_CODES[e.status] ? ` ${STATUS_CODES[e.status]}` : ''})` : e.message;
 }
 
 function parseEvent(line: string): WatchEvent {

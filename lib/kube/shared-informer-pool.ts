@@ -10,8 +10,10 @@ import {
 import { RefwatchError } from '../model';
 import type { KubeTransport } from './client';
 import { Discovery } from './discovery';
+import { defaultLogger, type Logger } from './log';
 import { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus } from './reflector';
 import type { Store } from './store';
+import { WatchTelemetry } from './watch-telemetry';
 
 export interface SharedInformerPoolOptions {
   client: KubeTransport;
@@ -19,8 +21,10 @@ export interface SharedInformerPoolOptions {
   discovery?: Discovery;
   /** Options for every Reflector; transform defaults to stripManagedFields. */
   reflector?: Partial<Omit<ReflectorOptions, 'target' | 'client' | 'discovery' | 'onEvent' | 'metadataOnly' | 'store'>>;
-  /** Told of every exception a handler throws; the other handlers and the watch carry on. Default: console.error. */
+  /** Told of every exception a handler throws; the other handlers and the watch carry on. Default: an error line on logger. */
   onHandlerError?: (error: unknown, info: { target: WatchTarget; event: InformerEvent }) => void;
+  /** Where watch ends, relists and recoveries are logged (rate-limited). Default: defaultLogger(). */
+  logger?: Logger;
 }
 
 interface Subscriber {
@@ -70,10 +74,15 @@ export class SharedInformerPool implements InformerSource {
   private generation = 0;
   private stopped = false;
   private handlerErrorCount = 0;
+  private readonly logger: Logger;
+  /** Counts of watch restarts and relists, for metrics; its log lines go to the pool's logger. */
+  readonly telemetry: WatchTelemetry;
 
   constructor(opts: SharedInformerPoolOptions) {
     this.opts = opts;
     this.discovery = opts.discovery ?? new Discovery(opts.client);
+    this.logger = opts.logger ?? defaultLogger();
+    this.telemetry = new WatchTelemetry({ logger: this.logger });
   }
 
   acquire(target: WatchTarget, handler: InformerHandler, opts: AcquireOptions = {}): InformerSubscription {
@@ -143,6 +152,7 @@ export class SharedInformerPool implements InformerSource {
       metadataOnly,
       ...(store ? { store } : {}),
       onEvent: (ev) => this.fanOut(entry.key, generation, ev),
+      onLifecycle: (ev) => this.telemetry.record(target, ev),
     });
     entry.reflector.start();
   }
@@ -203,7 +213,7 @@ export class SharedInformerPool implements InformerSource {
       const report = this.opts.onHandlerError;
       try {
         if (report) report(error, { target: entry.reflector.target, event: ev });
-        else console.error(`refwatch: a handler of the watch ${entry.key} threw on a ${ev.type} event:`, error);
+        else this.logger.error(`a handler of the watch of ${entry.key} threw on a ${ev.type} event: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { watch: entry.key, event: ev.type });
       } catch {
         // A failing error reporter must not take the watch down either.
       }
@@ -221,6 +231,7 @@ export class SharedInformerPool implements InformerSource {
       return;
     }
     this.entries.delete(entry.key);
+    this.telemetry.forget(entry.reflector.target);
     await this.track(entry.reflector.stop());
   }
 

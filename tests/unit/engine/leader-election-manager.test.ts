@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource, type StoppedLeadingReason } from '@/lib/engine';
 import { isRefwatchError } from '@/lib/model';
+import { LogCapture } from '../kube/helpers';
 import { APP_KIND, app, appKey } from './fixtures';
 import { LockServer, MemoryLock } from './leader-election-lock';
 
@@ -15,15 +16,17 @@ interface Replica {
   lock: MemoryLock;
   reconciled: string[];
   stopped: StoppedLeadingReason[];
+  log: LogCapture;
 }
 
 function replica(server: LockServer, identity: string): Replica {
   const source = new MemoryInformerSource({ priming: 'microtask' });
   const lock = new MemoryLock(server);
-  const r: Replica = { source, lock, reconciled: [], stopped: [], manager: undefined as unknown as Manager };
+  const r: Replica = { source, lock, reconciled: [], stopped: [], log: new LogCapture(), manager: undefined as unknown as Manager };
   r.manager = new Manager({
     source,
     statsIntervalMs: 0,
+    logger: r.log,
     leaderElection: { lock, identity, leaseDuration: 1_000, renewDeadline: 800, retryPeriod: 100, onStoppedLeading: (reason) => r.stopped.push(reason) },
   });
   r.manager.addController({ name: 'apps', for: APP_KIND, reconcile: (ctx) => void r.reconciled.push(ctx.key) });
@@ -52,6 +55,11 @@ describe('Manager with leader election', () => {
     await vi.waitFor(() => expect(b.reconciled).toEqual([appKey('web')]));
     expect(b.source.watches()[0]!.lists).toBe(1);
     expect(server.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(a.log.text).toEqual(['info a started leading: reconciling', 'info a stopped leading: stopped']);
+    // b may also see the released Lease ("new leader: (none: released)") before taking it.
+    expect(b.log.text[0]).toBe('info new leader: a');
+    expect(b.log.text.at(-1)).toBe('info b started leading: reconciling');
+    expect(b.log.lines.at(-1)!.fields).toEqual({ identity: 'b', lease: undefined, event: 'leading_started' });
   });
 
   it('a leader that cannot renew stops reconciling and does not lead again', async () => {
@@ -66,6 +74,7 @@ describe('Manager with leader election', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(a.reconciled).toEqual([appKey('web')]);
     expect(a.manager.leadership()).toMatchObject({ isLeader: false, ended: 'lost' });
+    expect(a.log.text).toContain('warn a stopped leading: lost the lease (renewal failed): this manager will not lead again; restart the process');
   });
 
   it('refuses a Lease without a name, naming the field', () => {

@@ -1,4 +1,5 @@
 import type { InformerEvent } from '@/lib/engine/informer-source';
+import type { LogFields, Logger } from '@/lib/kube';
 
 /** until polls cond every 10 ms and resolves once it holds; it fails with what after timeoutMs. */
 export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 8000): Promise<void> {
@@ -40,5 +41,17 @@ export function describe(e: InformerEvent): string {
       return `error ${e.error.reason}`;
     default:
       return e.type;
+  }
+}
+
+/** LogCapture is a Logger that keeps its lines. */
+export class LogCapture implements Logger {
+  readonly lines: { level: string; msg: string; fields: LogFields }[] = [];
+  debug = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'debug', msg, fields });
+  info = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'info', msg, fields });
+  warn = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'warn', msg, fields });
+  error = (msg: string, fields: LogFields = {}) => void this.lines.push({ level: 'error', msg, fields });
+  get text(): string[] {
+    return this.lines.map((l) => `${l.level} ${l.msg}`);
   }
 }

@@ -21,6 +21,7 @@ describe('config', () => {
     [{ REFWATCH_TOKEN: 'short' }, /REFWATCH_TOKEN \(flag --token\)/],
     [{ REFWATCH_RULE_PACKS: 'core,istio' }, /unknown pack "istio"/],
     [{ REFWATCH_DEMO: 'yes' }, /REFWATCH_DEMO \(flag --demo\).*on \| off/],
+    [{ REFWATCH_LOG_LEVEL: 'verbose' }, /REFWATCH_LOG_LEVEL \(flag --log-level\).*accepted: debug \| info \| warn \| error \| silent/],
   ])('names the variable, the flag and the accepted values: %o', (env, re) => {
     expect(() => parseConfig(env)).toThrow(re);
   });
@@ -35,6 +36,8 @@ describe('config', () => {
 
   it('maps flags to variables and rejects unknown ones', () => {
     expect(flagsToEnv(['--context', 'prod', '--port=3001'])).toEqual({ REFWATCH_CONTEXT: 'prod', REFWATCH_PORT: '3001', REFWATCH_CLUSTER: 'kubeconfig' });
+    expect(parseConfig(flagsToEnv(['--log-level', 'debug'])).logLevel).toBe('debug');
+    expect(parseConfig({}).logLevel).toBe('info');
     expect(() => flagsToEnv(['--colour', 'red'])).toThrow(/unknown flag --colour/);
     expect(() => flagsToEnv(['--context'])).toThrow(/needs a value/);
   });
