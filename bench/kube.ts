@@ -4,6 +4,9 @@
  *   kube.eventLatency     1,000 ConfigMaps churning (3,000 merge patches from 2 concurrent
  *                         writers, BENCH_WRITERS to change): write sent → handler sees it, p99
  *   kube.watchesPerKind   10,000 subscribers of one kind: HTTP watches on the server
+ *   kube.freeze.*         initialSync and eventLatency with objects deep-frozen at ingest
+ *                         (the default) and not frozen, alternating in one run
+ *                         (BENCH_FREEZE_ROUNDS, default 3): the ratio frozen / not frozen
  * With REFWATCH_BENCH_REAL=1 and the kube-apiserver/etcd binaries at hand, the
  * event latency is measured against kube-apiserver too (kube.eventLatency.real).
  *
@@ -12,7 +15,7 @@
 import { startEmbeddedServer } from '../server/embedded';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
 import type { InformerEvent, WatchTarget } from '../lib/engine/informer-source';
-import { percentile, result } from './report';
+import { percentile, report, result } from './report';
 
 const SYNC_OBJECTS = 10_000;
 const CHURN_OBJECTS = 1_000;
@@ -30,8 +33,10 @@ async function until(cond: () => boolean, what: string, timeoutMs = 60_000): Pro
   }
 }
 
-async function initialSync(client: KubeClient): Promise<number> {
-  const pool = new SharedInformerPool({ client });
+const FREEZE_ROUNDS = Number(process.env.BENCH_FREEZE_ROUNDS ?? 3);
+
+async function initialSync(client: KubeClient, freeze = true): Promise<number> {
+  const pool = new SharedInformerPool({ client, reflector: { freeze } });
   try {
     const t0 = performance.now();
     const sub = pool.acquire({ group: '', kind: 'ConfigMap', namespace: 'sync' }, () => {});
@@ -44,8 +49,12 @@ async function initialSync(client: KubeClient): Promise<number> {
   }
 }
 
+let latencyRuns = 0;
+
 /** eventLatency patches objects in namespace ns from WRITERS concurrent loops and times each write until its handler call. */
-async function eventLatency(client: KubeClient, ns: string): Promise<number[]> {
+async function eventLatency(client: KubeClient, ns: string, freeze = true): Promise<number[]> {
+  // Stamps unique per run: a patch that changes nothing produces no watch event.
+  const run = ++latencyRuns;
   const sent = new Map<string, number>();
   const samples: number[] = [];
   const handler = (e: InformerEvent) => {
@@ -56,7 +65,7 @@ async function eventLatency(client: KubeClient, ns: string): Promise<number[]> {
     samples.push(performance.now() - t);
     sent.delete(stamp!);
   };
-  const pool = new SharedInformerPool({ client });
+  const pool = new SharedInformerPool({ client, reflector: { freeze } });
   try {
     const target: WatchTarget = { group: '', kind: 'ConfigMap', namespace: ns };
     const sub = pool.acquire(target, handler);
@@ -64,7 +73,7 @@ async function eventLatency(client: KubeClient, ns: string): Promise<number[]> {
     let next = 0;
     const writer = async () => {
       for (let i = next++; i < CHURN_WRITES; i = next++) {
-        const stamp = `w${i}`;
+        const stamp = `r${run}w${i}`;
         sent.set(stamp, performance.now());
         await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/cm-${i % CHURN_OBJECTS}`, {
           body: { data: { stamp } },
@@ -114,10 +123,40 @@ async function embedded(): Promise<boolean> {
       result('kube.eventLatency', percentile(latency, 99), 'ms', '<=', 10),
       result('kube.watchesPerKind', watches, 'watches', '==', 1),
     ];
+    ok.push(await freezeCost(client));
     return ok.every(Boolean);
   } finally {
     await server.stop();
   }
+}
+
+/**
+ * freezeCost runs initialSync and eventLatency with and without deep-freezing
+ * at ingest, alternating so that both see the same machine load, and reports
+ * frozen / not frozen: the best initial sync of each, and the median of each
+ * round's p99 event latency.
+ */
+async function freezeCost(client: KubeClient): Promise<boolean> {
+  const sync = { on: [] as number[], off: [] as number[] };
+  const p99 = { on: [] as number[], off: [] as number[] };
+  for (let round = 0; round < FREEZE_ROUNDS; round++) {
+    // Each round swaps which goes first.
+    for (const freeze of round % 2 === 0 ? [true, false] : [false, true]) {
+      const mode = freeze ? 'on' : 'off';
+      sync[mode].push(await initialSync(client, freeze));
+      p99[mode].push(percentile(await eventLatency(client, 'churn', freeze), 99));
+    }
+  }
+  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  report('kube.freeze.initialSync.frozen', Math.min(...sync.on), 'ms');
+  report('kube.freeze.initialSync.unfrozen', Math.min(...sync.off), 'ms');
+  report('kube.freeze.eventLatency.frozen', median(p99.on), 'ms');
+  report('kube.freeze.eventLatency.unfrozen', median(p99.off), 'ms');
+  const ok = [
+    result('kube.freeze.initialSync.ratio', Math.min(...sync.on) / Math.min(...sync.off), 'x', '<=', 1.1),
+    result('kube.freeze.eventLatency.ratio', median(p99.on) / median(p99.off), 'x', '<=', 1.1),
+  ];
+  return ok.every(Boolean);
 }
 
 async function real(): Promise<boolean> {

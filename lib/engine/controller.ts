@@ -1,4 +1,4 @@
-import { keyOf, kindOfKey, namespaceOfKey, type KubeObject, type ObjectKey, type Reference } from '../model';
+import { keyOf, kindOfKey, namespaceOfKey, type CachedObject, type ObjectKey, type Reference } from '../model';
 import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import type { InformerSubscription, WatchTarget } from './informer-source';
@@ -6,9 +6,16 @@ import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
 
-/** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL). */
+/** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
+  /** Reconcile the referrer again after this many ms (not before, unless an event queues it). */
   requeueAfter?: number;
+  /**
+   * The referrer no longer exists (deleted where a controller without `for`
+   * keeps its referrers): drop it as Controller.forget does, with whatever
+   * this reconcile resolved.
+   */
+  forget?: boolean;
 }
 
 /**
@@ -20,8 +27,11 @@ export interface ReconcileResult {
 export interface ReconcileContext {
   readonly controller: string;
   readonly key: ObjectKey;
-  /** The referrer itself, from the controller's own cache, when the controller watches its kind. */
-  readonly object: KubeObject | undefined;
+  /**
+   * The referrer itself, from the controller's own cache, when the controller
+   * watches its kind. Frozen and shared: to change it, write a new object (a patch).
+   */
+  readonly object: CachedObject | undefined;
   /** Aborted when the manager stops. */
   readonly signal: AbortSignal;
   /**
@@ -65,6 +75,8 @@ export class Controller {
   readonly workerCount: number;
   private readonly workers: Promise<void>[] = [];
   private primary: InformerSubscription | undefined;
+  /** The keys being reconciled now, each marked when forgotten meanwhile. */
+  private readonly inFlight = new Map<ObjectKey, { forgotten: boolean }>();
   private readonly abort = new AbortController();
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -115,6 +127,26 @@ export class Controller {
     this.queue.add(key);
   }
 
+  /**
+   * forget drops a referrer that went away: its references (a kind left with
+   * none has its watch cancelled after the grace period), its entry in the
+   * change log and its retry history. A reconcile of the key running now ends
+   * without declaring anything. It is how a controller without `for` says a
+   * referrer was deleted; with `for`, a deleted referrer is dropped by the
+   * reconcile its deletion queues. Queued again later, the key starts afresh.
+   */
+  forget(key: ObjectKey): void {
+    const running = this.inFlight.get(key);
+    if (running) running.forgotten = true;
+    this.drop(key);
+  }
+
+  private drop(key: ObjectKey): void {
+    this.engine.registry.clear(this.name, key);
+    this.engine.changelog.remove('referrer', `${this.name}|${key}`);
+    this.queue.forget(key);
+  }
+
   /** stop aborts in-flight reconciles, drains the workers and releases the controller's own watch. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
@@ -151,9 +183,7 @@ export class Controller {
     const object = this.primary?.store.get(key);
     if (this.opts.for && !object) {
       // The referrer is gone: it references nothing any more.
-      this.engine.registry.clear(this.name, key);
-      this.engine.changelog.remove('referrer', `${this.name}|${key}`);
-      this.queue.forget(key);
+      this.drop(key);
       return;
     }
     const resolutions: Resolution[] = [];
@@ -182,12 +212,21 @@ export class Controller {
     const startedAt = this.engine.clock.now();
     let failure: unknown;
     let result: ReconcileResult | void = undefined;
+    const flight = { forgotten: false };
+    this.inFlight.set(key, flight);
     try {
       result = await this.reconcile(ctx);
     } catch (e) {
       failure = e;
+    } finally {
+      this.inFlight.delete(key);
     }
     open = false;
+    if (flight.forgotten || (failure === undefined && result?.forget === true)) {
+      // Gone while or as it was reconciled: what this reconcile resolved goes with it.
+      this.drop(key);
+      return;
+    }
     if (failure !== undefined) {
       if (this.abort.signal.aborted) return; // our own stop is not a failure
       this.stats.errors++;

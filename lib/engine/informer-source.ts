@@ -1,4 +1,4 @@
-import type { GroupKind, KubeObject, ObjectKey } from '../model';
+import type { CachedObject, GroupKind, ObjectKey } from '../model';
 
 /**
  * WatchTarget is what one shared watch covers: a kind, optionally narrowed to
@@ -38,12 +38,13 @@ export interface WatchError {
 /**
  * InformerEvent is what a shared watch tells each subscriber. A subscriber that
  * joins late first receives an `added` for every cached object, then `primed`
- * if the cache already holds its initial snapshot.
+ * if the cache already holds its initial snapshot. Objects are the cache's
+ * own, frozen: every subscriber sees the same one.
  */
 export type InformerEvent =
-  | { type: 'added'; key: ObjectKey; object: KubeObject }
-  | { type: 'updated'; key: ObjectKey; object: KubeObject; old: KubeObject }
-  | { type: 'deleted'; key: ObjectKey; object: KubeObject }
+  | { type: 'added'; key: ObjectKey; object: CachedObject }
+  | { type: 'updated'; key: ObjectKey; object: CachedObject; old: CachedObject }
+  | { type: 'deleted'; key: ObjectKey; object: CachedObject }
   /** The cache holds the initial snapshot (list done, or the initial-events-end bookmark). */
   | { type: 'primed' }
   /** The watch is failing and retrying; the cache keeps its last known state. */
@@ -53,11 +54,15 @@ export type InformerEvent =
 
 export type InformerHandler = (event: InformerEvent) => void;
 
-/** ObjectStore is a read-only view of a shared cache. */
+/**
+ * ObjectStore is a read-only view of a shared cache. Its objects are frozen
+ * once when they enter it and handed out without a copy: a reader that
+ * mutates one gets a TypeError, and no other reader sees the attempt.
+ */
 export interface ObjectStore {
-  get(key: ObjectKey): KubeObject | undefined;
+  get(key: ObjectKey): CachedObject | undefined;
   keys(): IterableIterator<ObjectKey>;
-  values(): IterableIterator<KubeObject>;
+  values(): IterableIterator<CachedObject>;
   readonly size: number;
 }
 

@@ -1,4 +1,4 @@
-import { keyOf, kindKey, type KubeObject, type ObjectKey } from '../model';
+import { deepFreeze, keyOf, kindKey, type CachedObject, type KubeObject, type ObjectKey } from '../model';
 import {
   watchTargetKey,
   type InformerEvent,
@@ -20,7 +20,7 @@ export interface MemoryInformerSourceOptions {
 }
 
 class MemoryInformer {
-  readonly objects = new Map<ObjectKey, KubeObject>();
+  readonly objects = new Map<ObjectKey, CachedObject>();
   readonly handlers = new Set<InformerHandler>();
   primed = false;
   primedAt: number | undefined;
@@ -33,7 +33,7 @@ class MemoryInformer {
     readonly id: number,
   ) {}
 
-  matches(object: KubeObject): boolean {
+  matches(object: CachedObject): boolean {
     const slash = object.apiVersion.indexOf('/');
     const group = slash < 0 ? '' : object.apiVersion.slice(0, slash);
     if (group !== this.target.group || object.kind !== this.target.kind) return false;
@@ -72,7 +72,7 @@ class MemoryInformer {
  * and counts how many are open so tests can check invariants 1 and 8.
  */
 export class MemoryInformerSource implements InformerSource {
-  private readonly cluster = new Map<ObjectKey, KubeObject>();
+  private readonly cluster = new Map<ObjectKey, CachedObject>();
   private readonly informers = new Map<string, MemoryInformer>();
   private readonly priming: 'sync' | 'microtask' | 'manual';
   private nextId = 1;
@@ -161,14 +161,18 @@ export class MemoryInformerSource implements InformerSource {
     }
   }
 
-  /** apply creates or replaces an object in the cluster and tells the informers that cover it. */
-  apply(object: KubeObject): KubeObject {
+  /**
+   * apply creates or replaces an object in the cluster and tells the informers
+   * that cover it. Like a reflector, it stores a frozen copy: the caller's
+   * object stays its own.
+   */
+  apply(object: KubeObject): CachedObject {
     const key = keyOf(object);
     const old = this.cluster.get(key);
-    const stored: KubeObject = {
-      ...object,
-      metadata: { ...object.metadata, uid: old?.metadata.uid ?? object.metadata.uid ?? `uid-${this.uid++}`, resourceVersion: String(this.uid++) },
-    };
+    const copy = structuredClone(object);
+    copy.metadata.uid = old?.metadata.uid ?? object.metadata.uid ?? `uid-${this.uid++}`;
+    copy.metadata.resourceVersion = String(this.uid++);
+    const stored = deepFreeze(copy);
     this.cluster.set(key, stored);
     for (const i of this.informers.values()) {
       if (!i.matches(stored)) continue;
@@ -191,7 +195,7 @@ export class MemoryInformerSource implements InformerSource {
     return true;
   }
 
-  get(key: ObjectKey): KubeObject | undefined {
+  get(key: ObjectKey): CachedObject | undefined {
     return this.cluster.get(key);
   }
 

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../model';
+import type { CachedObject } from '../model';
 
 /** Readiness says whether a referent is in the state its referrers need, and if not, why. */
 export interface Readiness {
@@ -14,11 +14,11 @@ export interface Readiness {
  * `readsMetadataOnly` reads nothing but metadata, so its kind can be cached
  * as metadata only (see readsMetadataOnly()).
  */
-export type ReadinessPredicate = ((object: KubeObject) => Readiness) & { readonly readsMetadataOnly?: boolean };
+export type ReadinessPredicate = ((object: CachedObject) => Readiness) & { readonly readsMetadataOnly?: boolean };
 
 /** readsMetadataOnly marks a predicate that reads only apiVersion, kind and metadata (labels, annotations, deletionTimestamp…). */
-export function readsMetadataOnly(predicate: (object: KubeObject) => Readiness): ReadinessPredicate {
-  return Object.assign((object: KubeObject) => predicate(object), { readsMetadataOnly: true as const });
+export function readsMetadataOnly(predicate: (object: CachedObject) => Readiness): ReadinessPredicate {
+  return Object.assign((object: CachedObject) => predicate(object), { readsMetadataOnly: true as const });
 }
 
 interface Condition {
@@ -29,7 +29,7 @@ interface Condition {
 }
 
 /** conditionsOf returns status.conditions, or [] when the object has none. */
-export function conditionsOf(object: KubeObject): Condition[] {
+export function conditionsOf(object: CachedObject): Condition[] {
   const status = object.status as { conditions?: unknown } | undefined;
   return Array.isArray(status?.conditions) ? (status.conditions as Condition[]) : [];
 }

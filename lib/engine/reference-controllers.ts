@@ -1,4 +1,4 @@
-import { kindOfKey, namespaceOfKey, parseKindKey, type KubeObject, type ObjectKey } from '../model';
+import { kindOfKey, namespaceOfKey, parseKindKey, type CachedObject, type ObjectKey } from '../model';
 import type { ReferenceRegistry } from '../registry';
 import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, ReferentEntity, ReferentState } from '../changelog';
 import type { Clock } from '../queue';
@@ -96,7 +96,7 @@ export class ReferenceControllers {
   }
 
   /** cached returns a referent's cached object, if its kind is watched and primed. */
-  cached(referent: ObjectKey): KubeObject | undefined {
+  cached(referent: ObjectKey): CachedObject | undefined {
     const sub = this.byKind.get(kindOfKey(referent))?.subscription;
     return sub?.isPrimed() ? sub.store.get(referent) : undefined;
   }
@@ -317,7 +317,7 @@ export class ReferenceControllers {
   }
 
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
-  publishReferent(referent: ObjectKey, object: KubeObject | undefined): void {
+  publishReferent(referent: ObjectKey, object: CachedObject | undefined): void {
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);

@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectKey } from '../model';
+import type { CachedObject, ObjectKey } from '../model';
 import type { WatchError } from './informer-source';
 
 /**
@@ -15,7 +15,8 @@ export interface Resolution {
   state: ResolutionState;
   referent: ObjectKey;
   fieldPath: string;
-  object?: KubeObject;
+  /** The referent as its kind's cache holds it: frozen, not a copy. */
+  object?: CachedObject;
   reason?: string;
   message?: string;
   error?: WatchError;

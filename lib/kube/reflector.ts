@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
-import { apiVersionOf, formatKey, kindKey, type KubeObject, type ObjectKey } from '../model';
+import { apiVersionOf, deepFreeze, formatKey, kindKey, type CachedObject, type KubeObject, type ObjectKey } from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
 import type { KubeTransport, Query, WatchStream } from './client';
 import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
@@ -32,8 +32,15 @@ export interface ReflectorOptions {
   forbiddenRetryMs?: number;
   /** Retry delay after 400/422 (a bad selector does not heal itself). Default 30 s. */
   invalidRetryMs?: number;
-  /** Applied to every object before it enters the store. */
+  /** Applied to every object before it enters the store, and before it is frozen. */
   transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * Deep-freeze every object as it enters the store, so that no reader can
+   * change what the others see. Default true; false exists for the benchmark
+   * that measures what freezing costs.
+   * @internal
+   */
+  freeze?: boolean;
   /**
    * List and watch PartialObjectMetadata: the store holds apiVersion, kind and
    * metadata only (see toMetadataOnly). Default false.
@@ -212,7 +219,7 @@ export class Reflector {
   private async syncByList(res: ResourceInfo): Promise<void> {
     this.phase = 'Listing';
     this.syncStartedAt = Date.now();
-    const items = new Map<ObjectKey, KubeObject>();
+    const items = new Map<ObjectKey, CachedObject>();
     let cont: string | undefined;
     let rv: string | undefined;
     for (;;) {
@@ -254,7 +261,7 @@ export class Reflector {
       if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
       throw e;
     }
-    await this.consume(stream, res, local, new Map());
+    await this.consume(stream, res, local, new Map<ObjectKey, CachedObject>());
   }
 
   /** watch watches from the last resourceVersion until the server ends the watch. */
@@ -289,7 +296,7 @@ export class Reflector {
    * set, events collect into it until the initial-events-end bookmark, which
    * swaps it into the store. Returns the number of events seen.
    */
-  private async consume(stream: WatchStream, res: ResourceInfo, local: AbortController, initial: Map<ObjectKey, KubeObject> | undefined): Promise<number> {
+  private async consume(stream: WatchStream, res: ResourceInfo, local: AbortController, initial: Map<ObjectKey, CachedObject> | undefined): Promise<number> {
     let pending = initial;
     let n = 0;
     this.armWatchdog(local, pending !== undefined);
@@ -356,7 +363,7 @@ export class Reflector {
     return n;
   }
 
-  private commitSnapshot(items: Map<ObjectKey, KubeObject>, rv: string | undefined): void {
+  private commitSnapshot(items: Map<ObjectKey, CachedObject>, rv: string | undefined): void {
     if (this.abort.signal.aborted) return;
     const events = this.store.replace(items);
     if (rv) this.rv = rv;
@@ -466,7 +473,8 @@ export class Reflector {
     }
   }
 
-  private prepare(raw: KubeObject, res: ResourceInfo): KubeObject {
+  /** prepare turns a decoded object into what the store holds: stamped, transformed, then frozen once for every reader. */
+  private prepare(raw: KubeObject, res: ResourceInfo): CachedObject {
     // PartialObjectMetadata arrives as kind PartialObjectMetadata of meta.k8s.io/v1: it is stored as the resource's own kind.
     let obj = raw;
     if (this.metadataOnly) obj = toMetadataOnly(raw, apiVersionOf(res), res.kind);
@@ -475,10 +483,11 @@ export class Reflector {
       if (!raw.apiVersion) raw.apiVersion = apiVersionOf(res);
       if (!raw.kind) raw.kind = res.kind;
     }
-    return this.opts.transform ? this.opts.transform(obj) : obj;
+    if (this.opts.transform) obj = this.opts.transform(obj);
+    return this.opts.freeze === false ? obj : deepFreeze(obj);
   }
 
-  private keyOf(obj: KubeObject): ObjectKey {
+  private keyOf(obj: CachedObject): ObjectKey {
     return formatKey({ group: this.target.group, kind: this.target.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
   }
 

@@ -1,28 +1,29 @@
 import type { InformerEvent, ObjectStore } from '../engine/informer-source';
-import type { KubeObject, ObjectKey } from '../model';
+import type { CachedObject, ObjectKey } from '../model';
 
 /** A change the Store applied, as subscribers see it. */
 export type StoreEvent = Extract<InformerEvent, { type: 'added' | 'updated' | 'deleted' }>;
 
 /**
- * Store is the cache of one watch: object key → latest raw object. It is
+ * Store is the cache of one watch: object key → latest object, frozen by the
+ * reflector before it enters (see deepFreeze) and handed out as is. It is
  * UID-aware: an object deleted and created again under the same name is a
  * different object, so replacing it yields `deleted` then `added`, never an
  * `updated` that would hide the recreation.
  */
 export class Store implements ObjectStore {
-  private readonly items = new Map<ObjectKey, KubeObject>();
+  private readonly items = new Map<ObjectKey, CachedObject>();
 
-  get(key: ObjectKey): KubeObject | undefined {
+  get(key: ObjectKey): CachedObject | undefined {
     return this.items.get(key);
   }
   keys(): IterableIterator<ObjectKey> {
     return this.items.keys();
   }
-  values(): IterableIterator<KubeObject> {
+  values(): IterableIterator<CachedObject> {
     return this.items.values();
   }
-  entries(): IterableIterator<[ObjectKey, KubeObject]> {
+  entries(): IterableIterator<[ObjectKey, CachedObject]> {
     return this.items.entries();
   }
   get size(): number {
@@ -34,14 +35,14 @@ export class Store implements ObjectStore {
    * resourceVersion the store already holds yields no event, so a watch that
    * restarts and replays what the store has does not repeat itself.
    */
-  upsert(key: ObjectKey, obj: KubeObject): StoreEvent[] {
+  upsert(key: ObjectKey, obj: CachedObject): StoreEvent[] {
     const old = this.items.get(key);
     this.items.set(key, obj);
     return change(key, old, obj);
   }
 
   /** remove applies a DELETED watch event; the event carries the object's final state. */
-  remove(key: ObjectKey, obj: KubeObject): StoreEvent[] {
+  remove(key: ObjectKey, obj: CachedObject): StoreEvent[] {
     const old = this.items.get(key);
     if (!old) return [];
     this.items.delete(key);
@@ -53,7 +54,7 @@ export class Store implements ObjectStore {
    * WatchList) and returns what changed: objects gone since the last snapshot
    * as `deleted`, then additions and updates in snapshot order.
    */
-  replace(next: Map<ObjectKey, KubeObject>): StoreEvent[] {
+  replace(next: Map<ObjectKey, CachedObject>): StoreEvent[] {
     const events = diffSnapshots(this.items, next);
     this.items.clear();
     for (const [k, v] of next) this.items.set(k, v);
@@ -61,14 +62,14 @@ export class Store implements ObjectStore {
   }
 }
 
-function sameUid(a: KubeObject, b: KubeObject): boolean {
+function sameUid(a: CachedObject, b: CachedObject): boolean {
   const ua = a.metadata.uid;
   const ub = b.metadata.uid;
   return ua === undefined || ub === undefined || ua === ub;
 }
 
 /** change is the event that moving key from old to next means, if any. */
-function change(key: ObjectKey, old: KubeObject | undefined, next: KubeObject): StoreEvent[] {
+function change(key: ObjectKey, old: CachedObject | undefined, next: CachedObject): StoreEvent[] {
   if (!old) return [{ type: 'added', key, object: next }];
   if (!sameUid(old, next)) {
     return [
@@ -82,7 +83,7 @@ function change(key: ObjectKey, old: KubeObject | undefined, next: KubeObject): 
 }
 
 /** diffSnapshots lists the events that turn snapshot prev into snapshot next. */
-export function diffSnapshots(prev: ReadonlyMap<ObjectKey, KubeObject>, next: ReadonlyMap<ObjectKey, KubeObject>): StoreEvent[] {
+export function diffSnapshots(prev: ReadonlyMap<ObjectKey, CachedObject>, next: ReadonlyMap<ObjectKey, CachedObject>): StoreEvent[] {
   const events: StoreEvent[] = [];
   for (const [k, old] of prev) if (!next.has(k)) events.push({ type: 'deleted', key: k, object: old });
   for (const [k, obj] of next) {

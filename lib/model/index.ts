@@ -3,3 +3,4 @@ export * from './validation';
 export * from './gvk';
 export * from './keys';
 export * from './reference';
+export * from './readonly';

@@ -23,13 +23,14 @@ describe('reconcilers get read-only objects', () => {
       for: APP_KIND,
       reconcile: (ctx) => {
         const db = ctx.resolve(dbKey('orders'), 'spec.databaseRef').object;
+        if (!db) return;
         try {
           (ctx.object!.metadata as { labels?: Record<string, string> }).labels = { touched: 'yes' };
         } catch (e) {
           errors.push(`object: ${(e as Error).constructor.name}`);
         }
         try {
-          (db!.status as { conditions: unknown[] }).conditions.push({ type: 'Ready', status: 'False' });
+          (db.status as { conditions: unknown[] }).conditions.push({ type: 'Ready', status: 'False' });
         } catch (e) {
           errors.push(`referent: ${(e as Error).constructor.name}`);
         }
@@ -40,17 +41,17 @@ describe('reconcilers get read-only objects', () => {
       for: APP_KIND,
       reconcile: (ctx) => {
         const r = ctx.resolve(dbKey('orders'), 'spec.databaseRef');
-        seenByReader.push({ labels: ctx.object!.metadata.labels, state: r.state, conditions: (r.object!.status as { conditions: unknown[] }).conditions.length });
+        if (r.object) seenByReader.push({ labels: ctx.object!.metadata.labels, state: r.state, conditions: (r.object.status as { conditions: unknown[] }).conditions.length });
       },
     });
     m.start();
     source.apply(database('orders', true));
     source.apply(app('web', { databaseRef: 'orders' }));
-    await vi.waitFor(() => expect(errors).toHaveLength(2));
-    expect(errors).toEqual(['object: TypeError', 'referent: TypeError']);
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThanOrEqual(2));
+    expect(errors.slice(0, 2)).toEqual(['object: TypeError', 'referent: TypeError']);
     await vi.waitFor(() => expect(seenByReader.length).toBeGreaterThan(0));
     expect(seenByReader.at(-1)).toEqual({ labels: undefined, state: 'Ready', conditions: 1 });
-    // cached() hands out the very object the reconcilers saw, untouched.
+    // cached() hands out the very object the reconcilers saw, untouched and frozen.
     const cached = m.referenceControllers.cached(dbKey('orders'))!;
     expect(Object.isFrozen(cached.status)).toBe(true);
     expect(source.get(appKey('web'))!.metadata.labels).toBeUndefined();
