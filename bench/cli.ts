@@ -8,17 +8,16 @@
  * ConfigMaps, so priming lists real objects.
  *
  * The figure with the target runs the CLI as users of the package do: plain
- * node on JavaScript built from lib/cli (bundled here with esbuild, external
- * dependencies left as imports). The same command run from sources through
- * tsx (bin/refwatch, as in this checkout) is reported beside it.
+ * node on the package's own build (`npm run build:lib`, lib/dist/cli/main.js,
+ * the file the `refwatch` bin points at). The same command run from sources
+ * through tsx (bin/refwatch, as in this checkout) is reported beside it.
  *
  *   npx tsx bench/cli.ts
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { KubeClient } from '../lib/kube';
 import { startEmbeddedServer } from '../server/embedded';
 import { startRealCluster } from '../tests/setup/real-cluster';
@@ -87,8 +86,8 @@ async function timeRuns(command: string[], kubeconfig: string): Promise<number[]
 async function main(): Promise<void> {
   const real = process.env.REFWATCH_BENCH_REAL === '1';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-bench-cli-'));
-  const out = path.join(ROOT, 'node_modules', '.cache', 'refwatch-bench-cli', 'main.mjs');
-  await build({ entryPoints: [path.join(ROOT, 'lib/cli/main.ts')], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  execFileSync('npm', ['run', '--silent', 'build:lib'], { cwd: ROOT, stdio: 'inherit' });
+  const out = path.join(ROOT, 'lib', 'dist', 'cli', 'main.js');
   let stop: () => Promise<void>;
   let kubeconfig: object;
   if (real) {
@@ -108,7 +107,7 @@ async function main(): Promise<void> {
     await populate(KubeClient.fromKubeconfig(kubeconfig, { source: 'bench cluster' }));
     const node = await timeRuns([process.execPath, out], file);
     const tsx = await timeRuns([path.join(ROOT, 'bin', 'refwatch')], file);
-    console.log(`plain node, built: ${node.map((t) => t.toFixed(0)).join(' ')} ms`);
+    console.log(`plain node, lib/dist: ${node.map((t) => t.toFixed(0)).join(' ')} ms`);
     console.log(`tsx, from sources: ${tsx.map((t) => t.toFixed(0)).join(' ')} ms`);
     console.log(`load average: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
     result('cli.explain.standalone', Math.round(percentile(node, 50)), 'ms', '<=', TARGET_MS);
