@@ -93,6 +93,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     source: pool,
     changelog,
     grace: config.graceMs,
+    ...(config.namespaces ? { namespaces: config.namespaces } : {}),
     readiness: (kind) => observer.readiness(kind),
     queueMetrics: (controller) => metrics.queueMetrics(controller),
     hooks: {
