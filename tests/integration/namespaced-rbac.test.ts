@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { explain, type ReferenceExplanation } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool, type KubeTransport, type Query, type ReadOptions, type WatchStream } from '@/lib/kube';
+import { createMetrics } from '@/server/metrics';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -133,7 +134,9 @@ describe(`a controller allowed Secrets in two namespaces only, on the ${clusterK
     await Promise.all([secret(a, 'db'), secret(b, 'db'), secret(c, 'db')]);
     const transport = new CountingTransport(await secretsReaderIn(a, b, c));
 
-    const { manager } = startManager(transport);
+    const { manager, pool } = startManager(transport);
+    const metrics = createMetrics();
+    metrics.attach(manager, pool);
     // The ServiceAccount may not list ConfigMaps: this controller is fed its referrers' keys.
     const declared = new Map([
       [`ConfigMap/${a}/app`, `Secret/${a}/db`],
@@ -161,6 +164,12 @@ describe(`a controller allowed Secrets in two namespaces only, on the ${clusterK
     expect(manager.changelog.get('controller', 'Secret')?.reason).toBe('listing Secret in all namespaces is forbidden: watching each namespace its referents live in instead');
     expect(manager.changelog.get('controller', `Secret/${a}`)).toMatchObject({ kind: 'Secret', namespace: a, state: 'Active' });
     expect(manager.changelog.get('controller', `Secret/${b}`)).toMatchObject({ kind: 'Secret', namespace: b, state: 'Active' });
+    const exposition = await metrics.registry.metrics();
+    expect(exposition).toContain(`refwatch_watches{kind="Secret",namespace="${a}",primed="true"} 1`);
+    expect(exposition).toContain(`refwatch_watches{kind="Secret",namespace="${b}",primed="true"} 1`);
+    expect(exposition).toContain(`refwatch_watches{kind="Secret",namespace="${c}",primed="false"} 1`);
+    expect(exposition).not.toContain('refwatch_watches{kind="Secret",namespace=""');
+    metrics.detach();
 
     // The forbidden namespace retries on its backoff (300 ms here); the cluster-wide list is never tried again.
     await new Promise((r) => setTimeout(r, 2_000));
