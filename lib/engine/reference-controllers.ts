@@ -228,7 +228,11 @@ export class ReferenceControllers {
 
   /** perNamespace says whether the kind's referents are watched per namespace (never true of a cluster-scoped kind). */
   private perNamespace(kind: string): boolean {
-    if (!this.namespaces && !this.forbiddenClusterWide.has(kind)) return false;
+    return (this.namespaces !== undefined || this.forbiddenClusterWide.has(kind)) && this.hasNamespacedReferents(kind);
+  }
+
+  /** hasNamespacedReferents says whether the kind is namespaced, as far as its referents tell (a kind is one or the other). */
+  private hasNamespacedReferents(kind: string): boolean {
     for (const referent of this.deps.registry.referentsOfKind(kind)) return namespaceOfKey(referent) !== '';
     return false;
   }
@@ -258,7 +262,8 @@ export class ReferenceControllers {
   }
 
   private referenceCount(rc: ReferenceController): number {
-    if (!rc.referents) return this.deps.registry.kindCount(rc.kind);
+    // A kind forbidden cluster-wide has its references counted by its per-namespace controllers.
+    if (!rc.referents) return this.forbiddenClusterWide.has(rc.kind) ? 0 : this.deps.registry.kindCount(rc.kind);
     let n = 0;
     for (const referent of rc.referents) n += this.deps.registry.referrerCountOf(referent);
     return n;
@@ -361,11 +366,6 @@ export class ReferenceControllers {
   private dispatch(referent: ObjectKey): void {
     const enqueue = this.deps.enqueue;
     this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
-  }
-
-  private hasNamespacedReferents(kind: string): boolean {
-    for (const referent of this.deps.registry.referentsOfKind(kind)) if (namespaceOfKey(referent) !== '') return true;
-    return false;
   }
 
   private beginGrace(rc: ReferenceController | undefined): void {

@@ -101,7 +101,9 @@ describe('cluster-wide list Forbidden', () => {
       expect(lastStates(h, appKey('b', 'web'))).toEqual(['Ready']);
     });
     expect(h.manager.referenceControllers.state(DB)).toBe('Cancelled');
+    expect(h.manager.changelog.get('controller', DB)).toMatchObject({ state: 'Cancelled', references: 0 });
     expect(h.manager.changelog.get('controller', DB)?.reason).toContain(`listing ${DB} in all namespaces is forbidden`);
+    expect(h.manager.changelog.get('controller', `${DB}/shop`)).toMatchObject({ namespace: 'shop', references: 1 });
     expect(h.manager.referenceControllers.state(DB, 'shop')).toBe('Active');
     expect(h.manager.referenceControllers.state(DB, 'web')).toBe('Active');
     // A new namespace gets its own watch; the cluster-wide list is never tried again.
