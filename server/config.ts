@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RefwatchError } from '../lib/model';
+import { RefwatchError, validateNamespace } from '../lib/model';
 import { hostEntryProblem, isLoopback } from './http/hosts';
 
 /**
@@ -27,6 +27,8 @@ export interface Config {
   example?: string;
   /** Lines below this level are not logged (watches, relists, leadership). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Watch only these namespaces (the Manager's `namespaces` option); undefined: all. */
+  namespaces?: string[];
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -48,6 +50,7 @@ export const SETTINGS = {
   rules: { env: 'REFWATCH_RULES', flag: '--rules', accepts: 'comma-separated rules files (YAML or JSON)' },
   packs: { env: 'REFWATCH_RULE_PACKS', flag: '--packs', accepts: 'comma-separated packs: core, gateway, crossplane, or none' },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
+  namespaces: { env: 'REFWATCH_NAMESPACES', flag: '--namespaces', accepts: 'comma-separated namespace names, e.g. shop,web (default: all namespaces)' },
   example: { env: 'REFWATCH_EXAMPLE', flag: '--example', accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)' },
   logLevel: { env: 'REFWATCH_LOG_LEVEL', flag: '--log-level', accepts: 'debug | info | warn | error | silent' },
 } as const;
@@ -83,6 +86,7 @@ const envSchema = z.object({
   REFWATCH_DEMO: z.enum(['on', 'off']).optional(),
   REFWATCH_EXAMPLE: z.string().optional(),
   REFWATCH_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  REFWATCH_NAMESPACES: z.string().optional(),
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -159,11 +163,23 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;
+  if (e.REFWATCH_NAMESPACES !== undefined) cfg.namespaces = namespaceList(e.REFWATCH_NAMESPACES);
   // refwatch writes to a real cluster only when asked through the API: the example is the user's to apply there.
   const example = e.REFWATCH_EXAMPLE ?? (cluster.mode === 'embedded' ? 'deploy/example' : 'none');
   if (example !== 'none' && cluster.mode !== 'embedded') throw configError('REFWATCH_EXAMPLE', `the example loads into the embedded cluster only; on ${cluster.mode} apply it yourself: kubectl apply -f deploy/demo/crds.yaml && kubectl apply -f ${example}`);
   if (example !== 'none') cfg.example = example;
   return cfg;
+}
+
+/** namespaceList reads REFWATCH_NAMESPACES: namespace names, comma-separated, at least one. */
+function namespaceList(text: string): string[] {
+  const names = text.split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 0) throw configError('REFWATCH_NAMESPACES', `"${text}" names no namespace; leave it unset to watch all namespaces`);
+  for (const name of names) {
+    const v = validateNamespace(name, 'namespace');
+    if (!v.ok) throw configError('REFWATCH_NAMESPACES', v.error.message.replace(/ \(example: .*\)$/, ''));
+  }
+  return [...new Set(names)];
 }
 
 /**

@@ -53,14 +53,14 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: 'refwatch_watches',
-    help: 'Open shared watches, by kind and whether primed.',
-    labelNames: ['kind', 'primed'],
+    help: 'Open shared watches, by kind, namespace (empty: all namespaces) and whether primed.',
+    labelNames: ['kind', 'namespace', 'primed'],
     registers: [registry],
     collect() {
       this.reset();
       for (const w of pool?.watches() ?? []) {
         const kind = w.target.group ? `${w.target.kind}.${w.target.group}` : w.target.kind;
-        this.inc({ kind, primed: String(w.primed) });
+        this.inc({ kind, namespace: w.target.namespace ?? '', primed: String(w.primed) });
       }
     },
   });

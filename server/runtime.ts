@@ -98,6 +98,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     changelog,
     grace: config.graceMs,
     logger,
+    ...(config.namespaces ? { namespaces: config.namespaces } : {}),
     readiness: (kind) => observer.readiness(kind),
     queueMetrics: (controller) => metrics.queueMetrics(controller),
     hooks: {

@@ -20,7 +20,7 @@ export const ControllersPanel = memo(function ControllersPanel({ controllers, no
       </div>
     );
   }
-  const sorted = [...controllers].sort((a, b) => ORDER[a.state] - ORDER[b.state] || a.kind.localeCompare(b.kind));
+  const sorted = [...controllers].sort((a, b) => ORDER[a.state] - ORDER[b.state] || a.kind.localeCompare(b.kind) || (a.namespace ?? '').localeCompare(b.namespace ?? ''));
   return (
     <ul className={styles.list} aria-label="Reference controllers">
       {sorted.map((c) => (
@@ -29,6 +29,7 @@ export const ControllersPanel = memo(function ControllersPanel({ controllers, no
             <button type="button" className={styles.objectLink} onClick={() => onSelectKind(c.kind)} title={`Select ${c.kind} in the graph`}>
               <strong>{shortKind(c.kind)}</strong>
               <span className={styles.ns}>{c.kind.includes('.') ? c.kind.slice(c.kind.indexOf('.') + 1) : 'core'}</span>
+              {c.namespace !== undefined ? <span className={styles.ns}>(ns {c.namespace})</span> : null}
             </button>
             <StateBadge state={c.state.toLowerCase() as ControllerNodeState} compact />
           </div>

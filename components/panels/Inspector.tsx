@@ -42,7 +42,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
     staleTime: 5_000,
   });
   const details = node.type === 'object' ? objectDetails(snapshot, node.key) : undefined;
-  const controller = node.type === 'controller' ? snapshot.controllers.find((c) => c.kind === node.key) : undefined;
+  // A kind watched per namespace has one reference controller per namespace.
+  const controllers = node.type === 'controller' ? snapshot.controllers.filter((c) => c.kind === node.key) : [];
 
   return (
     <section className={styles.inspector} aria-labelledby="inspector-title" data-testid="inspector">
@@ -149,7 +150,7 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
           </section>
         ) : null}
 
-        {controller ? <ControllersPanel controllers={[controller]} now={now} onSelectKind={onSelectKey} /> : null}
+        {controllers.length > 0 ? <ControllersPanel controllers={controllers} now={now} onSelectKind={onSelectKey} /> : null}
       </div>
     </section>
   );

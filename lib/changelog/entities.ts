@@ -70,8 +70,10 @@ export interface ControllerTransition {
 
 /** One reference controller: the shared watch, cache and dispatcher of one referent kind. */
 export interface ReferenceControllerEntity {
-  id: string; // the kind key
+  id: string; // the kind key, or `Kind.group/namespace` for a per-namespace controller
   kind: string;
+  /** Set when the controller watches one namespace only (the `namespaces` option, or RBAC). */
+  namespace?: string;
   state: ReferenceControllerState;
   reason: string;
   references: number;

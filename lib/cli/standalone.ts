@@ -273,7 +273,7 @@ export class StandaloneBackend implements Backend {
     }
     for (const rc of this.manager.referenceControllers.entities()) {
       if (rc.references === 0) continue;
-      const view = this.manager.referenceControllers.inspect(rc.kind);
+      const view = this.manager.referenceControllers.inspect(rc.kind, rc.namespace);
       if (!view?.subscription?.isPrimed() && !view?.failing) waiting.push(`the ${rc.kind} cache`);
     }
     return waiting;

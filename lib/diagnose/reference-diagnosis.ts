@@ -53,11 +53,13 @@ export class ReferenceDiagnosis {
 
   explain(ref: Reference): ReferenceExplanation {
     const kind = kindOfKey(ref.referent);
-    const view = this.referenceControllers.inspect(kind);
+    const outside = this.referenceControllers.outOfScope(ref.referent);
+    if (outside) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Forbidden', reason: 'OutOfScope', message: outside.message, fix: WATCH_ERROR_ADVICE.OutOfScope(kind) };
+    const view = this.referenceControllers.inspectFor(ref.referent);
     const sub = view?.subscription;
     if (!view || !sub || !sub.isPrimed()) return this.unprimed(ref, kind, view);
     const object = sub.store.get(ref.referent);
-    if (!object) return this.notFound(ref, kind, sub.store, view.failing);
+    if (!object) return this.notFound(ref, view.id, sub.store, view.failing);
     const readiness = this.referenceControllers.readinessOf(kind)(object);
     if (readiness.ready) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready`, fix: '' };
     const condition = readiness.condition ?? 'ready';
@@ -97,11 +99,13 @@ export class ReferenceDiagnosis {
     };
   }
 
-  private notFound(ref: Reference, kind: string, store: ObjectStore, failing: WatchError | undefined): ReferenceExplanation {
+  /** notFound explains a referent missing from the cache of scope (a kind, or a kind in one namespace). */
+  private notFound(ref: Reference, scope: string, store: ObjectStore, failing: WatchError | undefined): ReferenceExplanation {
     const { referent, fieldPath } = ref;
+    const kind = kindOfKey(referent);
     const namespace = namespaceOfKey(referent);
     const name = nameOfKey(referent);
-    const near = this.nearMissesOf(referent, kind, store);
+    const near = this.nearMissesOf(referent, scope, store);
     const suggestions = [...near.elsewhere.map((ns) => `${kind}/${ns}/${name}`), ...near.similar.map((n) => `${kind}/${namespace}/${n}`)];
     const clauses: string[] = [];
     if (near.similar.length > 0) clauses.push(`did you mean ${near.similar.join(' or ')}?`);
@@ -127,11 +131,11 @@ export class ReferenceDiagnosis {
     return out;
   }
 
-  private nearMissesOf(referent: ObjectKey, kind: string, store: ObjectStore): NearMisses {
+  private nearMissesOf(referent: ObjectKey, scope: string, store: ObjectStore): NearMisses {
     let near = this.nearMisses.get(referent);
     if (near) return near;
-    let index = this.indexes.get(kind);
-    if (!index) this.indexes.set(kind, (index = new SimilarNames(store.keys())));
+    let index = this.indexes.get(scope);
+    if (!index) this.indexes.set(scope, (index = new SimilarNames(store.keys())));
     const namespace = namespaceOfKey(referent);
     const name = nameOfKey(referent);
     const found = index.similarIn(namespace, name, Math.min(MAX_COMPARISONS_PER_LOOKUP, this.comparisonsLeft));
@@ -196,6 +200,7 @@ const WATCH_ERROR_ADVICE: Record<WatchErrorReason, (kind: string) => string> = {
   Invalid: (kind) => `the API server rejected the watch request: check the kind ${kind} and any selector`,
   KindUnknown: (kind) => kindUnknownFix(kind, 'the reference'),
   Forbidden: () => 'grant the controller list and watch on this kind',
+  OutOfScope: () => "add the referent's namespace to the Manager's namespaces option (the server's --namespaces), or point the reference into a namespace it lists",
 };
 
 function watchErrorAdvice(reason: WatchErrorReason, kind: string): string {

@@ -1,7 +1,7 @@
 import { keyOf, kindOfKey, namespaceOfKey, type CachedObject, type ObjectKey, type Reference } from '../model';
 import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
-import type { InformerSubscription, WatchTarget } from './informer-source';
+import { targetsIn, type InformerSubscription, type WatchTarget } from './informer-source';
 import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
@@ -47,7 +47,11 @@ export type Reconciler = (ctx: ReconcileContext) => Promise<ReconcileResult | vo
 export interface ControllerOptions {
   name: string;
   reconcile: Reconciler;
-  /** The referrers' own kind: each change of such an object queues it; workers start once it is primed. */
+  /**
+   * The referrers' own kind: each change of such an object queues it; workers
+   * start once it is primed. Under the Manager's `namespaces` it is watched in
+   * each of those namespaces, unless it names its own.
+   */
   for?: WatchTarget;
   workers?: number;
   /** Used for failed reconciles only; waiting on a referent never grows backoff (invariant 6). */
@@ -74,7 +78,9 @@ export class Controller {
   private readonly reconcile: Reconciler;
   readonly workerCount: number;
   private readonly workers: Promise<void>[] = [];
-  private primary: InformerSubscription | undefined;
+  /** The watches of the controller's own kind: one, or one per namespace of the Manager's `namespaces`. */
+  private readonly primaries: InformerSubscription[] = [];
+  private readonly primaryNamespaces: (string | undefined)[] = [];
   /** The keys being reconciled now, each marked when forgotten meanwhile. */
   private readonly inFlight = new Map<ObjectKey, { forgotten: boolean }>();
   private readonly abort = new AbortController();
@@ -99,22 +105,27 @@ export class Controller {
       this.startWorkers();
       return;
     }
-    this.primary = this.engine.source.acquire(this.opts.for, (event) => {
-      switch (event.type) {
-        case 'added':
-        case 'updated':
-        case 'deleted':
-          this.queue.add(event.key);
-          return;
-        case 'primed':
-          // No reconcile runs before the referrers' own cache is primed.
-          this.startWorkers();
-          return;
-        default:
-          return;
-      }
-    });
-    if (this.primary.isPrimed()) this.startWorkers();
+    const primed = () => this.primaries.every((p) => p.isPrimed());
+    for (const target of targetsIn(this.opts.for, this.engine.namespaces)) {
+      const sub = this.engine.source.acquire(target, (event) => {
+        switch (event.type) {
+          case 'added':
+          case 'updated':
+          case 'deleted':
+            this.queue.add(event.key);
+            return;
+          case 'primed':
+            // No reconcile runs before the referrers' own caches are all primed.
+            if (primed()) this.startWorkers();
+            return;
+          default:
+            return;
+        }
+      });
+      this.primaries.push(sub);
+      this.primaryNamespaces.push(target.namespace);
+    }
+    if (primed()) this.startWorkers();
   }
 
   /** enqueue queues a referrer for reconcile. */
@@ -153,9 +164,16 @@ export class Controller {
       this.abort.abort();
       await this.queue.shutdownWithDrain();
       await Promise.all(this.workers);
-      await this.primary?.release();
+      await Promise.all(this.primaries.map((p) => p.release()));
     })();
     return this.stopping;
+  }
+
+  /** ownObject reads a referrer from the cache of its namespace (or the only one). */
+  private ownObject(key: ObjectKey): CachedObject | undefined {
+    if (this.primaries.length === 1) return this.primaries[0]!.store.get(key);
+    const i = this.primaryNamespaces.indexOf(namespaceOfKey(key));
+    return this.primaries[Math.max(0, i)]?.store.get(key);
   }
 
   private startWorkers(): void {
@@ -180,7 +198,7 @@ export class Controller {
   }
 
   private async process(key: ObjectKey): Promise<void> {
-    const object = this.primary?.store.get(key);
+    const object = this.ownObject(key);
     if (this.opts.for && !object) {
       // The referrer is gone: it references nothing any more.
       this.drop(key);

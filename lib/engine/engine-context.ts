@@ -21,5 +21,7 @@ export interface EngineContext {
   readonly clock: Clock;
   readonly hooks: EngineHooks;
   readonly queueMetrics?: (controller: string) => QueueMetricsProvider;
+  /** The Manager's `namespaces` option: every watch is restricted to these. */
+  readonly namespaces?: readonly string[];
   event(e: Omit<EventEntity, 'id' | 'at'>): void;
 }

@@ -15,6 +15,15 @@ export function watchTargetKey(t: WatchTarget): string {
   return `${kind}|${t.namespace ?? '*'}|${t.labelSelector ?? ''}`;
 }
 
+/**
+ * targetsIn splits a target over namespaces: one target per namespace, or the
+ * target itself when it names its namespace or no namespaces are given.
+ */
+export function targetsIn(target: WatchTarget, namespaces: readonly string[] | undefined): WatchTarget[] {
+  if (!namespaces || target.namespace) return [target];
+  return namespaces.map((namespace) => ({ ...target, namespace }));
+}
+
 /** Why a watch cannot deliver: each reason maps to a fix a person can apply. */
 export type WatchErrorReason =
   | 'KindUnknown' // no resource serves this kind: CRD not installed
@@ -23,7 +32,8 @@ export type WatchErrorReason =
   | 'Throttled' // 429
   | 'ServerError' // 5xx
   | 'Expired' // 410 Gone: relisting
-  | 'Invalid'; // the server rejected the request (400/422)
+  | 'Invalid' // the server rejected the request (400/422)
+  | 'OutOfScope'; // the namespace is outside the Manager's `namespaces` option: nothing watches it
 
 export interface WatchError {
   reason: WatchErrorReason;

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
 import { defaultLogger, type Logger } from '../kube/log';
-import { RefwatchError, kindKey, type ObjectKey } from '../model';
+import { RefwatchError, kindKey, validateNamespace, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
 import { Controller, type ControllerOptions } from './controller';
 import type { EngineContext, EngineHooks } from './engine-context';
-import { watchTargetKey, type InformerSource, type InformerSubscription, type WatchTarget } from './informer-source';
+import { targetsIn, watchTargetKey, type InformerSource, type InformerSubscription, type WatchTarget } from './informer-source';
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
 import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
@@ -41,6 +41,14 @@ export interface ManagerOptions {
   leaderElection?: ManagerLeaderElection;
   /** Where leadership changes are logged. Default: defaultLogger(). Give the SharedInformerPool the same one for watch lines. */
   logger?: Logger;
+  /**
+   * Watch only these namespaces: each controller's `for` kind and every
+   * namespaced referent kind get one watch per namespace, and a reference
+   * into any other namespace resolves NotPrimed with reason OutOfScope,
+   * naming this option. Undefined: all namespaces. Cluster-scoped referents
+   * are watched as before.
+   */
+  namespaces?: readonly string[];
 }
 
 /**
@@ -108,6 +116,7 @@ export class Manager {
     this.logger = opts.logger ?? defaultLogger();
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
+    const namespaces = opts.namespaces === undefined ? undefined : validNamespaces(opts.namespaces);
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
@@ -117,6 +126,7 @@ export class Manager {
       readiness: readinessOf,
       metadataOnly: (kind) => opts.metadataOnly?.(kind) ?? needsMetadataOnly(kind, readinessOf(kind)),
       enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
+      namespaces,
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -127,6 +137,7 @@ export class Manager {
       clock: this.clock,
       hooks: opts.hooks ?? {},
       queueMetrics: opts.queueMetrics,
+      namespaces,
       event: (e) => this.event(e),
     };
     if (opts.leaderElection) this.elector = this.leaderElector(opts.leaderElection);
@@ -251,7 +262,7 @@ export class Manager {
 
   /** warm subscribes to a controller's own kind, so its cache is primed before this replica leads. */
   private warm(target: WatchTarget | undefined): void {
-    if (target) this.standbyCaches.push(this.source.acquire(target, () => {}));
+    if (target) for (const t of targetsIn(target, this.ctx.namespaces)) this.standbyCaches.push(this.source.acquire(t, () => {}));
   }
 
   /**
@@ -354,6 +365,18 @@ export class Manager {
     const id = `ev-${at}-${++this.eventSeq}`;
     this.changelog.put('event', id, { ...e, id, at });
   }
+}
+
+/** validNamespaces checks the `namespaces` option: a non-empty list of namespace names, each once. */
+function validNamespaces(namespaces: readonly string[]): readonly string[] {
+  if (!Array.isArray(namespaces) || namespaces.length === 0) {
+    throw new RefwatchError('InvalidNamespaces', 'namespaces must list at least one namespace; leave it out to watch all namespaces', { field: 'namespaces' });
+  }
+  namespaces.forEach((ns, i) => {
+    const v = validateNamespace(typeof ns === 'string' ? ns : String(ns), `namespaces[${i}]`);
+    if (!v.ok) throw v.error;
+  });
+  return [...new Set(namespaces)];
 }
 
 function shallowEqual(a: object, b: object): boolean {

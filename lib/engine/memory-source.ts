@@ -79,6 +79,10 @@ export class MemoryInformerSource implements InformerSource {
   private uid = 1;
   /** Informers opened over the source's life (a restarted kind counts again). */
   opened = 0;
+  /** The target key (watchTargetKey) of each informer opened, in order. */
+  readonly openedTargets: string[] = [];
+  /** Forbidden scopes: `Kind.group` (listing all namespaces) or `Kind.group/namespace`. */
+  private readonly forbidden = new Set<string>();
 
   constructor(opts: MemoryInformerSourceOptions = {}) {
     this.priming = opts.priming ?? 'microtask';
@@ -91,6 +95,7 @@ export class MemoryInformerSource implements InformerSource {
     if (!inf) {
       inf = new MemoryInformer(target, this.nextId++);
       this.opened++;
+      this.openedTargets.push(id);
       this.informers.set(id, inf);
       // The "list": the informer's cache starts with what the cluster holds.
       for (const [key, obj] of this.cluster) if (inf.matches(obj)) inf.objects.set(key, obj);
@@ -102,7 +107,14 @@ export class MemoryInformerSource implements InformerSource {
       if (informer.primed) safe(handler, { type: 'primed' });
     }
     informer.handlers.add(handler);
-    if (fresh) {
+    const denied = fresh ? this.denial(target) : undefined;
+    if (denied) {
+      // Like a reflector answered 403: an error, never primed.
+      informer.lastError = denied;
+      queueMicrotask(() => {
+        if (!informer.stopped) informer.emit({ type: 'error', error: denied });
+      });
+    } else if (fresh) {
       if (this.priming === 'sync') this.primeInformer(informer);
       else if (this.priming === 'microtask') queueMicrotask(() => this.primeInformer(informer));
     }
@@ -150,6 +162,24 @@ export class MemoryInformerSource implements InformerSource {
   /** prime marks the informers of a kind (or all) as holding their initial snapshot. */
   prime(kind?: string): void {
     for (const i of this.informers.values()) if (kind === undefined || kindKey(i.target) === kind) this.primeInformer(i);
+  }
+
+  /**
+   * forbid makes new watches of a kind answer 403 Forbidden: in all namespaces
+   * (namespace omitted; namespaced watches still allowed), or in one namespace.
+   */
+  forbid(kind: string, namespace?: string): void {
+    this.forbidden.add(namespace === undefined ? kind : `${kind}/${namespace}`);
+  }
+
+  private denial(target: WatchTarget): WatchError | undefined {
+    const kind = kindKey(target);
+    const scope = target.namespace === undefined ? kind : `${kind}/${target.namespace}`;
+    if (!this.forbidden.has(scope)) return undefined;
+    const missingRule: NonNullable<WatchError['missingRule']> = { verbs: ['list', 'watch'], apiGroup: target.group, resource: `${target.kind.toLowerCase()}s` };
+    if (target.namespace !== undefined) missingRule.namespace = target.namespace;
+    const where = target.namespace === undefined ? 'at the cluster scope' : `in the namespace "${target.namespace}"`;
+    return { reason: 'Forbidden', message: `cannot list ${kind} ${where}`, missingRule, at: Date.now() };
   }
 
   /** fail reports a watch error on the informers of a kind. */

@@ -21,6 +21,19 @@ export interface ReferenceControllersDeps {
   metadataOnly: (kind: string) => boolean;
   /** Queues one referrer of a changed referent (through its controller's work queue). */
   enqueue: (controller: string, referrer: ObjectKey) => void;
+  /** Watch only these namespaces (the Manager's `namespaces` option); undefined: all of them. */
+  namespaces?: readonly string[];
+}
+
+/** ReferenceScope is what one reference controller watches: a kind, in all namespaces or in one. */
+export interface ReferenceScope {
+  kind: string;
+  namespace?: string;
+}
+
+/** scopeId names a scope's reference controller: the kind key, or `Kind.group/namespace`. */
+export function scopeId(kind: string, namespace?: string): string {
+  return namespace ? `${kind}/${namespace}` : kind;
 }
 
 /**
@@ -28,7 +41,12 @@ export interface ReferenceControllersDeps {
  * referent kind. Its whole lifecycle lives in ReferenceControllers below.
  */
 interface ReferenceController {
+  id: string;
   kind: string;
+  /** Set for a per-namespace controller, which watches only there. */
+  namespace?: string;
+  /** A per-namespace controller's referenced referents: it lives while one remains. */
+  referents?: Set<ObjectKey>;
   state: ReferenceControllerState;
   reason: string;
   subscription: InformerSubscription | undefined;
@@ -48,7 +66,9 @@ interface ReferenceController {
 
 /** ReferenceControllerView is a read-only look at one reference controller, for diagnosis. */
 export interface ReferenceControllerView {
+  id: string;
   kind: string;
+  namespace?: string;
   state: ReferenceControllerState;
   startedAt: number;
   primedAt?: number;
@@ -57,7 +77,9 @@ export interface ReferenceControllerView {
 }
 
 /**
- * ReferenceControllers runs one reference controller per referent kind:
+ * ReferenceControllers runs one reference controller per referent kind, or
+ * per kind and namespace for a namespaced kind when the manager is given
+ * `namespaces` or when listing the kind in all namespaces is Forbidden:
  *
  *   first reference ─▶ Starting ─▶ Priming ─(initial snapshot)─▶ Active
  *   last reference gone ─▶ Grace ─(re-referenced)─▶ Active | Priming
@@ -67,26 +89,66 @@ export interface ReferenceControllerView {
  * Until a kind is primed nothing is dispatched and nothing is NotFound
  * (invariant 4). A referent event adds that referent's referrers to their
  * controllers' queues (invariant 5); reconcilers then read the cache (7).
+ *
+ * A per-namespace controller follows the same lifecycle, started by the
+ * first reference into its namespace and cancelled a grace period after the
+ * last. A kind found Forbidden in all namespaces is remembered for the life
+ * of the manager and never listed cluster-wide again: RBAC rarely widens
+ * while a controller runs, and a restart probes afresh.
  */
 export class ReferenceControllers {
-  private readonly byKind = new Map<string, ReferenceController>();
+  private readonly byId = new Map<string, ReferenceController>();
   private readonly releasing = new Set<Promise<void>>();
+  private readonly namespaces: ReadonlySet<string> | undefined;
+  /** Kinds whose cluster-wide list was Forbidden: watched per namespace from then on. */
+  private readonly forbiddenClusterWide = new Set<string>();
   private stopped = false;
 
   constructor(private readonly deps: ReferenceControllersDeps) {
+    if (deps.namespaces) this.namespaces = new Set(deps.namespaces);
     deps.registry.subscribe({
-      onKind: (e) => (e.type === 'active' ? this.ensure(e.kind) : this.beginGrace(e.kind)),
+      onDelta: (d) => {
+        if (this.namespaces || this.forbiddenClusterWide.size > 0) for (const r of [...d.removed, ...d.added]) this.trackNamespaced(r.referent);
+      },
+      onKind: (e) => {
+        if (this.perNamespace(e.kind)) return; // trackNamespaced runs those
+        if (e.type === 'active') this.ensure({ kind: e.kind });
+        else this.beginGrace(this.byId.get(e.kind));
+      },
     });
+  }
+
+  /** outOfScope says why a referent cannot be watched: its namespace is outside the `namespaces` option. */
+  outOfScope(referent: ObjectKey): WatchError | undefined {
+    const namespace = namespaceOfKey(referent);
+    if (!this.namespaces || namespace === '' || this.namespaces.has(namespace)) return undefined;
+    const list = [...this.namespaces].join(', ');
+    return {
+      reason: 'OutOfScope',
+      message: `${referent} is in namespace ${namespace}, outside the namespaces this manager watches (${list}): add ${namespace} to the Manager's namespaces option (the server's --namespaces) or point the reference into ${list}`,
+      at: this.deps.clock.now(),
+    };
+  }
+
+  /** scopeOf is the scope whose reference controller serves a referent. */
+  scopeOf(referent: ObjectKey): ReferenceScope {
+    const kind = kindOfKey(referent);
+    const namespace = namespaceOfKey(referent);
+    if (namespace !== '' && (this.namespaces || this.forbiddenClusterWide.has(kind))) return { kind, namespace };
+    return { kind };
   }
 
   /** resolve reads one referent from its kind's shared cache. The reference must already be registered. */
   resolve(referent: ObjectKey, fieldPath: string): Resolution {
-    const kind = kindOfKey(referent);
-    const rc = this.byKind.get(kind) ?? this.ensure(kind);
+    const outside = this.outOfScope(referent);
+    if (outside) return { state: 'NotPrimed', referent, fieldPath, error: outside, reason: outside.reason, message: outside.message };
+    const scope = this.scopeOf(referent);
+    const kind = scope.kind;
+    const rc = this.byId.get(scopeId(kind, scope.namespace)) ?? this.ensure(scope);
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
       const error = rc.errors.at(-1);
-      return { state: 'NotPrimed', referent, fieldPath, error, reason: error?.reason ?? 'NotPrimed', message: error?.message ?? `the ${kind} cache is still loading its initial snapshot` };
+      return { state: 'NotPrimed', referent, fieldPath, error, reason: error?.reason ?? 'NotPrimed', message: error?.message ?? `the ${label(rc)} cache is still loading its initial snapshot` };
     }
     const object = sub.store.get(referent);
     if (!object) return { state: 'NotFound', referent, fieldPath, reason: 'NotFound', message: `${referent} not found` };
@@ -97,20 +159,28 @@ export class ReferenceControllers {
 
   /** cached returns a referent's cached object, if its kind is watched and primed. */
   cached(referent: ObjectKey): CachedObject | undefined {
-    const sub = this.byKind.get(kindOfKey(referent))?.subscription;
+    const sub = this.controllerOf(referent)?.subscription;
     return sub?.isPrimed() ? sub.store.get(referent) : undefined;
   }
 
-  /** subscriptionOf exposes a kind's subscription (store and watch status), for diagnosis. */
-  subscriptionOf(kind: string): InformerSubscription | undefined {
-    return this.byKind.get(kind)?.subscription;
+  /** subscriptionOf exposes a scope's subscription (store and watch status), for diagnosis. */
+  subscriptionOf(kind: string, namespace?: string): InformerSubscription | undefined {
+    return this.byId.get(scopeId(kind, namespace))?.subscription;
   }
 
-  /** inspect looks at a kind's reference controller without starting one: diagnosis must not watch or register. */
-  inspect(kind: string): ReferenceControllerView | undefined {
-    const rc = this.byKind.get(kind);
+  /** inspect looks at a scope's reference controller without starting one: diagnosis must not watch or register. */
+  inspect(kind: string, namespace?: string): ReferenceControllerView | undefined {
+    const rc = this.byId.get(scopeId(kind, namespace));
     if (!rc) return undefined;
-    return { kind, state: rc.state, startedAt: rc.startedAt, primedAt: rc.primedAt, subscription: rc.subscription, failing: rc.failing };
+    const view: ReferenceControllerView = { id: rc.id, kind, state: rc.state, startedAt: rc.startedAt, primedAt: rc.primedAt, subscription: rc.subscription, failing: rc.failing };
+    if (rc.namespace) view.namespace = rc.namespace;
+    return view;
+  }
+
+  /** inspectFor is inspect for the scope serving a referent. */
+  inspectFor(referent: ObjectKey): ReferenceControllerView | undefined {
+    const scope = this.scopeOf(referent);
+    return this.inspect(scope.kind, scope.namespace);
   }
 
   /** readinessOf is the readiness predicate the engine applies to referents of the kind. */
@@ -118,12 +188,12 @@ export class ReferenceControllers {
     return this.deps.readiness(kind);
   }
 
-  state(kind: string): ReferenceControllerState | undefined {
-    return this.byKind.get(kind)?.state;
+  state(kind: string, namespace?: string): ReferenceControllerState | undefined {
+    return this.byId.get(scopeId(kind, namespace))?.state;
   }
 
   entities(): ReferenceControllerEntity[] {
-    return [...this.byKind.values()].map((rc) => this.entity(rc));
+    return [...this.byId.values()].map((rc) => this.entity(rc));
   }
 
   /**
@@ -132,9 +202,9 @@ export class ReferenceControllers {
    * change on every event; publishing them periodically keeps that off the dispatch path.
    */
   refreshCounts(): void {
-    for (const rc of this.byKind.values()) {
-      const prev = this.deps.changelog.get('controller', rc.kind);
-      const references = this.deps.registry.kindCount(rc.kind);
+    for (const rc of this.byId.values()) {
+      const prev = this.deps.changelog.get('controller', rc.id);
+      const references = this.referenceCount(rc);
       const referents = rc.subscription?.store.size ?? 0;
       if (prev && prev.references === references && prev.referents === referents && prev.dispatches === rc.dispatches) continue;
       this.publish(rc);
@@ -144,15 +214,69 @@ export class ReferenceControllers {
   /** stop cancels every reference controller and awaits their releases. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const rc of this.byKind.values()) {
+    for (const rc of this.byId.values()) {
       this.clearGrace(rc);
       if (rc.subscription) this.release(rc);
     }
     await Promise.all([...this.releasing]);
   }
 
-  private ensure(kind: string): ReferenceController {
-    let rc = this.byKind.get(kind);
+  private controllerOf(referent: ObjectKey): ReferenceController | undefined {
+    const scope = this.scopeOf(referent);
+    return this.byId.get(scopeId(scope.kind, scope.namespace));
+  }
+
+  /** perNamespace says whether the kind's referents are watched per namespace (never true of a cluster-scoped kind). */
+  private perNamespace(kind: string): boolean {
+    return (this.namespaces !== undefined || this.forbiddenClusterWide.has(kind)) && this.hasNamespacedReferents(kind);
+  }
+
+  /** hasNamespacedReferents says whether the kind is namespaced, as far as its referents tell (a kind is one or the other). */
+  private hasNamespacedReferents(kind: string): boolean {
+    for (const referent of this.deps.registry.referentsOfKind(kind)) return namespaceOfKey(referent) !== '';
+    return false;
+  }
+
+  /** trackNamespaced starts or ends the grace of a per-namespace controller as its referents come and go. */
+  private trackNamespaced(referent: ObjectKey): void {
+    const scope = this.scopeOf(referent);
+    if (scope.namespace === undefined || this.outOfScope(referent)) return;
+    if (this.deps.registry.isReferenced(referent)) {
+      this.ensure(scope).referents?.add(referent);
+      return;
+    }
+    const rc = this.byId.get(scopeId(scope.kind, scope.namespace));
+    if (!rc?.referents?.delete(referent)) return;
+    if (rc.referents.size === 0) this.beginGrace(rc);
+  }
+
+  /**
+   * watchPerNamespace gives up the kind's cluster-wide watch after a 403 and
+   * starts one per namespace its referents live in; RBAC grants those with
+   * Roles. Referrers wake when each namespace's cache primes.
+   */
+  private watchPerNamespace(rc: ReferenceController): void {
+    this.forbiddenClusterWide.add(rc.kind);
+    this.cancel(rc, `listing ${rc.kind} in all namespaces is forbidden: watching each namespace its referents live in instead`);
+    for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.trackNamespaced(referent);
+  }
+
+  private referenceCount(rc: ReferenceController): number {
+    // A kind forbidden cluster-wide has its references counted by its per-namespace controllers.
+    if (!rc.referents) return this.forbiddenClusterWide.has(rc.kind) ? 0 : this.deps.registry.kindCount(rc.kind);
+    let n = 0;
+    for (const referent of rc.referents) n += this.deps.registry.referrerCountOf(referent);
+    return n;
+  }
+
+  private referentsOf(rc: ReferenceController): Iterable<ObjectKey> {
+    return rc.referents ?? this.deps.registry.referentsOfKind(rc.kind);
+  }
+
+  private ensure(scope: ReferenceScope): ReferenceController {
+    const { kind, namespace } = scope;
+    const id = scopeId(kind, namespace);
+    let rc = this.byId.get(id);
     if (rc && rc.state === 'Grace') {
       // Re-referenced within grace: keep the watch.
       this.clearGrace(rc);
@@ -162,8 +286,12 @@ export class ReferenceControllers {
     if (rc && rc.state !== 'Cancelled') return rc;
     const now = this.deps.clock.now();
     if (!rc) {
-      rc = { kind, state: 'Starting', reason: 'first reference', subscription: undefined, generation: 0, startedAt: now, dispatches: 0, errors: [], history: [] };
-      this.byKind.set(kind, rc);
+      rc = { id, kind, state: 'Starting', reason: 'first reference', subscription: undefined, generation: 0, startedAt: now, dispatches: 0, errors: [], history: [] };
+      if (namespace !== undefined) {
+        rc.namespace = namespace;
+        rc.referents = new Set();
+      }
+      this.byId.set(id, rc);
     } else {
       rc.startedAt = now;
       rc.primedAt = undefined;
@@ -181,7 +309,7 @@ export class ReferenceControllers {
     const generation = ++rc.generation;
     const controller = rc;
     rc.subscription = this.deps.source.acquire(
-      parsed.value,
+      namespace === undefined ? parsed.value : { ...parsed.value, namespace },
       (event) => {
         if (controller.generation === generation) this.onEvent(controller, event);
       },
@@ -209,20 +337,26 @@ export class ReferenceControllers {
         if (rc.state === 'Priming' || rc.state === 'Starting') this.transition(rc, 'Active', `initial snapshot of ${rc.subscription?.store.size ?? 0} objects in ${rc.primedAt - rc.startedAt} ms`, 'ControllerPrimed');
         else this.publish(rc);
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
-        for (const referent of this.deps.registry.referentsOfKind(rc.kind)) {
+        for (const referent of [...this.referentsOf(rc)]) {
           this.publishReferent(referent, rc.subscription?.store.get(referent));
           this.dispatch(referent);
         }
         return;
       }
-      case 'error':
+      case 'error': {
         this.recordError(rc, event.error);
-        if (!rc.subscription?.isPrimed()) for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.publishReferent(referent, undefined);
+        const rule = event.error.missingRule;
+        if (rc.namespace === undefined && event.error.reason === 'Forbidden' && rule && rule.namespace === undefined && this.hasNamespacedReferents(rc.kind)) {
+          this.watchPerNamespace(rc);
+          return;
+        }
+        if (!rc.subscription?.isPrimed()) for (const referent of [...this.referentsOf(rc)]) this.publishReferent(referent, undefined);
         return;
+      }
       case 'recovered':
         rc.failing = undefined;
         this.appendHistory(rc, rc.state, 'watch recovered');
-        this.event('WatchRecovered', rc.kind, `${rc.kind} watch recovered`);
+        this.event('WatchRecovered', rc.kind, `${label(rc)} watch recovered`);
         this.publish(rc);
         return;
     }
@@ -234,15 +368,14 @@ export class ReferenceControllers {
     this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
   }
 
-  private beginGrace(kind: string): void {
-    const rc = this.byKind.get(kind);
+  private beginGrace(rc: ReferenceController | undefined): void {
     if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
     const grace = this.deps.grace;
     rc.graceUntil = this.deps.clock.now() + grace;
     this.transition(rc, 'Grace', `no references left; cancelling in ${grace} ms unless referenced again`, 'ControllerGrace');
     rc.graceTimer = this.deps.clock.setTimeout(() => {
       rc.graceTimer = undefined;
-      if (rc.state !== 'Grace' || this.deps.registry.kindCount(kind) > 0) return;
+      if (rc.state !== 'Grace' || this.referenceCount(rc) > 0) return;
       this.cancel(rc, `no references for ${grace} ms`);
     }, grace);
   }
@@ -276,7 +409,7 @@ export class ReferenceControllers {
     rc.state = state;
     rc.reason = reason;
     this.appendHistory(rc, state, reason);
-    if (event) this.event(event, rc.kind, `${rc.kind}: ${state}: ${reason}`);
+    if (event) this.event(event, rc.kind, `${label(rc)}: ${state}: ${reason}`);
     this.publish(rc);
   }
 
@@ -289,17 +422,17 @@ export class ReferenceControllers {
     rc.errors.push(error);
     rc.failing = error;
     if (rc.errors.length > MAX_ERRORS) rc.errors.splice(0, rc.errors.length - MAX_ERRORS);
-    this.event('WatchError', rc.kind, `${rc.kind}: ${error.reason}: ${error.message}`);
+    this.event('WatchError', rc.kind, `${label(rc)}: ${error.reason}: ${error.message}`);
     this.publish(rc);
   }
 
   private entity(rc: ReferenceController): ReferenceControllerEntity {
-    return {
-      id: rc.kind,
+    const entity: ReferenceControllerEntity = {
+      id: rc.id,
       kind: rc.kind,
       state: rc.state,
       reason: rc.reason,
-      references: this.deps.registry.kindCount(rc.kind),
+      references: this.referenceCount(rc),
       referents: rc.subscription?.store.size ?? 0,
       startedAt: rc.startedAt,
       primedAt: rc.primedAt,
@@ -310,10 +443,12 @@ export class ReferenceControllers {
       errors: rc.errors.slice(),
       history: rc.history.slice(),
     };
+    if (rc.namespace !== undefined) entity.namespace = rc.namespace;
+    return entity;
   }
 
   private publish(rc: ReferenceController): void {
-    this.deps.changelog.put('controller', rc.kind, this.entity(rc));
+    this.deps.changelog.put('controller', rc.id, this.entity(rc));
   }
 
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
@@ -324,10 +459,14 @@ export class ReferenceControllers {
       return;
     }
     const kind = kindOfKey(referent);
-    const rc = this.byKind.get(kind);
+    const rc = this.controllerOf(referent);
+    const outside = this.outOfScope(referent);
     let state: ReferentState;
     let message: string | undefined;
-    if (!rc?.subscription?.isPrimed()) {
+    if (outside) {
+      state = 'Forbidden';
+      message = outside.message;
+    } else if (!rc?.subscription?.isPrimed()) {
       const err = rc?.errors.at(-1);
       state = err && (err.reason === 'KindUnknown' || err.reason === 'Forbidden') ? err.reason : err ? 'WatchError' : 'NotPrimed';
       message = err?.message ?? `the ${kind} cache is still loading`;
@@ -359,4 +498,9 @@ export class ReferenceControllers {
     const at = this.deps.clock.now();
     this.deps.changelog.put('event', `rc-${at}-${++this.seq}`, { id: `rc-${at}-${this.seq}`, at, type, kind, message });
   }
+}
+
+/** label names a reference controller in messages: `Secret`, or `Secret in namespace shop`. */
+function label(rc: ReferenceController): string {
+  return rc.namespace === undefined ? rc.kind : `${rc.kind} in namespace ${rc.namespace}`;
 }

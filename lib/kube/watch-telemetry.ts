@@ -40,6 +40,8 @@ const SEVERITY: Record<WatchEndReason, 'debug' | 'info' | 'warn'> = {
   Forbidden: 'warn',
   KindUnknown: 'warn',
   Invalid: 'warn',
+  // Never a watch that ended: a reference outside the Manager's namespaces opens none.
+  OutOfScope: 'debug',
 };
 
 /**

@@ -8,9 +8,15 @@ export interface FaultHooks {
   compactNow(): void;
   /** failNext makes the next n resource requests (not discovery or probes) fail with this status; 429 carries Retry-After. */
   failNext(n: number, status: 429 | 500, retryAfterSeconds?: number): void;
-  /** forbid answers 403 Forbidden, worded like RBAC's denial, for every verb on the resource; unforbid lifts it. */
-  forbid(group: string, resource: string): void;
-  unforbid(group: string, resource: string): void;
+  /**
+   * forbid answers 403 Forbidden, worded like RBAC's denial, for every verb on
+   * the resource: everywhere (scope omitted), at the cluster scope only
+   * (scope '': lists and watches of all namespaces, as for a user bound by
+   * Roles only), or in one namespace (scope: its name). unforbid lifts the
+   * same scope.
+   */
+  forbid(group: string, resource: string, scope?: string): void;
+  unforbid(group: string, resource: string, scope?: string): void;
   /** slowDown delays every response by ms (0 turns it off). */
   slowDown(ms: number): void;
   /** reset lifts every fault (history already compacted stays compacted). */
@@ -39,16 +45,17 @@ export class FaultState {
     return this.failures.shift();
   }
 
-  forbid(group: string, resource: string): void {
-    this.forbidden.add(grKey({ group, resource }));
+  forbid(group: string, resource: string, scope?: string): void {
+    this.forbidden.add(forbiddenKey(group, resource, scope));
   }
 
-  unforbid(group: string, resource: string): void {
-    this.forbidden.delete(grKey({ group, resource }));
+  unforbid(group: string, resource: string, scope?: string): void {
+    this.forbidden.delete(forbiddenKey(group, resource, scope));
   }
 
-  isForbidden(group: string, resource: string): boolean {
-    return this.forbidden.has(grKey({ group, resource }));
+  /** isForbidden says whether a request for the resource in namespace ('' at the cluster scope) is refused. */
+  isForbidden(group: string, resource: string, namespace = ''): boolean {
+    return this.forbidden.has(forbiddenKey(group, resource, undefined)) || this.forbidden.has(forbiddenKey(group, resource, namespace));
   }
 
   reset(): void {
@@ -56,4 +63,8 @@ export class FaultState {
     this.forbidden.clear();
     this.delayMs = 0;
   }
+}
+
+function forbiddenKey(group: string, resource: string, scope: string | undefined): string {
+  return `${grKey({ group, resource })}|${scope ?? '*'}`;
 }

@@ -348,7 +348,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   if (routed instanceof ApiError) return sendError(res, routed);
   const r = routed;
 
-  if (ctx.faults.isForbidden(r.rt.group, r.rt.resource)) return sendError(res, forbiddenFor(ctx, r));
+  if (ctx.faults.isForbidden(r.rt.group, r.rt.resource, r.namespace)) return sendError(res, forbiddenFor(ctx, r));
   const failure = ctx.faults.takeFailure();
   if (failure) {
     const retry = failure.retryAfterSeconds;

@@ -145,8 +145,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     dropWatches: () => hub.closeAll(),
     compactNow: () => store.compact(),
     failNext: (n, status, retryAfterSeconds) => faults.armFailures(n, status, retryAfterSeconds),
-    forbid: (group, resource) => faults.forbid(group, resource),
-    unforbid: (group, resource) => faults.unforbid(group, resource),
+    forbid: (group, resource, scope) => faults.forbid(group, resource, scope),
+    unforbid: (group, resource, scope) => faults.unforbid(group, resource, scope),
     slowDown: (ms) => {
       faults.delayMs = Number.isFinite(ms) && ms > 0 ? ms : 0;
     },

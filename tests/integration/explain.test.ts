@@ -220,8 +220,10 @@ describe(`explain on the ${clusterKind} cluster`, () => {
 
     await expect.poll(() => explained(manager, key)?.state, { timeout: 20_000 }).toBe('Forbidden');
     const ref = explained(manager, key)!;
-    expect(ref.fix).toBe('grant the controller\'s service account this ClusterRole rule: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]');
+    // Forbidden in all namespaces, then in the referent's own: the fix names the narrowest grant, a Role there.
+    expect(ref.fix).toBe(`grant the controller's service account this rule in a Role in namespace ${ns}: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]`);
     expect(manager.referenceControllers.inspect('Secret')?.failing?.missingRule).toEqual({ apiGroup: '', resource: 'secrets', verbs: ['list', 'watch'] });
+    expect(manager.referenceControllers.inspect('Secret', ns)?.failing?.missingRule).toEqual({ apiGroup: '', resource: 'secrets', verbs: ['list', 'watch'], namespace: ns });
     expect(manager.changelog.get('referent', `Secret/${ns}/db-password`)?.state).toBe('Forbidden');
   });
 

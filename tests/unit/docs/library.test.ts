@@ -35,6 +35,7 @@ const runs: { name: string; until?: string }[] = [
   { name: 'metadata-only caches' },
   { name: 'leader election' },
   { name: 'read-only caches' },
+  { name: 'namespaces' },
 ];
 
 beforeAll(() => {

@@ -69,6 +69,18 @@ describe('embedded API server: faults', () => {
     expect((await api(s, 'GET', CM)).status).toBe(200);
   });
 
+  it('forbid with a scope refuses the cluster scope or one namespace only, as Roles without a ClusterRole do', async () => {
+    const s = await start({ objects: [namespace('shop'), namespace('vault')] });
+    s.faults.forbid('', 'configmaps', '');
+    s.faults.forbid('', 'configmaps', 'vault');
+    expect((await api(s, 'GET', '/api/v1/configmaps')).status).toBe(403);
+    expect((await api(s, 'GET', '/api/v1/namespaces/vault/configmaps')).status).toBe(403);
+    expect((await api(s, 'GET', CM)).status).toBe(200);
+    s.faults.unforbid('', 'configmaps', 'vault');
+    expect((await api(s, 'GET', '/api/v1/namespaces/vault/configmaps')).status).toBe(200);
+    expect((await api(s, 'GET', '/api/v1/configmaps')).status).toBe(403);
+  });
+
   it('slowDown delays responses and reset lifts every fault', async () => {
     const s = await start({ objects: [namespace('shop')] });
     const order: string[] = [];

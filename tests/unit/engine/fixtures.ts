@@ -26,10 +26,15 @@ export interface Harness {
   reconciles: (key: string) => number;
 }
 
-/** A manager with one controller "watch" reconciling Apps: each App resolves spec.*Ref Databases. */
-export function harness(opts: { grace?: number; priming?: 'sync' | 'microtask' | 'manual'; reconcile?: (ctx: ReconcileContext) => unknown } = {}): Harness {
-  const source = new MemoryInformerSource({ priming: opts.priming ?? 'microtask' });
-  const manager = new Manager({ source, grace: opts.grace ?? 50, statsIntervalMs: 0 });
+/**
+ * A manager with one controller "watch" reconciling Apps: each App resolves
+ * spec.*Ref Databases, in its own namespace, or in another one for a value `namespace/name`.
+ */
+export function harness(
+  opts: { grace?: number; priming?: 'sync' | 'microtask' | 'manual'; reconcile?: (ctx: ReconcileContext) => unknown; source?: MemoryInformerSource; namespaces?: string[] } = {},
+): Harness {
+  const source = opts.source ?? new MemoryInformerSource({ priming: opts.priming ?? 'microtask' });
+  const manager = new Manager({ source, grace: opts.grace ?? 50, statsIntervalMs: 0, ...(opts.namespaces ? { namespaces: opts.namespaces } : {}) });
   const seen = new Map<string, Resolution[][]>();
   manager.addController({
     name: 'watch',
@@ -42,7 +47,10 @@ export function harness(opts: { grace?: number; priming?: 'sync' | 'microtask' |
         const ns = ctx.object!.metadata.namespace!;
         const rs = Object.entries(spec)
           .filter(([f]) => f.endsWith('Ref'))
-          .map(([field, name]) => ctx.resolve(dbKey(name, ns), `spec.${field}`));
+          .map(([field, name]) => {
+            const [other, otherName] = name.split('/');
+            return ctx.resolve(otherName ? dbKey(otherName, other) : dbKey(name, ns), `spec.${field}`);
+          });
         if (!seen.has(ctx.key)) seen.set(ctx.key, []);
         seen.get(ctx.key)!.push(rs);
       }),

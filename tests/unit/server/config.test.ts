@@ -22,8 +22,16 @@ describe('config', () => {
     [{ REFWATCH_RULE_PACKS: 'core,istio' }, /unknown pack "istio"/],
     [{ REFWATCH_DEMO: 'yes' }, /REFWATCH_DEMO \(flag --demo\).*on \| off/],
     [{ REFWATCH_LOG_LEVEL: 'verbose' }, /REFWATCH_LOG_LEVEL \(flag --log-level\).*accepted: debug \| info \| warn \| error \| silent/],
+    [{ REFWATCH_NAMESPACES: 'shop,Web_Team' }, /REFWATCH_NAMESPACES \(flag --namespaces\): namespace "Web_Team" is not a valid namespace.*accepted: comma-separated namespace names/],
+    [{ REFWATCH_NAMESPACES: ' , ' }, /REFWATCH_NAMESPACES \(flag --namespaces\): " , " names no namespace/],
   ])('names the variable, the flag and the accepted values: %o', (env, re) => {
     expect(() => parseConfig(env)).toThrow(re);
+  });
+
+  it('maps --namespaces to the namespaces every watch is restricted to', () => {
+    expect(flagsToEnv(['--namespaces', 'shop, web,shop'])).toEqual({ REFWATCH_NAMESPACES: 'shop, web,shop' });
+    expect(parseConfig({ REFWATCH_NAMESPACES: 'shop, web,shop' }).namespaces).toEqual(['shop', 'web']);
+    expect(parseConfig({}).namespaces).toBeUndefined();
   });
 
   it('parses durations', () => {
