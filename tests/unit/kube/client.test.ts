@@ -57,14 +57,13 @@ describe('KubeClient from a kubeconfig', () => {
     expect(KubeClient.fromFile(file, { context: 'prod' }).describe()).toMatchObject({ server: 'https://127.0.0.1:7443', context: 'prod', auth: 'basic' });
   });
 
-  it('reads YAML and resolves relative certificate paths against the file', () => {
-    fs.writeFileSync(path.join(dir, 'ca.crt'), 'not really a cert');
+  it('reads YAML and resolves relative certificate paths against the file', async () => {
     const file = writeFile(
       'rel.yaml',
-      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:6443', '    certificate-authority: ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
+      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:9', '    certificate-authority: no-such-ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
     );
-    const client = KubeClient.fromFile(file);
-    expect(client.kubeConfig.getCurrentCluster()?.caFile).toBe(path.join(dir, 'ca.crt'));
+    const e = await KubeClient.fromFile(file).getJSON('/api').catch((x: unknown) => x);
+    expect((e as Error).message).toContain(`certificate-authority ${path.join(dir, 'no-such-ca.crt')} cannot be read (ENOENT)`);
   });
 
   it('names the file and the field of a malformed entry', () => {
