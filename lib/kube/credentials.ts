@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { z } from 'zod';
 
 /*
  * Credentials turn one kubeconfig cluster and user into TLS options and
@@ -135,15 +134,24 @@ function fileOrData(field: string, file: string | undefined, data: string | unde
   return data ? Buffer.from(data, 'base64') : undefined;
 }
 
-const execCredentialSchema = z.looseObject({
-  status: z.looseObject({
-    token: z.string().optional(),
-    clientCertificateData: z.string().optional(),
-    clientKeyData: z.string().optional(),
-    expirationTimestamp: z.string().optional(),
-  }),
-});
-type ExecCredentialStatus = z.infer<typeof execCredentialSchema>['status'];
+/** ExecCredentialStatus is what an exec plugin's ExecCredential carries. */
+export interface ExecCredentialStatus {
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
+  expirationTimestamp?: string;
+}
+
+/** execCredentialStatus reads an ExecCredential's status, or says what is wrong with it. */
+function execCredentialStatus(doc: unknown): ExecCredentialStatus | string {
+  const status = (doc as { status?: unknown } | null)?.status;
+  if (typeof status !== 'object' || status === null) return 'has no status object';
+  for (const f of ['token', 'clientCertificateData', 'clientKeyData', 'expirationTimestamp'] as const) {
+    const v = (status as Record<string, unknown>)[f];
+    if (v !== undefined && typeof v !== 'string') return `has a status.${f} that is not a string`;
+  }
+  return status as ExecCredentialStatus;
+}
 
 /** How long an exec plugin may run before it is killed. */
 const EXEC_TIMEOUT_MS = 60_000;
@@ -182,9 +190,8 @@ export class ExecPlugin {
     } catch {
       throw new Error(`${what} printed no JSON: it must print an ExecCredential (client.authentication.k8s.io) on stdout`);
     }
-    const r = execCredentialSchema.safeParse(doc);
-    if (!r.success) throw new Error(`${what} printed an ExecCredential without a valid status (at ${r.error.issues[0]!.path.join('.') || '(root)'})`);
-    const status = r.data.status;
+    const status = execCredentialStatus(doc);
+    if (typeof status === 'string') throw new Error(`${what} printed an ExecCredential that ${status}`);
     if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
       throw new Error(`${what} printed an ExecCredential with neither status.token nor status.clientCertificateData and status.clientKeyData`);
     }

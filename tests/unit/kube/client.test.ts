@@ -90,6 +90,32 @@ describe('KubeClient from a kubeconfig', () => {
     expect(e.message).toMatch(/http:\/\/ or https:\/\//);
   });
 
+  it('names the field and what is wrong with it, for every field a client reads', () => {
+    const cases: [(cfg: ReturnType<typeof kubeconfig>) => void, string][] = [
+      [(c) => ((c.clusters[1]!.cluster as Record<string, unknown>)['insecure-skip-tls-verify'] = 'yes'), 'clusters[1].cluster.insecure-skip-tls-verify is invalid: expected boolean, received string'],
+      [(c) => ((c.clusters[0] as Record<string, unknown>).name = ''), 'clusters[0].name must not be empty'],
+      [(c) => ((c as Record<string, unknown>).contexts = { dev: {} }), 'contexts is invalid: expected array, received object'],
+      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: '' }), 'users[1].user.exec.command must not be empty'],
+      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: 'aws', args: ['eks', 7] }), 'users[1].user.exec.args[1] is invalid: expected string, received number'],
+      [(c) => ((c.users[0]!.user as Record<string, unknown>).exec = { command: 'aws', env: [{ name: 'AWS_PROFILE' }] }), 'users[0].user.exec.env[0].value is missing'],
+      [(c) => ((c.users[0]!.user as Record<string, unknown>)['auth-provider'] = { config: {} }), 'users[0].user.auth-provider.name is missing'],
+      [(c) => ((c as Record<string, unknown>)['current-context'] = 3), 'current-context is invalid: expected string, received number'],
+    ];
+    for (const [spoil, message] of cases) {
+      const cfg = kubeconfig();
+      spoil(cfg);
+      expect(caught(() => KubeClient.fromKubeconfig(cfg, { source: 'k.yaml' })).message).toBe(`kubeconfig k.yaml: ${message}`);
+    }
+    expect(caught(() => KubeClient.fromKubeconfig([], { source: 'k.yaml' })).message).toBe('kubeconfig k.yaml: (root) is invalid: expected object, received array');
+  });
+
+  it('passes fields it does not read, and users without a user block, as kubectl does', () => {
+    const cfg = { ...kubeconfig(), preferences: { colors: true }, extensions: [] } as Record<string, unknown>;
+    (cfg.users as { name: string; user?: unknown }[]).push({ name: 'nobody', user: null });
+    (cfg.contexts as unknown[]).push({ name: 'anon', context: { cluster: 'dev', user: 'nobody', extensions: [{ name: 'x' }] } });
+    expect(KubeClient.fromKubeconfig(cfg, { context: 'anon' }).describe()).toMatchObject({ context: 'anon', user: 'nobody', auth: 'none' });
+  });
+
   it('names a context that points at a cluster that does not exist', () => {
     const cfg = kubeconfig();
     (cfg.contexts[1]!.context as Record<string, unknown>).cluster = 'staging';

@@ -144,6 +144,7 @@ fs.appendFileSync(${JSON.stringify(runs)}, JSON.parse(process.env.KUBERNETES_EXE
 const mode = process.env.PLUGIN_MODE;
 if (mode === 'fail') { console.error('login required: run sso-login first'); process.exit(1); }
 if (mode === 'garbage') { console.log('token=' + process.env.PLUGIN_TOKEN); process.exit(0); }
+if (mode === 'nostatus') { console.log(JSON.stringify({ kind: 'ExecCredential', status: { token: 42 } })); process.exit(0); }
 if (mode === 'empty') { console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: {} })); process.exit(0); }
 const status = { token: process.env.PLUGIN_TOKEN };
 if (mode === 'expired') status.expirationTimestamp = '2000-01-01T00:00:00Z';
@@ -201,6 +202,9 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
 
     const empty = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_MODE: 'empty' })));
     expect(((await empty.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain('neither status.token nor status.clientCertificateData');
+
+    const wrong = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_MODE: 'nostatus' })));
+    expect(((await wrong.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain('printed an ExecCredential that has a status.token that is not a string');
 
     const missing = KubeClient.fromFile(kubeconfig({ exec: { command: 'no-such-credential-plugin' } }));
     expect(((await missing.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain(
