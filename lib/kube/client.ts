@@ -388,12 +388,24 @@ export class KubeClient implements KubeTransport {
 
   /** request sends one request with a JSON body and returns the parsed JSON answer. */
   async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
-    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
-    const text = await readBody(res).catch((e: unknown) => {
-      throw this.networkError(e, this.url(p, opts.query), signal);
-    });
+    // One controller per request, whose timer and listener go with the answer: AbortSignal.timeout
+    // and AbortSignal.any would keep a timer and weak references alive for the whole timeout.
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
+    const follow = () => ctl.abort(opts.signal!.reason);
+    if (opts.signal?.aborted) follow();
+    else opts.signal?.addEventListener('abort', follow, { once: true });
+    let text: string;
+    let res: http.IncomingMessage;
+    try {
+      res = await this.send(method, this.url(p, opts.query), ctl.signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
+      text = await readBody(res).catch((e: unknown) => {
+        throw this.networkError(e, this.url(p, opts.query), ctl.signal);
+      });
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', follow);
+    }
     if (text === '') return undefined;
     try {
       return JSON.parse(text);

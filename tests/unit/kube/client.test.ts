@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -237,6 +239,36 @@ describe('no credential leaves the client', () => {
     } finally {
       await pool.stop();
       Object.assign(console, spy);
+    }
+  });
+});
+
+describe('request deadlines', () => {
+  it('times a silent server out, and stops on the caller\'s abort', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/fast') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+      // Any other path never answers.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = KubeClient.fromKubeconfig(
+      { clusters: [{ name: 'c', cluster: { server: url } }], users: [{ name: 'u', user: { token: TOKEN } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' },
+      { requestTimeoutMs: 200 },
+    );
+    try {
+      await expect(client.getJSON('/fast')).resolves.toEqual({ ok: true });
+      const e = await client.getJSON('/silent').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(KubeRequestError);
+      expect(e).toMatchObject({ reason: 'Timeout' });
+      expect((e as Error).message).toBe(`${url}/silent: no answer within 200 ms`);
+      const caller = new AbortController();
+      const pending = client.getJSON('/silent', {}, caller.signal).catch((x: unknown) => x);
+      caller.abort();
+      expect(((await pending) as Error).name).toBe('AbortError');
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
