@@ -388,23 +388,20 @@ export class KubeClient implements KubeTransport {
 
   /** request sends one request with a JSON body and returns the parsed JSON answer. */
   async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
-    // One controller per request, whose timer and listener go with the answer: AbortSignal.timeout
-    // and AbortSignal.any would keep a timer and weak references alive for the whole timeout.
-    const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
-    const follow = () => ctl.abort(opts.signal!.reason);
-    if (opts.signal?.aborted) follow();
-    else opts.signal?.addEventListener('abort', follow, { once: true });
+    // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
+    // references, for the whole timeout after every request.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
     let text: string;
     let res: http.IncomingMessage;
     try {
-      res = await this.send(method, this.url(p, opts.query), ctl.signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
+      res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
       text = await readBody(res).catch((e: unknown) => {
-        throw this.networkError(e, this.url(p, opts.query), ctl.signal);
+        throw this.networkError(e, this.url(p, opts.query), signal);
       });
     } finally {
       clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', follow);
     }
     if (text === '') return undefined;
     try {
