@@ -58,7 +58,7 @@ export interface Credentials {
 
 /** needsClientNode says whether a connection uses what only @kubernetes/client-node implements here. */
 export function needsClientNode(cluster: ClusterConnection, user: UserCredentials): boolean {
-  return Boolean(cluster.proxyUrl || (user.authProvider && user.authProvider.name !== 'tokenFile'));
+  return Boolean(cluster.proxyUrl || user.authProvider);
 }
 
 /** credentialsFor picks the credentials of a connection. */

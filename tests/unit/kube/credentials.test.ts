@@ -113,6 +113,13 @@ describe('TLS and identity from a kubeconfig', () => {
     client.close();
   });
 
+  it('hands an auth-provider plugin to @kubernetes/client-node, loaded on first use', async () => {
+    const client = KubeClient.fromFile(kubeconfig({ 'auth-provider': { name: 'azure', config: { 'access-token': 'azure-token-12345', expiry: '2999-01-01T00:00:00Z' } } }));
+    expect(client.describe().auth).toBe('auth-provider');
+    await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ authorization: 'Bearer azure-token-12345' });
+    client.close();
+  });
+
   it('reads a token file again once a minute, as service-account tokens rotate', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
