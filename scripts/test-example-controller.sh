@@ -18,20 +18,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAILED: example controller: $*" >&2; exit 1; }
 
-echo "== build and pack the library"
-npm run build:lib --silent || fail "npm run build:lib"
-npm pack -w lib --pack-destination "$work" --silent >"$work/pack.out" || fail "npm pack -w lib"
-tarball="$work/$(tail -1 "$work/pack.out")"
-[ -f "$tarball" ] || fail "npm pack printed no tarball ($(cat "$work/pack.out"))"
-
-echo "== install $(basename "$tarball") into a fresh copy of examples/controller"
-app="$work/controller"
-mkdir -p "$app"
-tar -C examples/controller --exclude=node_modules --exclude=dist -cf - . | tar -C "$app" -xf -
-cp "$tarball" "$app/refwatch.tgz"
-(cd "$app" && npm install --prefer-offline --no-audit --no-fund --loglevel=error) || fail "npm install in $app"
+echo "== build, pack and install the library into a fresh copy of examples/controller"
+app=$(bash scripts/install-example-controller.sh "$work" | tail -1)
+[ -d "$app" ] || fail "scripts/install-example-controller.sh (above)"
 node --import tsx scripts/check-package.ts "$app/node_modules/refwatch" || fail "the installed package is incomplete (above)"
-(cd "$app" && npx --no-install tsc -p tsconfig.json) || fail "the example does not type-check against the shipped declarations"
 # The package's executables, as npm links them: `refwatch` and the kubectl plugin name.
 for exe in refwatch kubectl-refwatch; do
   "$app/node_modules/.bin/$exe" --help >"$work/$exe-help.txt" 2>&1 || { cat "$work/$exe-help.txt" >&2; fail "the installed $exe executable does not run"; }
@@ -93,4 +83,4 @@ else
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then fail "${failed[*]}"; fi
-echo "example controller: resolved and stopped cleanly on every cluster, installed from $(basename "$tarball")"
+echo "example controller: resolved and stopped cleanly on every cluster, installed from $(tail -1 "$work/pack.out")"

@@ -2,19 +2,17 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { z } from 'zod';
 import { RefwatchError } from '../model';
+import { credentialsFor, type ClusterConnection, type Credentials, type ExecConfig, type UserCredentials } from './credentials';
 import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './errors';
 
 /*
- * Requests go through node:http/https with the options @kubernetes/client-node
- * derives from the kubeconfig (`applyToHTTPSOptions`: TLS material, bearer
- * token, exec and auth-provider plugins, basic auth). We stream watches
- * ourselves rather than through client-node's Watch: it drops the response
- * headers (Retry-After), swallows undecodable lines, and reports a failed
- * request as a bare status text.
+ * Requests go through node:http/https with the TLS material and identity that
+ * Credentials derive from the kubeconfig (./credentials). We stream watches
+ * ourselves rather than through @kubernetes/client-node's Watch: it drops the
+ * response headers (Retry-After), swallows undecodable lines, and reports a
+ * failed request as a bare status text.
  */
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -53,62 +51,125 @@ export interface ClusterDescription {
   insecureSkipTLSVerify: boolean;
 }
 
-const nonEmpty = z.string().min(1, 'must not be empty');
-const kubeconfigSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  clusters: z.array(
-    z.looseObject({
-      name: nonEmpty,
-      cluster: z.looseObject({
-        server: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL such as https://127.0.0.1:6443' }),
-        'certificate-authority': z.string().optional(),
-        'certificate-authority-data': z.string().optional(),
-        'insecure-skip-tls-verify': z.boolean().optional(),
-        'tls-server-name': z.string().optional(),
-        'proxy-url': z.string().optional(),
-      }),
-    }),
-  ),
-  users: z
-    .array(
-      z.looseObject({
-        name: nonEmpty,
-        user: z
-          .looseObject({
-            token: z.string().optional(),
-            tokenFile: z.string().optional(),
-            'token-file': z.string().optional(),
-            'client-certificate': z.string().optional(),
-            'client-certificate-data': z.string().optional(),
-            'client-key': z.string().optional(),
-            'client-key-data': z.string().optional(),
-            username: z.string().optional(),
-            password: z.string().optional(),
-            as: z.string().optional(),
-            exec: z.looseObject({ command: nonEmpty }).optional(),
-            'auth-provider': z.looseObject({ name: nonEmpty }).optional(),
-          })
-          .nullish(),
-      }),
-    )
-    .default([]),
-  contexts: z.array(
-    z.looseObject({
-      name: nonEmpty,
-      context: z.looseObject({ cluster: nonEmpty, user: z.string().optional(), namespace: z.string().optional() }),
-    }),
-  ),
-  'current-context': z.string().optional(),
-});
-type KubeconfigDoc = z.infer<typeof kubeconfigSchema>;
-
-/** fieldPath formats a zod issue path the way kubectl users read it: `contexts[1].context.cluster`. */
-function fieldPath(p: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of p) out += typeof seg === 'number' ? `[${seg}]` : out === '' ? String(seg) : `.${String(seg)}`;
-  return out || '(root)';
+/*
+ * The kubeconfig is checked by hand rather than with a zod schema: it is the
+ * only schema a controller process needs at run time, and zod costs some
+ * 12 MB of resident memory once loaded. Unknown fields pass, as in kubectl.
+ */
+interface KubeconfigCluster {
+  server: string;
+  'certificate-authority'?: string;
+  'certificate-authority-data'?: string;
+  'insecure-skip-tls-verify'?: boolean;
+  'tls-server-name'?: string;
+  'proxy-url'?: string;
 }
+interface KubeconfigUser {
+  token?: string;
+  tokenFile?: string;
+  'token-file'?: string;
+  'client-certificate'?: string;
+  'client-certificate-data'?: string;
+  'client-key'?: string;
+  'client-key-data'?: string;
+  username?: string;
+  password?: string;
+  as?: string;
+  exec?: ExecConfig;
+  'auth-provider'?: { name: string; config?: Record<string, unknown> };
+}
+export interface KubeconfigDoc {
+  apiVersion?: string;
+  kind?: string;
+  clusters: { name: string; cluster: KubeconfigCluster }[];
+  users: { name: string; user?: KubeconfigUser | null }[];
+  contexts: { name: string; context: { cluster: string; user?: string; namespace?: string } }[];
+  'current-context'?: string;
+}
+
+/** KubeconfigField is a field that failed its check, with what is wrong, in kubectl users' words. */
+class KubeconfigField extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} ${problem}`);
+  }
+}
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+type Check = (v: unknown, at: string) => void;
+const fail = (at: string, problem: string): never => {
+  throw new KubeconfigField(at || '(root)', problem);
+};
+const typed = (type: 'string' | 'boolean' | 'object' | 'array'): Check => (v, at) => {
+  if (v === undefined) fail(at, 'is missing');
+  if (kindOf(v) !== type) fail(at, `is invalid: expected ${type}, received ${kindOf(v)}`);
+};
+const nonEmpty: Check = (v, at) => {
+  typed('string')(v, at);
+  if (v === '') fail(at, 'must not be empty');
+};
+const optional = (check: Check): Check => (v, at) => {
+  if (v !== undefined) check(v, at);
+};
+const serverUrl: Check = (v, at) => {
+  typed('string')(v, at);
+  if (!/^https?:\/\/[^/\s]/.test(v as string) || !URL.canParse(v as string)) fail(at, 'must be an http:// or https:// URL such as https://127.0.0.1:6443');
+};
+/** fields checks the listed fields of an object; others pass unchecked. */
+const fields = (spec: Record<string, Check>): Check => (v, at) => {
+  typed('object')(v, at);
+  for (const [k, check] of Object.entries(spec)) check((v as Record<string, unknown>)[k], at ? `${at}.${k}` : k);
+};
+const list = (item: Check): Check => (v, at) => {
+  typed('array')(v, at);
+  (v as unknown[]).forEach((x, i) => item(x, `${at}[${i}]`));
+};
+const str = optional(typed('string'));
+const checkKubeconfig = fields({
+  apiVersion: str,
+  kind: str,
+  clusters: list(
+    fields({
+      name: nonEmpty,
+      cluster: fields({
+        server: serverUrl,
+        'certificate-authority': str,
+        'certificate-authority-data': str,
+        'insecure-skip-tls-verify': optional(typed('boolean')),
+        'tls-server-name': str,
+        'proxy-url': str,
+      }),
+    }),
+  ),
+  users: optional(
+    list(
+      fields({
+        name: nonEmpty,
+        user: (v, at) => {
+          if (v === undefined || v === null) return;
+          fields({
+            token: str,
+            tokenFile: str,
+            'token-file': str,
+            'client-certificate': str,
+            'client-certificate-data': str,
+            'client-key': str,
+            'client-key-data': str,
+            username: str,
+            password: str,
+            as: str,
+            exec: optional(fields({ command: nonEmpty, args: optional(list(typed('string'))), env: optional((e, eat) => e !== null && list(fields({ name: nonEmpty, value: typed('string') }))(e, eat)), apiVersion: str })),
+            'auth-provider': optional(fields({ name: nonEmpty, config: optional(typed('object')) })),
+          })(v, at);
+        },
+      }),
+    ),
+  ),
+  contexts: list(fields({ name: nonEmpty, context: fields({ cluster: nonEmpty, user: str, namespace: str }) })),
+  'current-context': str,
+});
 
 function invalid(source: string, field: string, problem: string): RefwatchError {
   return new RefwatchError('InvalidKubeconfig', `kubeconfig ${source}: ${field} ${problem}`, { field });
@@ -116,13 +177,14 @@ function invalid(source: string, field: string, problem: string): RefwatchError 
 
 /** parseKubeconfig validates a kubeconfig document; the error names the source and the field, never a value. */
 export function parseKubeconfig(doc: unknown, source: string): KubeconfigDoc {
-  const r = kubeconfigSchema.safeParse(doc);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const problem = issue.code === 'invalid_type' && issue.input === undefined ? 'is missing' : issue.message.replace(/^Invalid input: /, '');
-    throw invalid(source, fieldPath(issue.path), problem.startsWith('must') || problem === 'is missing' ? problem : `is invalid: ${problem}`);
+  try {
+    checkKubeconfig(doc, '');
+  } catch (e) {
+    if (e instanceof KubeconfigField) throw invalid(source, e.path, e.problem);
+    throw e;
   }
-  const cfg = r.data;
+  const cfg = { ...(doc as KubeconfigDoc) };
+  cfg.users ??= [];
   const clusters = cfg.clusters.map((c) => c.name);
   const users = cfg.users.map((u) => u.name);
   cfg.contexts.forEach((c, i) => {
@@ -145,14 +207,16 @@ function secretsOf(cfg: KubeconfigDoc): string[] {
     else if (v && typeof v === 'object') Object.values(v).forEach(walk);
   };
   for (const u of cfg.users) walk(u.user);
-  return out;
+  // An exec plugin's command is no secret, and errors name it so that one can fix it.
+  const commands = new Set(cfg.users.map((u) => u.user?.exec?.command));
+  return out.filter((s) => !commands.has(s));
 }
 
-function authKind(u: User | null): AuthKind {
-  if (!u) return 'none';
+function authKind(u: UserCredentials): AuthKind {
   if (u.exec) return 'exec';
-  if (u.authProvider) return u.authProvider.name === 'tokenFile' ? 'token-file' : 'auth-provider';
+  if (u.authProvider) return 'auth-provider';
   if (u.token) return 'token';
+  if (u.tokenFile) return 'token-file';
   if (u.certData || u.certFile) return 'client-certificate';
   if (u.username) return 'basic';
   return 'none';
@@ -172,28 +236,29 @@ export interface ClientOptions {
  */
 export class KubeClient implements KubeTransport {
   readonly server: string;
-  readonly kubeConfig: KubeConfig;
+  private readonly cluster: ClusterConnection;
+  private readonly credentials: Credentials;
   private readonly redactor: Redactor;
   private readonly description: ClusterDescription;
   private readonly requestTimeoutMs: number;
   private agent: { key: string; agent: http.Agent } | undefined;
 
-  private constructor(kc: KubeConfig, source: string, secrets: string[], opts: ClientOptions) {
-    this.kubeConfig = kc;
+  private constructor(conn: { cluster: ClusterConnection; user: UserCredentials; context: string; namespace?: string }, source: string, secrets: string[], opts: ClientOptions) {
+    const { cluster, user } = conn;
+    this.cluster = cluster;
+    this.credentials = credentialsFor(cluster, user);
     this.redactor = new Redactor(secrets);
-    const ctx = kc.getContextObject(kc.getCurrentContext())!;
-    const cluster = kc.getCurrentCluster()!;
     this.server = this.redactor.redact(cluster.server);
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.description = {
       server: this.server,
       source,
-      context: ctx.name,
+      context: conn.context,
       cluster: cluster.name,
-      user: ctx.user,
-      auth: authKind(kc.getCurrentUser()),
+      user: user.name,
+      auth: authKind(user),
       insecureSkipTLSVerify: cluster.skipTLSVerify && cluster.server.startsWith('https:'),
-      ...(ctx.namespace ? { namespace: ctx.namespace } : {}),
+      ...(conn.namespace ? { namespace: conn.namespace } : {}),
     };
   }
 
@@ -233,52 +298,44 @@ export class KubeClient implements KubeTransport {
     }
     // turbopackIgnore: a kubeconfig's own paths are runtime data; without it the build traces the whole project into the standalone output.
     const abs = (p: string | undefined) => (p && opts.baseDir && !path.isAbsolute(p) ? path.join(/*turbopackIgnore: true*/ opts.baseDir, p) : p);
-    const clusters: Cluster[] = cfg.clusters.map((c) => ({
+    const ctx = cfg.contexts.find((c) => c.name === name)!.context;
+    const c = cfg.clusters.find((x) => x.name === ctx.cluster)!;
+    const cluster: ClusterConnection = {
       name: c.name,
       server: c.cluster.server.replace(/\/$/, ''),
       caData: c.cluster['certificate-authority-data'],
       caFile: abs(c.cluster['certificate-authority']),
-      // client-node refuses plain-HTTP servers unless TLS verification is off; over HTTP there is no TLS to verify.
-      skipTLSVerify: c.cluster['insecure-skip-tls-verify'] === true || c.cluster.server.startsWith('http:'),
+      skipTLSVerify: c.cluster['insecure-skip-tls-verify'] === true,
       tlsServerName: c.cluster['tls-server-name'],
       proxyUrl: c.cluster['proxy-url'],
-    }));
+    };
     const secrets = secretsOf(cfg);
-    const users: User[] = cfg.users.map((u, i) => {
-      const x = u.user ?? {};
-      const tokenFile = abs(x['token-file'] ?? x.tokenFile);
-      let token = x.token;
-      if (!token && tokenFile) {
-        try {
-          token = fs.readFileSync(tokenFile, 'utf8').trim();
-          secrets.push(token);
-        } catch {
-          throw invalid(source, `users[${i}].user.token-file`, `cannot be read: ${tokenFile}`);
-        }
+    const i = cfg.users.findIndex((u) => u.name === ctx.user);
+    const x = cfg.users[i]?.user ?? {};
+    const tokenFile = x.token ? undefined : abs(x['token-file'] ?? x.tokenFile);
+    if (tokenFile) {
+      // Read now so that a wrong path fails here, naming the field; requests read it again as it rotates.
+      try {
+        secrets.push(fs.readFileSync(tokenFile, 'utf8').trim());
+      } catch {
+        throw invalid(source, `users[${i}].user.token-file`, `cannot be read: ${tokenFile}`);
       }
-      return {
-        name: u.name,
-        token,
-        certData: x['client-certificate-data'],
-        certFile: abs(x['client-certificate']),
-        keyData: x['client-key-data'],
-        keyFile: abs(x['client-key']),
-        username: x.username,
-        password: x.password,
-        impersonateUser: x.as,
-        exec: x.exec,
-        authProvider: x['auth-provider'],
-      };
-    });
-    const contexts: Context[] = cfg.contexts.map((c) => ({
-      name: c.name,
-      cluster: c.context.cluster,
-      user: c.context.user ?? '',
-      ...(c.context.namespace ? { namespace: c.context.namespace } : {}),
-    }));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters, users, contexts, currentContext: name });
-    return new KubeClient(kc, source, secrets, opts);
+    }
+    const user: UserCredentials = {
+      name: ctx.user ?? '',
+      token: x.token,
+      tokenFile,
+      certData: x['client-certificate-data'],
+      certFile: abs(x['client-certificate']),
+      keyData: x['client-key-data'],
+      keyFile: abs(x['client-key']),
+      username: x.username,
+      password: x.password,
+      impersonate: x.as,
+      exec: x.exec,
+      authProvider: x['auth-provider'],
+    };
+    return new KubeClient({ cluster, user, context: name, namespace: ctx.namespace }, source, secrets, opts);
   }
 
   /** inCluster uses the pod's service account, as every controller running in a cluster does. */
@@ -290,16 +347,23 @@ export class KubeClient implements KubeTransport {
         field: 'KUBERNETES_SERVICE_HOST',
       });
     }
-    const tokenFile = `${opts.pathPrefix ?? ''}/var/run/secrets/kubernetes.io/serviceaccount/token`;
+    const dir = `${opts.pathPrefix ?? ''}/var/run/secrets/kubernetes.io/serviceaccount`;
+    const tokenFile = `${dir}/token`;
     let token: string;
     try {
       token = fs.readFileSync(tokenFile, 'utf8').trim();
     } catch {
       throw new RefwatchError('NotInCluster', `service account token ${tokenFile} cannot be read: mount the service account token or pass a kubeconfig`, { field: 'serviceAccountToken' });
     }
-    const kc = new KubeConfig();
-    kc.loadFromCluster(opts.pathPrefix);
-    return new KubeClient(kc, 'in-cluster', [token], opts);
+    let namespace: string | undefined;
+    try {
+      namespace = fs.readFileSync(`${dir}/namespace`, 'utf8').trim() || undefined;
+    } catch {
+      // No namespace file: the client has no default namespace, as with a kubeconfig context without one.
+    }
+    const cluster: ClusterConnection = { name: 'inCluster', server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, caFile: `${dir}/ca.crt`, skipTLSVerify: false };
+    const user: UserCredentials = { name: 'inClusterUser', tokenFile };
+    return new KubeClient({ cluster, user, context: 'inClusterContext', namespace }, 'in-cluster', [token], opts);
   }
 
   /** describe says which cluster and identity this client uses; it holds no credential. */
@@ -313,7 +377,7 @@ export class KubeClient implements KubeTransport {
   }
 
   url(p: string, query: Query = {}): URL {
-    const u = new URL(this.kubeConfig.getCurrentCluster()!.server.replace(/\/$/, '') + p);
+    const u = new URL(this.cluster.server + p);
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') u.searchParams.set(k, String(v));
     return u;
   }
@@ -324,12 +388,21 @@ export class KubeClient implements KubeTransport {
 
   /** request sends one request with a JSON body and returns the parsed JSON answer. */
   async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
-    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
-    const text = await readBody(res).catch((e: unknown) => {
-      throw this.networkError(e, this.url(p, opts.query), signal);
-    });
+    // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
+    // references, for the whole timeout after every request.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+    let text: string;
+    let res: http.IncomingMessage;
+    try {
+      res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
+      text = await readBody(res).catch((e: unknown) => {
+        throw this.networkError(e, this.url(p, opts.query), signal);
+      });
+    } finally {
+      clearTimeout(timer);
+    }
     if (text === '') return undefined;
     try {
       return JSON.parse(text);
@@ -351,12 +424,12 @@ export class KubeClient implements KubeTransport {
   }
 
   /**
-   * agentFor reuses one keep-alive agent per set of TLS settings: client-node
-   * builds a fresh agent per request, which costs a connection (and a TLS
-   * handshake) for every list page and write.
+   * agentFor reuses one keep-alive agent per set of TLS settings, so list
+   * pages and writes share connections (and TLS handshakes). A proxy's agent
+   * comes from client-node.
    */
   private agentFor(url: URL, opts: https.RequestOptions): http.Agent | undefined {
-    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) return opts.agent as http.Agent | undefined;
+    if (this.cluster.proxyUrl) return opts.agent as http.Agent | undefined;
     const tls = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
     const key = url.protocol + JSON.stringify(tls, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
     if (this.agent?.key !== key) {
@@ -376,7 +449,7 @@ export class KubeClient implements KubeTransport {
     const { body, contentType = 'application/json', accept = 'application/json' } = msg;
     const opts: https.RequestOptions = { method, headers: { Accept: accept } };
     try {
-      await this.kubeConfig.applyToHTTPSOptions(opts);
+      await this.credentials.apply(opts);
     } catch (e) {
       throw new KubeRequestError(401, `cannot build credentials for ${this.server}: ${this.redact(e instanceof Error ? e.message : String(e))}`, {
         url: this.server,
@@ -394,6 +467,7 @@ export class KubeClient implements KubeTransport {
     });
     const status = res.statusCode ?? 0;
     if (status >= 200 && status < 300) return res;
+    if (status === 401) this.credentials.rejected();
     const text = await readBody(res).catch(() => '');
     let message = res.statusMessage || http.STATUS_CODES[status] || 'error';
     let reason: string | undefined;

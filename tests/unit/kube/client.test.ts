@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,14 +59,13 @@ describe('KubeClient from a kubeconfig', () => {
     expect(KubeClient.fromFile(file, { context: 'prod' }).describe()).toMatchObject({ server: 'https://127.0.0.1:7443', context: 'prod', auth: 'basic' });
   });
 
-  it('reads YAML and resolves relative certificate paths against the file', () => {
-    fs.writeFileSync(path.join(dir, 'ca.crt'), 'not really a cert');
+  it('reads YAML and resolves relative certificate paths against the file', async () => {
     const file = writeFile(
       'rel.yaml',
-      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:6443', '    certificate-authority: ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
+      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:9', '    certificate-authority: no-such-ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
     );
-    const client = KubeClient.fromFile(file);
-    expect(client.kubeConfig.getCurrentCluster()?.caFile).toBe(path.join(dir, 'ca.crt'));
+    const e = await KubeClient.fromFile(file).getJSON('/api').catch((x: unknown) => x);
+    expect((e as Error).message).toContain(`certificate-authority ${path.join(dir, 'no-such-ca.crt')} cannot be read (ENOENT)`);
   });
 
   it('names the file and the field of a malformed entry', () => {
@@ -89,6 +90,32 @@ describe('KubeClient from a kubeconfig', () => {
     const e = caught(() => KubeClient.fromKubeconfig(cfg));
     expect(e.field).toBe('clusters[0].cluster.server');
     expect(e.message).toMatch(/http:\/\/ or https:\/\//);
+  });
+
+  it('names the field and what is wrong with it, for every field a client reads', () => {
+    const cases: [(cfg: ReturnType<typeof kubeconfig>) => void, string][] = [
+      [(c) => ((c.clusters[1]!.cluster as Record<string, unknown>)['insecure-skip-tls-verify'] = 'yes'), 'clusters[1].cluster.insecure-skip-tls-verify is invalid: expected boolean, received string'],
+      [(c) => ((c.clusters[0] as Record<string, unknown>).name = ''), 'clusters[0].name must not be empty'],
+      [(c) => ((c as Record<string, unknown>).contexts = { dev: {} }), 'contexts is invalid: expected array, received object'],
+      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: '' }), 'users[1].user.exec.command must not be empty'],
+      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: 'aws', args: ['eks', 7] }), 'users[1].user.exec.args[1] is invalid: expected string, received number'],
+      [(c) => ((c.users[0]!.user as Record<string, unknown>).exec = { command: 'aws', env: [{ name: 'AWS_PROFILE' }] }), 'users[0].user.exec.env[0].value is missing'],
+      [(c) => ((c.users[0]!.user as Record<string, unknown>)['auth-provider'] = { config: {} }), 'users[0].user.auth-provider.name is missing'],
+      [(c) => ((c as Record<string, unknown>)['current-context'] = 3), 'current-context is invalid: expected string, received number'],
+    ];
+    for (const [spoil, message] of cases) {
+      const cfg = kubeconfig();
+      spoil(cfg);
+      expect(caught(() => KubeClient.fromKubeconfig(cfg, { source: 'k.yaml' })).message).toBe(`kubeconfig k.yaml: ${message}`);
+    }
+    expect(caught(() => KubeClient.fromKubeconfig([], { source: 'k.yaml' })).message).toBe('kubeconfig k.yaml: (root) is invalid: expected object, received array');
+  });
+
+  it('passes fields it does not read, and users without a user block, as kubectl does', () => {
+    const cfg = { ...kubeconfig(), preferences: { colors: true }, extensions: [] } as Record<string, unknown>;
+    (cfg.users as { name: string; user?: unknown }[]).push({ name: 'nobody', user: null });
+    (cfg.contexts as unknown[]).push({ name: 'anon', context: { cluster: 'dev', user: 'nobody', extensions: [{ name: 'x' }] } });
+    expect(KubeClient.fromKubeconfig(cfg, { context: 'anon' }).describe()).toMatchObject({ context: 'anon', user: 'nobody', auth: 'none' });
   });
 
   it('names a context that points at a cluster that does not exist', () => {
@@ -212,6 +239,36 @@ describe('no credential leaves the client', () => {
     } finally {
       await pool.stop();
       Object.assign(console, spy);
+    }
+  });
+});
+
+describe('request deadlines', () => {
+  it('times a silent server out, and stops on the caller\'s abort', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/fast') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+      // Any other path never answers.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = KubeClient.fromKubeconfig(
+      { clusters: [{ name: 'c', cluster: { server: url } }], users: [{ name: 'u', user: { token: TOKEN } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' },
+      { requestTimeoutMs: 200 },
+    );
+    try {
+      await expect(client.getJSON('/fast')).resolves.toEqual({ ok: true });
+      const e = await client.getJSON('/silent').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(KubeRequestError);
+      expect(e).toMatchObject({ reason: 'Timeout' });
+      expect((e as Error).message).toBe(`${url}/silent: no answer within 200 ms`);
+      const caller = new AbortController();
+      const pending = client.getJSON('/silent', {}, caller.signal).catch((x: unknown) => x);
+      caller.abort();
+      expect(((await pending) as Error).name).toBe('AbortError');
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

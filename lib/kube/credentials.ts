@@ -1,0 +1,281 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import type https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/*
+ * Credentials turn one kubeconfig cluster and user into TLS options and
+ * headers for node:https. Tokens, token files, client certificates, basic
+ * auth, impersonation and exec plugins are handled here; the rarer
+ * auth-provider plugins (oidc, azure, gcp) and proxies are delegated to
+ * @kubernetes/client-node, which is loaded only by a kubeconfig that uses
+ * them: its index loads every generated API model, some 70 MB a process
+ * would otherwise carry for nothing.
+ */
+
+/** ClusterConnection is one kubeconfig cluster entry, with relative paths resolved. */
+export interface ClusterConnection {
+  name: string;
+  server: string;
+  caData?: string;
+  caFile?: string;
+  skipTLSVerify: boolean;
+  tlsServerName?: string;
+  proxyUrl?: string;
+}
+
+/** ExecConfig is a user's `exec` credential plugin (client.authentication.k8s.io). */
+export interface ExecConfig {
+  command: string;
+  args?: string[];
+  env?: { name: string; value: string }[] | null;
+  apiVersion?: string;
+}
+
+/** UserCredentials is one kubeconfig user entry, with relative paths resolved. */
+export interface UserCredentials {
+  name: string;
+  token?: string;
+  tokenFile?: string;
+  certData?: string;
+  certFile?: string;
+  keyData?: string;
+  keyFile?: string;
+  username?: string;
+  password?: string;
+  impersonate?: string;
+  exec?: ExecConfig;
+  authProvider?: { name: string; config?: Record<string, unknown> };
+}
+
+/** Credentials applies a cluster's TLS settings and a user's identity to one request. */
+export interface Credentials {
+  /** apply sets TLS material, headers and basic auth on opts; it rejects with a message that quotes no credential. */
+  apply(opts: https.RequestOptions): Promise<void>;
+  /** rejected says the server answered 401: credentials that can be renewed (exec) are fetched again next time. */
+  rejected(): void;
+}
+
+/** needsClientNode says whether a connection uses what only @kubernetes/client-node implements here. */
+export function needsClientNode(cluster: ClusterConnection, user: UserCredentials): boolean {
+  return Boolean(cluster.proxyUrl || user.authProvider);
+}
+
+/** credentialsFor picks the credentials of a connection. */
+export function credentialsFor(cluster: ClusterConnection, user: UserCredentials): Credentials {
+  return needsClientNode(cluster, user) ? new ClientNodeCredentials(cluster, user) : new LeanCredentials(cluster, user);
+}
+
+/** A token file is read again after this long: bound service-account tokens rotate (client-go re-reads each minute). */
+const TOKEN_FILE_TTL_MS = 60_000;
+
+class LeanCredentials implements Credentials {
+  private tokenFromFile: { token: string; readAt: number } | undefined;
+  private readonly exec: ExecPlugin | undefined;
+
+  constructor(
+    private readonly cluster: ClusterConnection,
+    private readonly user: UserCredentials,
+  ) {
+    if (user.exec) this.exec = new ExecPlugin(user.name, user.exec);
+  }
+
+  async apply(opts: https.RequestOptions): Promise<void> {
+    const { cluster, user } = this;
+    const headers = (opts.headers ??= {}) as Record<string, string>;
+    if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
+    if (cluster.tlsServerName) opts.servername = cluster.tlsServerName;
+    const ca = fileOrData('certificate-authority', cluster.caFile, cluster.caData);
+    if (ca) opts.ca = ca;
+    const cert = fileOrData('client-certificate', user.certFile, user.certData);
+    if (cert) opts.cert = cert;
+    const key = fileOrData('client-key', user.keyFile, user.keyData);
+    if (key) opts.key = key;
+    if (user.impersonate) headers['Impersonate-User'] = user.impersonate;
+    if (user.username) opts.auth = `${user.username}:${user.password ?? ''}`;
+    const token = user.token ?? (user.tokenFile ? this.readTokenFile(user.tokenFile) : undefined);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (this.exec) {
+      const c = await this.exec.credential();
+      if (c.clientCertificateData) opts.cert = c.clientCertificateData;
+      if (c.clientKeyData) opts.key = c.clientKeyData;
+      if (c.token) headers.Authorization = `Bearer ${c.token}`;
+    }
+  }
+
+  rejected(): void {
+    this.exec?.invalidate();
+  }
+
+  private readTokenFile(file: string): string {
+    const cached = this.tokenFromFile;
+    if (cached && Date.now() - cached.readAt < TOKEN_FILE_TTL_MS) return cached.token;
+    try {
+      const token = fs.readFileSync(file, 'utf8').trim();
+      this.tokenFromFile = { token, readAt: Date.now() };
+      return token;
+    } catch (e) {
+      // A token file mid-rotation may vanish for a moment: the last token read is still the best guess.
+      if (cached) return cached.token;
+      throw new Error(`token file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: e });
+    }
+  }
+}
+
+/** fileOrData reads a PEM file, or decodes the kubeconfig's base64 `-data` field; files are read per request so rotated ones are picked up. */
+function fileOrData(field: string, file: string | undefined, data: string | undefined): Buffer | undefined {
+  if (file) {
+    try {
+      return fs.readFileSync(file);
+    } catch (e) {
+      throw new Error(`${field} ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: e });
+    }
+  }
+  return data ? Buffer.from(data, 'base64') : undefined;
+}
+
+/** ExecCredentialStatus is what an exec plugin's ExecCredential carries. */
+export interface ExecCredentialStatus {
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
+  expirationTimestamp?: string;
+}
+
+/** execCredentialStatus reads an ExecCredential's status, or says what is wrong with it. */
+function execCredentialStatus(doc: unknown): ExecCredentialStatus | string {
+  const status = (doc as { status?: unknown } | null)?.status;
+  if (typeof status !== 'object' || status === null) return 'has no status object';
+  for (const f of ['token', 'clientCertificateData', 'clientKeyData', 'expirationTimestamp'] as const) {
+    const v = (status as Record<string, unknown>)[f];
+    if (v !== undefined && typeof v !== 'string') return `has a status.${f} that is not a string`;
+  }
+  return status as ExecCredentialStatus;
+}
+
+/** How long an exec plugin may run before it is killed. */
+const EXEC_TIMEOUT_MS = 60_000;
+
+/**
+ * ExecPlugin runs a kubeconfig's exec credential plugin, as kubectl does: its
+ * ExecCredential is kept until its expirationTimestamp, or without one until
+ * the server answers 401. Concurrent requests share one run.
+ */
+export class ExecPlugin {
+  private cached: { status: ExecCredentialStatus; expiresAt: number } | undefined;
+  private running: Promise<ExecCredentialStatus> | undefined;
+
+  constructor(
+    private readonly user: string,
+    private readonly cfg: ExecConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  credential(): Promise<ExecCredentialStatus> {
+    if (this.cached && this.cached.expiresAt > this.now()) return Promise.resolve(this.cached.status);
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  private async run(): Promise<ExecCredentialStatus> {
+    const stdout = await this.spawnPlugin();
+    const what = `exec plugin "${this.cfg.command}" of user ${this.user}`;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(stdout);
+    } catch {
+      throw new Error(`${what} printed no JSON: it must print an ExecCredential (client.authentication.k8s.io) on stdout`);
+    }
+    const status = execCredentialStatus(doc);
+    if (typeof status === 'string') throw new Error(`${what} printed an ExecCredential that ${status}`);
+    if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
+      throw new Error(`${what} printed an ExecCredential with neither status.token nor status.clientCertificateData and status.clientKeyData`);
+    }
+    const expiresAt = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Infinity;
+    this.cached = { status, expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
+    return status;
+  }
+
+  private spawnPlugin(): Promise<string> {
+    const { command, args = [], env, apiVersion = 'client.authentication.k8s.io/v1' } = this.cfg;
+    const info = JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: info };
+    for (const e of env ?? []) childEnv[e.name] = e.value;
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: EXEC_TIMEOUT_MS });
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      child.on('error', (e: NodeJS.ErrnoException) => {
+        const hint = e.code === 'ENOENT' ? ': install it or fix users[].user.exec.command' : '';
+        reject(new Error(`exec plugin "${command}" of user ${this.user} cannot run (${e.code ?? e.message})${hint}`));
+      });
+      child.on('close', (code, signal) => {
+        if (code === 0) return resolve(out);
+        const why = signal ? `was killed by ${signal}${signal === 'SIGTERM' ? ` after ${EXEC_TIMEOUT_MS / 1000} s` : ''}` : `exited with ${code}`;
+        const last = err.trim().split('\n').pop()?.slice(0, 300);
+        reject(new Error(`exec plugin "${command}" of user ${this.user} ${why}${last ? `: ${last}` : ''}`));
+      });
+    });
+  }
+}
+
+/** ClientNodeCredentials delegates to @kubernetes/client-node, imported on first use. */
+class ClientNodeCredentials implements Credentials {
+  private kc: Promise<KubeConfig> | undefined;
+
+  constructor(
+    private readonly cluster: ClusterConnection,
+    private readonly user: UserCredentials,
+  ) {}
+
+  async apply(opts: https.RequestOptions): Promise<void> {
+    this.kc ??= this.load();
+    await (await this.kc).applyToHTTPSOptions(opts);
+  }
+
+  rejected(): void {}
+
+  private async load(): Promise<KubeConfig> {
+    const { KubeConfig } = await import('@kubernetes/client-node');
+    const { cluster: c, user: u } = this;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: c.name,
+          server: c.server,
+          caData: c.caData,
+          caFile: c.caFile,
+          // client-node refuses plain-HTTP servers unless TLS verification is off; over HTTP there is no TLS to verify.
+          skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http:'),
+          tlsServerName: c.tlsServerName,
+          proxyUrl: c.proxyUrl,
+        },
+      ],
+      users: [
+        {
+          name: u.name,
+          token: u.token ?? (u.tokenFile ? fs.readFileSync(u.tokenFile, 'utf8').trim() : undefined),
+          certData: u.certData,
+          certFile: u.certFile,
+          keyData: u.keyData,
+          keyFile: u.keyFile,
+          username: u.username,
+          password: u.password,
+          impersonateUser: u.impersonate,
+          exec: u.exec,
+          authProvider: u.authProvider,
+        },
+      ],
+      contexts: [{ name: 'refwatch', cluster: c.name, user: u.name }],
+      currentContext: 'refwatch',
+    });
+    return kc;
+  }
+}
