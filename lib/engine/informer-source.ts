@@ -23,7 +23,9 @@ export type WatchErrorReason =
   | 'Throttled' // 429
   | 'ServerError' // 5xx
   | 'Expired' // 410 Gone: relisting
-  | 'Invalid'; // the server rejected the request (400/422)
+  | 'Invalid' // the server rejected the request (400/422)
+  | 'ObserveFailed' // an observer's poll threw
+  | 'ObserveTimeout'; // an observer's poll took longer than its timeout
 
 export interface WatchError {
   reason: WatchErrorReason;

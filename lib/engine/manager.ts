@@ -11,6 +11,7 @@ import { watchTargetKey, type InformerSource, type InformerSubscription, type Wa
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
 import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
+import { Observers, type ObserverOptions } from './observer';
 import { ReferenceControllers } from './reference-controllers';
 
 export interface ManagerOptions {
@@ -80,6 +81,7 @@ export class Manager {
   readonly changelog: ChangeLog;
   readonly source: InformerSource;
   readonly referenceControllers: ReferenceControllers;
+  private readonly observers: Observers;
   private readonly controllers = new Map<string, Controller>();
   private readonly clock: Clock;
   private readonly ctx: EngineContext;
@@ -103,6 +105,8 @@ export class Manager {
     this.statsIntervalMs = opts.statsIntervalMs ?? 500;
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
+    const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
+    this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
@@ -111,7 +115,8 @@ export class Manager {
       grace: opts.grace ?? 30_000,
       readiness: readinessOf,
       metadataOnly: (kind) => opts.metadataOnly?.(kind) ?? needsMetadataOnly(kind, readinessOf(kind)),
-      enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
+      enqueue,
+      observers: this.observers,
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -183,6 +188,17 @@ export class Manager {
     return c;
   }
 
+  /**
+   * addObserver serves a referent kind by polling instead of a watch, for
+   * things outside Kubernetes: each referenced referent is polled every
+   * `interval` ms, once whatever the number of its referrers, and a change of
+   * what `observe` reports wakes its referrers through their queues. Add it
+   * before any reference to the kind is declared.
+   */
+  addObserver(opts: ObserverOptions): void {
+    this.observers.add(opts);
+  }
+
   private lastEnqueued: Controller | undefined;
 
   /** enqueueReferrer is dispatch's per-referrer step; consecutive referrers usually share a controller. */
@@ -251,6 +267,7 @@ export class Manager {
       await Promise.all(this.standbyCaches.splice(0).map((s) => s.release()));
       await Promise.all([...this.controllers.values()].map((c) => c.stop()));
       await this.referenceControllers.stop();
+      await this.observers.stop();
       await this.source.stop();
     })();
     return this.stopping;
@@ -259,6 +276,7 @@ export class Manager {
   /** publishStats records queue and watch statistics in the change log when they changed. */
   publishStats(): void {
     this.referenceControllers.refreshCounts();
+    this.observers.refreshCounts();
     for (const c of this.controllers.values()) {
       const s = c.queue.stats();
       const q: QueueEntity = {

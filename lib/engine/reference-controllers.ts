@@ -5,6 +5,7 @@ import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
+import type { ObservedReferentView, Observers } from './observer';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -21,6 +22,8 @@ export interface ReferenceControllersDeps {
   metadataOnly: (kind: string) => boolean;
   /** Queues one referrer of a changed referent (through its controller's work queue). */
   enqueue: (controller: string, referrer: ObjectKey) => void;
+  /** Kinds served by polling instead of a watch: no watch starts for them, and they resolve from their observer. */
+  observers?: Observers;
 }
 
 /**
@@ -75,13 +78,18 @@ export class ReferenceControllers {
 
   constructor(private readonly deps: ReferenceControllersDeps) {
     deps.registry.subscribe({
-      onKind: (e) => (e.type === 'active' ? this.ensure(e.kind) : this.beginGrace(e.kind)),
+      onKind: (e) => {
+        if (deps.observers?.observes(e.kind)) return;
+        if (e.type === 'active') this.ensure(e.kind);
+        else this.beginGrace(e.kind);
+      },
     });
   }
 
   /** resolve reads one referent from its kind's shared cache. The reference must already be registered. */
   resolve(referent: ObjectKey, fieldPath: string): Resolution {
     const kind = kindOfKey(referent);
+    if (this.deps.observers?.observes(kind)) return this.deps.observers.resolve(referent, fieldPath);
     const rc = this.byKind.get(kind) ?? this.ensure(kind);
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
@@ -113,6 +121,11 @@ export class ReferenceControllers {
     return { kind, state: rc.state, startedAt: rc.startedAt, primedAt: rc.primedAt, subscription: rc.subscription, failing: rc.failing };
   }
 
+  /** observed is diagnosis's look at a referent of a polled kind; undefined when its kind is watched. */
+  observed(referent: ObjectKey, fieldPath: string): ObservedReferentView | undefined {
+    return this.deps.observers?.inspect(referent, fieldPath);
+  }
+
   /** readinessOf is the readiness predicate the engine applies to referents of the kind. */
   readinessOf(kind: string): ReadinessPredicate {
     return this.deps.readiness(kind);
@@ -123,7 +136,7 @@ export class ReferenceControllers {
   }
 
   entities(): ReferenceControllerEntity[] {
-    return [...this.byKind.values()].map((rc) => this.entity(rc));
+    return [...this.byKind.values()].map((rc) => this.entity(rc)).concat(this.deps.observers?.entities() ?? []);
   }
 
   /**
@@ -318,6 +331,7 @@ export class ReferenceControllers {
 
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
   publishReferent(referent: ObjectKey, object: KubeObject | undefined): void {
+    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);
