@@ -34,6 +34,7 @@ const runs: { name: string; until?: string }[] = [
   { name: 'metrics' },
   { name: 'metadata-only caches' },
   { name: 'leader election' },
+  { name: 'observers' },
 ];
 
 beforeAll(() => {
