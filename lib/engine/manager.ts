@@ -13,6 +13,7 @@ import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock'
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
 import { Observers, type ObserverOptions } from './observer';
 import { ReferenceControllers } from './reference-controllers';
+import { WakeFilters } from './wake';
 
 export interface ManagerOptions {
   source: InformerSource;
@@ -106,7 +107,8 @@ export class Manager {
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
-    this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue });
+    const wake = new WakeFilters(this.registry);
+    this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue, wake });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
@@ -117,6 +119,7 @@ export class Manager {
       metadataOnly: (kind) => opts.metadataOnly?.(kind) ?? needsMetadataOnly(kind, readinessOf(kind)),
       enqueue,
       observers: this.observers,
+      wake,
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -124,6 +127,7 @@ export class Manager {
       registry: this.registry,
       changelog: this.changelog,
       referenceControllers: this.referenceControllers,
+      wake,
       clock: this.clock,
       hooks: opts.hooks ?? {},
       queueMetrics: opts.queueMetrics,

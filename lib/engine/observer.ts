@@ -4,6 +4,7 @@ import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, Re
 import type { Clock, TimerHandle } from '../queue';
 import type { WatchError } from './informer-source';
 import type { Resolution } from './resolution';
+import { WAKE_ALL, WAKE_CHANGE, WAKE_READINESS, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -54,6 +55,8 @@ export interface ObserversDeps {
   grace: number;
   /** Queues one referrer of a changed referent (through its controller's work queue). */
   enqueue: (controller: string, referrer: ObjectKey) => void;
+  /** The referrers that asked to be woken by less than every change (wakeOn). */
+  wake?: WakeFilters;
   /** Returns a number in [0, 1); for jitter. */
   random?: () => number;
 }
@@ -352,7 +355,11 @@ export class Observers {
     o.dispatches++;
     this.publishReferent(p.referent.key);
     const enqueue = this.deps.enqueue;
-    this.deps.registry.forEachReferrerOf(p.referent.key, (r) => enqueue(r.controller, r.key));
+    const key = p.referent.key;
+    const wake = this.deps.wake;
+    const bits = wakeBits(prev, observation);
+    if (bits === WAKE_ALL || !wake?.filtered(key)) this.deps.registry.forEachReferrerOf(key, (r) => enqueue(r.controller, r.key));
+    else this.deps.registry.forEachReferrerOf(key, (r) => wake.wakes(key, r, bits) && enqueue(r.controller, r.key));
   }
 
   private transition(o: Observer, state: ReferenceControllerState, reason: string): void {
@@ -404,6 +411,12 @@ class ObserveTimeout extends Error {
     super(`no answer within ${ms} ms`);
     this.name = 'TimeoutError';
   }
+}
+
+/** wakeBits is what a changed observation changed: existence wakes everyone, the verdict wakes wakeOn 'readiness', a new message only 'change'. */
+function wakeBits(prev: Observation | undefined, next: Observation): number {
+  if (!prev || (prev.state === 'NotFound') !== (next.state === 'NotFound')) return WAKE_ALL;
+  return prev.state !== next.state ? WAKE_CHANGE | WAKE_READINESS : WAKE_CHANGE;
 }
 
 function freeze(o: Observation): Observation {

@@ -6,6 +6,7 @@ import type { InformerEvent, InformerSource, InformerSubscription, WatchError } 
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
+import { updateVerdict, WAKE_ALL, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -24,6 +25,8 @@ export interface ReferenceControllersDeps {
   enqueue: (controller: string, referrer: ObjectKey) => void;
   /** Kinds served by polling instead of a watch: no watch starts for them, and they resolve from their observer. */
   observers?: Observers;
+  /** The referrers that asked to be woken by less than every change (wakeOn). */
+  wake?: WakeFilters;
 }
 
 /**
@@ -214,7 +217,8 @@ export class ReferenceControllers {
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
-        this.dispatch(event.key);
+        // What the update changed is judged once per event, and only when some referrer filters.
+        this.dispatch(event.key, event.type === 'updated' && this.deps.wake?.filtered(event.key) ? updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)) : WAKE_ALL);
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
@@ -241,10 +245,12 @@ export class ReferenceControllers {
     }
   }
 
-  /** dispatch queues every referrer of the referent: the hot path of a referent event. */
-  private dispatch(referent: ObjectKey): void {
+  /** dispatch queues the referrers of the referent that a change with these bits wakes: the hot path of a referent event. */
+  private dispatch(referent: ObjectKey, bits = WAKE_ALL): void {
     const enqueue = this.deps.enqueue;
-    this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
+    const wake = this.deps.wake;
+    if (bits === WAKE_ALL || !wake) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
+    else this.deps.registry.forEachReferrerOf(referent, (r) => wake.wakes(referent, r, bits) && enqueue(r.controller, r.key));
   }
 
   private beginGrace(kind: string): void {
