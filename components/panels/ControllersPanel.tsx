@@ -40,13 +40,20 @@ export const ControllersPanel = memo(function ControllersPanel({ controllers, no
               <dd>{c.references}</dd>
             </div>
             <div>
-              <dt>Referents cached</dt>
+              <dt>{c.source === 'poll' ? 'Referents polled' : 'Referents cached'}</dt>
               <dd>{c.referents}</dd>
             </div>
-            <div>
-              <dt>Priming</dt>
-              <dd>{c.primingMs !== undefined ? formatDuration(c.primingMs) : c.state === 'Priming' || c.state === 'Starting' ? '…' : '—'}</dd>
-            </div>
+            {c.source === 'poll' ? (
+              <div>
+                <dt>Polls</dt>
+                <dd>{c.polls ?? 0}</dd>
+              </div>
+            ) : (
+              <div>
+                <dt>Priming</dt>
+                <dd>{c.primingMs !== undefined ? formatDuration(c.primingMs) : c.state === 'Priming' || c.state === 'Starting' ? '…' : '—'}</dd>
+              </div>
+            )}
             <div>
               <dt>Dispatches</dt>
               <dd>{c.dispatches}</dd>
@@ -93,6 +100,7 @@ function stateLine(c: ReferenceControllerEntity, now: number): string {
     case 'Grace':
       return c.graceUntil ? `No references left; cancels ${formatAgo(c.graceUntil, now)} unless re-referenced` : c.reason;
     case 'Active':
+      if (c.source === 'poll') return `Polled every ${formatDuration(c.intervalMs ?? 0)}${c.lastPollAt !== undefined ? ` · last poll ${formatAgo(c.lastPollAt, now)}` : ' · first poll pending'}`;
       return `Watching since ${formatAgo(c.startedAt, now)}`;
     default:
       return c.reason;

@@ -86,6 +86,12 @@ export interface ReferenceControllerEntity {
   dispatches: number;
   errors: WatchError[]; // most recent last, bounded
   history: ControllerTransition[]; // most recent last, bounded
+  /** 'poll': an observer, which polls each referent instead of watching the kind; absent for a watch. */
+  source?: 'poll';
+  /** An observer's poll interval (ms), its polls so far, and when its last poll ended (epoch ms). */
+  intervalMs?: number;
+  polls?: number;
+  lastPollAt?: number;
 }
 
 export interface WatchEntity {

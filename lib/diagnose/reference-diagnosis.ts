@@ -1,5 +1,5 @@
 import { kindOfKey, nameOfKey, namespaceOfKey, parseKindKey, type GroupKind, type ObjectKey, type Reference } from '../model';
-import type { ObjectStore, ReferenceControllers, ReferenceControllerView, WatchError, WatchErrorReason } from '../engine';
+import type { ObjectStore, ObservedReferentView, ReferenceControllers, ReferenceControllerView, WatchError, WatchErrorReason } from '../engine';
 import { formatDuration } from './duration';
 import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
 
@@ -53,6 +53,8 @@ export class ReferenceDiagnosis {
 
   explain(ref: Reference): ReferenceExplanation {
     const kind = kindOfKey(ref.referent);
+    const observed = this.referenceControllers.observed(ref.referent, ref.fieldPath);
+    if (observed) return this.polled(ref, kind, observed);
     const outside = this.referenceControllers.outOfScope(ref.referent);
     if (outside) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Forbidden', reason: 'OutOfScope', message: outside.message, fix: WATCH_ERROR_ADVICE.OutOfScope(kind) };
     const view = this.referenceControllers.inspectFor(ref.referent);
@@ -70,6 +72,31 @@ export class ReferenceDiagnosis {
         ? `wait for the controller of ${kind} to report the ${condition} condition on it; if it never does, check that controller is running`
         : `wait for ${ref.referent} to become ${condition}, or fix what its condition reports (${describeCommand(ref.referent)})`;
     return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'NotReady', reason, message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, view.failing)}`, fix };
+  }
+
+  /** polled explains a reference to a kind served by an observer, from what its last poll reported. */
+  private polled(ref: Reference, kind: string, view: ObservedReferentView): ReferenceExplanation {
+    const base = { referent: ref.referent, fieldPath: ref.fieldPath };
+    const r = view.resolution;
+    const every = formatDuration(view.intervalMs);
+    const when = view.lastPollAt !== undefined ? `polled ${formatDuration(Math.max(0, this.now - view.lastPollAt))} ago, every ${every}` : `polled every ${every}`;
+    switch (r.state) {
+      case 'Ready':
+        return { ...base, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready (${when})`, fix: '' };
+      case 'NotPrimed':
+        return { ...base, state: 'NotPrimed', reason: 'NotPolled', message: `${ref.referent} has not been polled yet (the ${kind} observer polls every ${every})`, fix: 'wait for its first poll' };
+      case 'NotFound':
+        return { ...base, state: 'NotFound', reason: 'NotFound', message: `the ${kind} observer did not find ${ref.referent}: ${r.message} (${when})`, fix: `create it where the observer looks, or point ${fieldText(ref.fieldPath)} at one that exists` };
+      case 'NotReady': {
+        const fix =
+          r.reason === 'ObserveTimeout'
+            ? `the ${kind} observer got no answer in time: check that what it polls is reachable and answers quickly, or raise the observer's timeout`
+            : r.reason === 'ObserveFailed'
+              ? `the ${kind} observer's poll fails: check that what it polls is reachable (address, network, credentials)`
+              : `wait for ${ref.referent} to become ready, or fix what its observer reports`;
+        return { ...base, state: 'NotReady', reason: r.reason ?? 'NotReady', message: `${ref.referent} is not ready: ${r.message ?? r.reason ?? 'not ready'} (${when})`, fix };
+      }
+    }
   }
 
   /** unprimed explains a reference whose kind's cache does not hold its initial snapshot. */
@@ -201,6 +228,8 @@ const WATCH_ERROR_ADVICE: Record<WatchErrorReason, (kind: string) => string> = {
   KindUnknown: (kind) => kindUnknownFix(kind, 'the reference'),
   Forbidden: () => 'grant the controller list and watch on this kind',
   OutOfScope: () => "add the referent's namespace to the Manager's namespaces option (the server's --namespaces), or point the reference into a namespace it lists",
+  ObserveFailed: () => "check that what the kind's observer polls is reachable",
+  ObserveTimeout: () => "check that what the kind's observer polls answers within the observer's timeout",
 };
 
 function watchErrorAdvice(reason: WatchErrorReason, kind: string): string {

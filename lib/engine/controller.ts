@@ -5,6 +5,7 @@ import { targetsIn, type InformerSubscription, type WatchTarget } from './inform
 import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
+import { wakeMask, type ResolveOptions } from './wake';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
@@ -37,9 +38,10 @@ export interface ReconcileContext {
   /**
    * resolve registers the reference (subscribe before read, invariant 3) and
    * reads the referent from its kind's shared cache (invariant 7).
+   * `wakeOn` says which changes of the referent wake this referrer again.
    */
-  resolve(ref: Reference): Resolution;
-  resolve(referent: ObjectKey, fieldPath: string): Resolution;
+  resolve(ref: Reference, opts?: ResolveOptions): Resolution;
+  resolve(referent: ObjectKey, fieldPath: string, opts?: ResolveOptions): Resolution;
 }
 
 export type Reconciler = (ctx: ReconcileContext) => Promise<ReconcileResult | void> | ReconcileResult | void;
@@ -206,6 +208,8 @@ export class Controller {
     }
     const resolutions: Resolution[] = [];
     const collected: Reference[] = [];
+    // What wakes this referrer, per referent: the union of this reconcile's resolve() calls.
+    const masks = new Map<ObjectKey, number>();
     let open = true;
     const engine = this.engine;
     const name = this.name;
@@ -214,13 +218,18 @@ export class Controller {
       key,
       object,
       signal: this.abort.signal,
-      resolve(refOrKey: Reference | ObjectKey, fieldPath?: string): Resolution {
-        const ref: Reference = typeof refOrKey === 'string' ? { referent: refOrKey, fieldPath: fieldPath ?? '' } : refOrKey;
+      resolve(refOrKey: Reference | ObjectKey, pathOrOpts?: string | ResolveOptions, maybeOpts?: ResolveOptions): Resolution {
+        const byKey = typeof refOrKey === 'string';
+        const ref: Reference = byKey ? { referent: refOrKey, fieldPath: typeof pathOrOpts === 'string' ? pathOrOpts : '' } : refOrKey;
+        const opts = byKey ? maybeOpts : (pathOrOpts as ResolveOptions | undefined);
         if (!open) throw new Error(`resolve(${ref.referent}) called after the reconcile of ${key} ended`);
+        const mask = (masks.get(ref.referent) ?? 0) | wakeMask(opts?.wakeOn);
         // Subscribe before read: register now, unless the previous set already holds this occurrence.
         // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
         if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref)) engine.registry.addReference(name, key, ref);
         collected.push(ref);
+        masks.set(ref.referent, mask);
+        engine.wake.set(name, key, ref.referent, mask);
         const r = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
         resolutions.push(r);
         return r;

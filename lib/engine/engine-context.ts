@@ -4,6 +4,7 @@ import type { ReferenceRegistry } from '../registry';
 import type { ObjectKey } from '../model';
 import type { InformerSource } from './informer-source';
 import type { ReferenceControllers } from './reference-controllers';
+import type { WakeFilters } from './wake';
 
 /** EngineHooks let the host observe the engine (metrics, logs) without the engine knowing the host. */
 export interface EngineHooks {
@@ -18,6 +19,7 @@ export interface EngineContext {
   readonly registry: ReferenceRegistry;
   readonly changelog: ChangeLog;
   readonly referenceControllers: ReferenceControllers;
+  readonly wake: WakeFilters;
   readonly clock: Clock;
   readonly hooks: EngineHooks;
   readonly queueMetrics?: (controller: string) => QueueMetricsProvider;

@@ -5,6 +5,8 @@ export * from './resolution';
 export * from './controller';
 export * from './engine-context';
 export * from './reference-controllers';
+export * from './observer';
+export * from './wake';
 export * from './manager';
 export * from './memory-source';
 export * from './clock';

@@ -33,7 +33,9 @@ export type WatchErrorReason =
   | 'ServerError' // 5xx
   | 'Expired' // 410 Gone: relisting
   | 'Invalid' // the server rejected the request (400/422)
-  | 'OutOfScope'; // the namespace is outside the Manager's `namespaces` option: nothing watches it
+  | 'OutOfScope' // the namespace is outside the Manager's `namespaces` option: nothing watches it
+  | 'ObserveFailed' // an observer's poll threw
+  | 'ObserveTimeout'; // an observer's poll took longer than its timeout
 
 export interface WatchError {
   reason: WatchErrorReason;

@@ -12,7 +12,9 @@ import { targetsIn, watchTargetKey, type InformerSource, type InformerSubscripti
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
 import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
+import { Observers, type ObserverOptions } from './observer';
 import { ReferenceControllers } from './reference-controllers';
+import { WakeFilters } from './wake';
 
 export interface ManagerOptions {
   source: InformerSource;
@@ -91,6 +93,7 @@ export class Manager {
   readonly changelog: ChangeLog;
   readonly source: InformerSource;
   readonly referenceControllers: ReferenceControllers;
+  private readonly observers: Observers;
   private readonly controllers = new Map<string, Controller>();
   private readonly clock: Clock;
   private readonly ctx: EngineContext;
@@ -117,6 +120,9 @@ export class Manager {
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     const namespaces = opts.namespaces === undefined ? undefined : validNamespaces(opts.namespaces);
+    const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
+    const wake = new WakeFilters(this.registry);
+    this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue, wake });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
@@ -125,8 +131,10 @@ export class Manager {
       grace: opts.grace ?? 30_000,
       readiness: readinessOf,
       metadataOnly: (kind) => opts.metadataOnly?.(kind) ?? needsMetadataOnly(kind, readinessOf(kind)),
-      enqueue: (controller, referrer) => this.enqueueReferrer(controller, referrer),
+      enqueue,
       namespaces,
+      observers: this.observers,
+      wake,
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -134,6 +142,7 @@ export class Manager {
       registry: this.registry,
       changelog: this.changelog,
       referenceControllers: this.referenceControllers,
+      wake,
       clock: this.clock,
       hooks: opts.hooks ?? {},
       queueMetrics: opts.queueMetrics,
@@ -209,6 +218,17 @@ export class Manager {
     return c;
   }
 
+  /**
+   * addObserver serves a referent kind by polling instead of a watch, for
+   * things outside Kubernetes: each referenced referent is polled every
+   * `interval` ms, once whatever the number of its referrers, and a change of
+   * what `observe` reports wakes its referrers through their queues. Add it
+   * before any reference to the kind is declared.
+   */
+  addObserver(opts: ObserverOptions): void {
+    this.observers.add(opts);
+  }
+
   private lastEnqueued: Controller | undefined;
 
   /** enqueueReferrer is dispatch's per-referrer step; consecutive referrers usually share a controller. */
@@ -277,6 +297,7 @@ export class Manager {
       await Promise.all(this.standbyCaches.splice(0).map((s) => s.release()));
       await Promise.all([...this.controllers.values()].map((c) => c.stop()));
       await this.referenceControllers.stop();
+      await this.observers.stop();
       await this.source.stop();
     })();
     return this.stopping;
@@ -285,6 +306,7 @@ export class Manager {
   /** publishStats records queue and watch statistics in the change log when they changed. */
   publishStats(): void {
     this.referenceControllers.refreshCounts();
+    this.observers.refreshCounts();
     for (const c of this.controllers.values()) {
       const s = c.queue.stats();
       const q: QueueEntity = {

@@ -5,6 +5,8 @@ import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
+import type { ObservedReferentView, Observers } from './observer';
+import { updateVerdict, WAKE_ALL, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -23,6 +25,10 @@ export interface ReferenceControllersDeps {
   enqueue: (controller: string, referrer: ObjectKey) => void;
   /** Watch only these namespaces (the Manager's `namespaces` option); undefined: all of them. */
   namespaces?: readonly string[];
+  /** Kinds served by polling instead of a watch: no watch starts for them, and they resolve from their observer. */
+  observers?: Observers;
+  /** The referrers that asked to be woken by less than every change (wakeOn). */
+  wake?: WakeFilters;
 }
 
 /** ReferenceScope is what one reference controller watches: a kind, in all namespaces or in one. */
@@ -111,6 +117,7 @@ export class ReferenceControllers {
         if (this.namespaces || this.forbiddenClusterWide.size > 0) for (const r of [...d.removed, ...d.added]) this.trackNamespaced(r.referent);
       },
       onKind: (e) => {
+        if (deps.observers?.observes(e.kind)) return;
         if (this.perNamespace(e.kind)) return; // trackNamespaced runs those
         if (e.type === 'active') this.ensure({ kind: e.kind });
         else this.beginGrace(this.byId.get(e.kind));
@@ -140,6 +147,8 @@ export class ReferenceControllers {
 
   /** resolve reads one referent from its kind's shared cache. The reference must already be registered. */
   resolve(referent: ObjectKey, fieldPath: string): Resolution {
+    // A polled kind is outside Kubernetes: no namespace scope applies to it.
+    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.resolve(referent, fieldPath);
     const outside = this.outOfScope(referent);
     if (outside) return { state: 'NotPrimed', referent, fieldPath, error: outside, reason: outside.reason, message: outside.message };
     const scope = this.scopeOf(referent);
@@ -183,6 +192,11 @@ export class ReferenceControllers {
     return this.inspect(scope.kind, scope.namespace);
   }
 
+  /** observed is diagnosis's look at a referent of a polled kind; undefined when its kind is watched. */
+  observed(referent: ObjectKey, fieldPath: string): ObservedReferentView | undefined {
+    return this.deps.observers?.inspect(referent, fieldPath);
+  }
+
   /** readinessOf is the readiness predicate the engine applies to referents of the kind. */
   readinessOf(kind: string): ReadinessPredicate {
     return this.deps.readiness(kind);
@@ -193,7 +207,7 @@ export class ReferenceControllers {
   }
 
   entities(): ReferenceControllerEntity[] {
-    return [...this.byId.values()].map((rc) => this.entity(rc));
+    return [...this.byId.values()].map((rc) => this.entity(rc)).concat(this.deps.observers?.entities() ?? []);
   }
 
   /**
@@ -239,6 +253,7 @@ export class ReferenceControllers {
 
   /** trackNamespaced starts or ends the grace of a per-namespace controller as its referents come and go. */
   private trackNamespaced(referent: ObjectKey): void {
+    if (this.deps.observers?.observes(kindOfKey(referent))) return;
     const scope = this.scopeOf(referent);
     if (scope.namespace === undefined || this.outOfScope(referent)) return;
     if (this.deps.registry.isReferenced(referent)) {
@@ -329,7 +344,8 @@ export class ReferenceControllers {
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
-        this.dispatch(event.key);
+        // What the update changed is judged once per event, and only when some referrer filters.
+        this.dispatch(event.key, event.type === 'updated' && this.deps.wake?.filtered(event.key) ? updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)) : WAKE_ALL);
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
@@ -362,10 +378,12 @@ export class ReferenceControllers {
     }
   }
 
-  /** dispatch queues every referrer of the referent: the hot path of a referent event. */
-  private dispatch(referent: ObjectKey): void {
+  /** dispatch queues the referrers of the referent that a change with these bits wakes: the hot path of a referent event. */
+  private dispatch(referent: ObjectKey, bits = WAKE_ALL): void {
     const enqueue = this.deps.enqueue;
-    this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
+    const wake = this.deps.wake;
+    if (bits === WAKE_ALL || !wake) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
+    else this.deps.registry.forEachReferrerOf(referent, (r) => wake.wakes(referent, r, bits) && enqueue(r.controller, r.key));
   }
 
   private beginGrace(rc: ReferenceController | undefined): void {
@@ -453,6 +471,7 @@ export class ReferenceControllers {
 
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
   publishReferent(referent: ObjectKey, object: CachedObject | undefined): void {
+    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);

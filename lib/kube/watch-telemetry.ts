@@ -42,6 +42,9 @@ const SEVERITY: Record<WatchEndReason, 'debug' | 'info' | 'warn'> = {
   Invalid: 'warn',
   // Never a watch that ended: a reference outside the Manager's namespaces opens none.
   OutOfScope: 'debug',
+  // Observers' polls, not watches; their failures reach the dashboard and explain.
+  ObserveFailed: 'warn',
+  ObserveTimeout: 'warn',
 };
 
 /**

@@ -1,4 +1,4 @@
-import { watchTargetKey, type Manager, type WatchStatus } from '../../lib/engine';
+import { watchTargetKey, type Manager, type WakeOn, type WatchStatus } from '../../lib/engine';
 import { KubeRequestError, isAbortError } from '../../lib/kube';
 import { formatKey, kindKey, type ObjectKey } from '../../lib/model';
 import { DEMO_MODES, type DanglingApp, type DemoMode, type DemoRunView, type ModeResult, type RunPhase } from '../../lib/demo/wire';
@@ -78,6 +78,7 @@ export interface DemoRunDeps {
   workers: number;
   installCrds: boolean;
   serverRequestCount?: () => Record<string, number>;
+  wakeOn: WakeOn;
 }
 
 const CREATE_CONCURRENCY = 16;
@@ -264,6 +265,7 @@ export class DemoRun {
           measuring: () => this.isActive(),
           client: this.clients.watch,
           workers: this.deps.workers,
+          wakeOn: this.deps.wakeOn,
           onReconcile: count('watch'),
           onResolved: (key, at) => this.resolved('watch', key, at),
           reconcilesOf: reconciles('watch'),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Manager } from '../../lib/engine';
+import type { Manager, WakeOn } from '../../lib/engine';
 import { RefwatchError } from '../../lib/model';
 import { parseDemoConfig } from './config';
 import type { DemoClient } from './counted-client';
@@ -17,6 +17,8 @@ export interface DemoRunnerOptions {
   installCrds?: boolean;
   /** Workers per controller, the same for both (default 8, as kube-controller-manager's --concurrent-*-syncs range). */
   workers?: number;
+  /** What wakes the watch controller's Apps when a referent changes (default 'readiness': an App waits only on its referents' verdicts). */
+  wakeOn?: WakeOn;
   /**
    * Runs kept with their objects and watch controllers (default 5); starting
    * one more deletes the oldest, its watch controller included.
@@ -65,6 +67,7 @@ export class DemoRunner {
       workers: this.opts.workers ?? 8,
       installCrds: this.opts.installCrds ?? false,
       serverRequestCount: this.opts.serverRequestCount,
+      wakeOn: this.opts.wakeOn ?? 'readiness',
     });
     this.runs.set(id, run);
     return run;

@@ -1,4 +1,4 @@
-import type { ControllerOptions } from '../../lib/engine';
+import type { ControllerOptions, WakeOn } from '../../lib/engine';
 import { KubeRequestError } from '../../lib/kube';
 import type { ObjectKey } from '../../lib/model';
 import { patchResolved, resolvedBy } from './backoff-controller';
@@ -20,6 +20,8 @@ export interface WatchControllerOptions {
   measuring(): boolean;
   client: CountedClient;
   workers: number;
+  /** What wakes an App when one of its referents changes. */
+  wakeOn: WakeOn;
   onReconcile(key: ObjectKey): void;
   onResolved(key: ObjectKey, resolvedAt: number): void;
   reconcilesOf(key: ObjectKey): number;
@@ -30,7 +32,8 @@ export interface WatchControllerOptions {
  * watchController is refwatch's way of reconciling Apps: declare the three
  * references through ctx.resolve, read the referents from the shared caches,
  * and return while one is not Ready. The engine queues the App again the
- * moment a referent changes, so there is no requeue and no backoff. Once the
+ * moment a referent changes (with wakeOn 'readiness': the moment its verdict
+ * does, not at every status write), so there is no requeue and no backoff. Once the
  * run has ended it keeps declaring the references, so the engine (and the
  * dashboard) still shows the run's graph until the run is deleted.
  */
@@ -43,7 +46,7 @@ export function watchController(o: WatchControllerOptions): ControllerOptions {
       const app = ctx.object;
       if (!app) return;
       o.onReconcile(ctx.key);
-      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
+      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }, { wakeOn: o.wakeOn }));
       if (resolutions.some((r) => r.state !== 'Ready')) return;
       if (!o.measuring() || resolvedBy(app, 'watch')) return;
       const resolvedAt = Date.now();

@@ -36,6 +36,7 @@ const runs: { name: string; until?: string }[] = [
   { name: 'leader election' },
   { name: 'read-only caches' },
   { name: 'namespaces' },
+  { name: 'observers' },
 ];
 
 beforeAll(() => {

@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Manager, MemoryInformerSource, type ReconcileContext, type WakeOn } from '@/lib/engine';
+import type { KubeObject } from '@/lib/model';
+import { FakeClock } from '@/lib/queue';
+import { APP_KIND, app, appKey, dbKey } from './fixtures';
+
+/** A Database with a generation (its spec) and a Ready condition whose message can change without the verdict. */
+function db(opts: { generation: number; ready: boolean; message?: string }): KubeObject {
+  return {
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind: 'Database',
+    metadata: { name: 'orders', namespace: 'shop', generation: opts.generation },
+    status: { conditions: [{ type: 'Ready', status: opts.ready ? 'True' : 'False', reason: opts.ready ? 'Provisioned' : 'Provisioning', message: opts.message ?? '' }] },
+  };
+}
+
+let manager: Manager | undefined;
+afterEach(async () => {
+  await manager?.stop();
+  manager = undefined;
+});
+
+/** One App per wakeOn, each referencing Database shop/orders with that wakeOn; counts the wakes each gets. */
+async function rig(wakeOns: WakeOn[]) {
+  const source = new MemoryInformerSource({ priming: 'sync' });
+  manager = new Manager({ source, grace: 50, statsIntervalMs: 0 });
+  const wakeOf = new Map(wakeOns.map((w) => [appKey(w), w]));
+  const reconcile = (ctx: ReconcileContext) => {
+    ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: wakeOf.get(ctx.key) });
+  };
+  const controller = manager.addController({ name: 'watch', for: APP_KIND, reconcile });
+  const woken = vi.spyOn(controller, 'enqueueReferrer');
+  manager.start();
+  source.apply(db({ generation: 1, ready: false, message: 'creating volume' }));
+  for (const w of wakeOns) source.apply(app(w, { databaseRef: 'orders' }));
+  await vi.waitFor(() => expect(manager!.registry.referrersOf(dbKey('orders'))).toHaveLength(wakeOns.length));
+  await vi.waitFor(() => expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
+  /** wakes applies a change to the Database and returns which Apps it woke. */
+  const wakes = (change: () => void): string[] => {
+    woken.mockClear();
+    change();
+    return woken.mock.calls.map(([key]) => key.slice(key.lastIndexOf('/') + 1)).sort();
+  };
+  return { source, controller, wakes };
+}
+
+describe('wakeOn', () => {
+  it("'change' wakes on every new resourceVersion; 'readiness' and 'generation' ignore a status write that changes neither", async () => {
+    const { source, wakes } = await rig(['change', 'readiness', 'generation']);
+    expect(wakes(() => source.apply(db({ generation: 1, ready: false, message: 'attaching volume' })))).toEqual(['change']);
+  });
+
+  it("'readiness' wakes when the verdict flips, not for a new spec that leaves it", async () => {
+    const { source, wakes } = await rig(['change', 'readiness', 'generation']);
+    expect(wakes(() => source.apply(db({ generation: 1, ready: true })))).toEqual(['change', 'readiness']);
+    expect(wakes(() => source.apply(db({ generation: 2, ready: true })))).toEqual(['change', 'generation']);
+    expect(wakes(() => source.apply(db({ generation: 2, ready: false, message: 'resizing' })))).toEqual(['change', 'readiness']);
+  });
+
+  it('every wakeOn wakes when the referent goes or comes back', async () => {
+    const { source, wakes } = await rig(['change', 'readiness', 'generation']);
+    expect(wakes(() => source.delete(dbKey('orders')))).toEqual(['change', 'generation', 'readiness']);
+    expect(wakes(() => source.apply(db({ generation: 1, ready: false })))).toEqual(['change', 'generation', 'readiness']);
+  });
+
+  it('a referrer woken by readiness resolves with the new verdict', async () => {
+    const { source, controller } = await rig(['readiness']);
+    const before = controller.stats.reconciles;
+    source.apply(db({ generation: 1, ready: false, message: 'still creating' }));
+    source.apply(db({ generation: 1, ready: true }));
+    await vi.waitFor(() => expect(manager!.changelog.get('referrer', `watch|${appKey('readiness')}`)?.state).toBe('Resolved'));
+    expect(controller.stats.reconciles).toBe(before + 1);
+  });
+
+  it('two resolve() calls of one referent wake on either; a filter goes with its reference', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    manager = new Manager({ source, grace: 50, statsIntervalMs: 0 });
+    let declare: 'filtered' | 'none' | 'default' = 'filtered';
+    const controller = manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => {
+        if (declare === 'none') return;
+        if (declare === 'default') return void ctx.resolve(dbKey('orders'), 'spec.databaseRef');
+        ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'readiness' });
+        ctx.resolve(dbKey('orders'), 'spec.backupRef', { wakeOn: 'generation' });
+      },
+    });
+    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    manager.start();
+    source.apply(db({ generation: 1, ready: false }));
+    source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(manager!.registry.referencesOf('watch', appKey('web'))).toHaveLength(2));
+    woken.mockClear();
+    source.apply(db({ generation: 1, ready: false, message: 'status only' }));
+    expect(woken).not.toHaveBeenCalled();
+    source.apply(db({ generation: 2, ready: false, message: 'status only' }));
+    expect(woken).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
+
+    declare = 'none';
+    source.apply(app('web', { databaseRef: 'orders', touched: 'yes' }));
+    await vi.waitFor(() => expect(manager!.registry.referencesOf('watch', appKey('web'))).toHaveLength(0));
+    expect(manager.registry.isReferenced(dbKey('orders'))).toBe(false);
+    declare = 'default';
+    source.apply(app('web', { databaseRef: 'orders', touched: 'again' }));
+    await vi.waitFor(() => expect(manager!.registry.referencesOf('watch', appKey('web'))).toHaveLength(1));
+    woken.mockClear();
+    source.apply(db({ generation: 2, ready: false, message: 'a status write wakes it again' }));
+    expect(woken).toHaveBeenCalledTimes(1);
+  });
+
+  it('an unknown wakeOn fails the reconcile with an error naming the field', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    const errors: unknown[] = [];
+    manager = new Manager({ source, statsIntervalMs: 0, hooks: { onReconcileError: (_c, _k, e) => errors.push(e) } });
+    manager.addController({ name: 'watch', for: APP_KIND, reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'status' as WakeOn }) });
+    manager.start();
+    source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
+    expect(errors[0]).toMatchObject({ field: 'wakeOn', message: expect.stringContaining('wakeOn must be "change", "readiness" or "generation", got "status"') });
+    expect(manager.registry.isReferenced(dbKey('orders'))).toBe(false);
+  });
+
+  it("an observed referent wakes 'readiness' referrers on a verdict, not on a new message", async () => {
+    const clock = new FakeClock(Date.now());
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    manager = new Manager({ source, clock, statsIntervalMs: 0 });
+    let answer = { exists: true, ready: false, message: 'warming up' };
+    manager.addObserver({ kind: 'HealthCheck.probes.example.com', interval: 100, observe: () => answer });
+    const wakeOf: Record<string, WakeOn> = { [appKey('change')]: 'change', [appKey('readiness')]: 'readiness' };
+    const controller = manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => void ctx.resolve('HealthCheck.probes.example.com/shop/orders', 'spec.healthRef', { wakeOn: wakeOf[ctx.key] }),
+    });
+    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    manager.start();
+    source.apply(app('change', {}));
+    source.apply(app('readiness', {}));
+    await vi.waitFor(() => expect(manager!.registry.referrersOf('HealthCheck.probes.example.com/shop/orders')).toHaveLength(2));
+    const pollOnce = async (expected: string[]) => {
+      woken.mockClear();
+      clock.advance(100);
+      await vi.waitFor(() => expect(woken.mock.calls.map(([k]) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual(expected));
+    };
+    await pollOnce(['change', 'readiness']); // the first poll
+    answer = { exists: true, ready: false, message: 'almost' };
+    await pollOnce(['change']);
+    answer = { exists: true, ready: true, message: '' };
+    await pollOnce(['change', 'readiness']);
+  });
+});
