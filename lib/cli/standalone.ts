@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Change, StuckEntry } from '../changelog';
 import { explain, ExplainError, stuck, type Explanation } from '../diagnose';
 import { Manager, watchTargetKey, type InformerSubscription, type WatchTarget } from '../engine';
-import { KubeClient, SharedInformerPool } from '../kube';
+import { createLogger, KubeClient, parseLogLevel, SharedInformerPool } from '../kube';
 import { isRefwatchError, kindKey, kindOfKey, namespaceOfKey, parseKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { coversReferrer, loadRuleSet, observeRuleSet, referrerKinds, type PackName, type RulesObserver } from '../rules';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
@@ -67,8 +67,12 @@ export class StandaloneBackend implements Backend {
     this.where = where;
     this.kinds = new DiscoveryKinds(client, where);
     this.namespace = opts.namespace ?? client.describe().namespace ?? 'default';
+    // The CLI reports failures itself, as one error line and an exit code; the engine's own
+    // watch lines appear only when asked for with REFWATCH_LOG_LEVEL.
+    const logger = createLogger({ level: parseLogLevel((opts.env ?? process.env).REFWATCH_LOG_LEVEL) ?? 'silent' });
     this.manager = new Manager({
-      source: new SharedInformerPool({ client }),
+      source: new SharedInformerPool({ client, logger }),
+      logger,
       statsIntervalMs: 0,
       readiness: (kind) => observer.readiness(kind),
     });
