@@ -65,7 +65,7 @@ function runLine(f: RunFigures): string {
   const l = f.latencyMs;
   const censored = f.unresolved > 0 ? ` (${f.unresolved} unresolved, censored)` : '';
   const top = Object.entries(f.requests.byKey).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4)).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB; ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(f.openWatchesByResource).map(([r, n]) => `${r.split('.')[0]} ${n}`).join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready); ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(f.openWatchesByResource).map(([r, n]) => `${r.split('.')[0]} ${n}`).join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
 }
 
 function mb(bytes: number): string {
@@ -93,6 +93,7 @@ const COLUMNS: [string, (f: RunFigures) => number, number][] = [
   ['unresolved', (f) => f.unresolved, 0],
   ['CPU s', (f) => f.cpuSeconds, 2],
   ['peak RSS MB', (f) => f.peakRssBytes / 2 ** 20, 1],
+  ['RSS ready MB', (f) => f.readyRssBytes / 2 ** 20, 1],
   ['requests/App', (f) => f.requests.perApp, 2],
   ['watches', (f) => f.openWatches, 0],
 ];

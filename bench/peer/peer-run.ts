@@ -51,6 +51,8 @@ export interface RunFigures {
   cpuSeconds: number;
   /** The controller process's peak resident memory (VmHWM), bytes. */
   peakRssBytes: number;
+  /** Its resident memory once ready, before the first object was created, bytes: what the runtime and libraries cost. */
+  readyRssBytes: number;
   /** Requests kube-apiserver served on Apps, Databases, Caches and Secrets, less the generator's. */
   requests: { total: number; perApp: number; byKey: Record<string, number> };
   /** Watches the controller held open on those resources once every object existed, in all and by resource. */
@@ -127,6 +129,7 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         unresolved: workload.unresolved,
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
         peakRssBytes: end.peakRssBytes,
+        readyRssBytes: start.rssBytes,
         // The generator's own App watch is open too.
         openWatches: (created?.openWatches ?? NaN) - before.openWatches - 1,
         openWatchesByResource: watchesOpened(before, created),
