@@ -175,6 +175,7 @@ async function main(): Promise<void> {
   console.log('client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch\'s client has no limiter); refwatch runs from sources under tsx, whose loader is in its CPU and RSS');
   const real = await startRealCluster();
   const byRound = new Map<number, RunFigures[][]>();
+  let failures = 0;
   try {
     console.log(`kube-apiserver ${real.version} at ${real.url}`);
     const client = KubeClient.fromFile(real.kubeconfigPath, { requestTimeoutMs: 120_000 });
@@ -189,9 +190,15 @@ async function main(): Promise<void> {
         const order = impls.map((_, i) => impls[(i + r) % impls.length]!);
         const round: RunFigures[] = [];
         for (const implementation of order) {
-          const f = await runPeer(cluster, { implementation, apps: size.apps, readyAfter: ready, seed: SEED, workers, timeoutAfterReadyMs, goBinary, cpuProfDir });
-          round.push(f);
-          console.log(`  round ${r + 1} ${runLine(f)}; load ${load()}`);
+          try {
+            const f = await runPeer(cluster, { implementation, apps: size.apps, readyAfter: ready, seed: SEED, workers, timeoutAfterReadyMs, goBinary, cpuProfDir });
+            round.push(f);
+            console.log(`  round ${r + 1} ${runLine(f)}; load ${load()}`);
+          } catch (e) {
+            // A failed run leaves a gap in its round; the other runs still count.
+            failures++;
+            console.error(`  round ${r + 1} ${implementation} FAILED: ${e instanceof Error ? e.message : String(e)}`);
+          }
         }
         rounds.push(round);
       }
@@ -205,6 +212,10 @@ async function main(): Promise<void> {
     console.log(summaryTable(rounds, impls));
   }
   for (const [apps, rounds] of byRound) results(apps, rounds, impls);
+  if (failures > 0) {
+    console.error(`${failures} run(s) failed: see FAILED above`);
+    process.exitCode = 1;
+  }
 }
 
 await main();
