@@ -18,6 +18,7 @@ import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type Run
 //   REFWATCH_PEER_TIMEOUT_MS  wait after the last referent is Ready, default 30000
 //   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
+//   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr
 
 const SEED = 42;
 
