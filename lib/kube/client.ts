@@ -241,7 +241,7 @@ export class KubeClient implements KubeTransport {
   private readonly redactor: Redactor;
   private readonly description: ClusterDescription;
   private readonly requestTimeoutMs: number;
-  private agent: { key: string; agent: http.Agent } | undefined;
+  private agent: { protocol: string; tls: AgentTls; agent: http.Agent } | undefined;
 
   private constructor(conn: { cluster: ClusterConnection; user: UserCredentials; context: string; namespace?: string }, source: string, secrets: string[], opts: ClientOptions) {
     const { cluster, user } = conn;
@@ -430,12 +430,12 @@ export class KubeClient implements KubeTransport {
    */
   private agentFor(url: URL, opts: https.RequestOptions): http.Agent | undefined {
     if (this.cluster.proxyUrl) return opts.agent as http.Agent | undefined;
-    const tls = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
-    const key = url.protocol + JSON.stringify(tls, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v));
-    if (this.agent?.key !== key) {
+    const tls: AgentTls = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
+    // Compared field by field on every request: serializing the PEM material for a key cost more than the request's own work.
+    if (this.agent?.protocol !== url.protocol || !sameTls(this.agent.tls, tls)) {
       this.agent?.agent.destroy();
       const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
-      this.agent = { key, agent };
+      this.agent = { protocol: url.protocol, tls, agent };
     }
     return this.agent.agent;
   }
@@ -497,6 +497,21 @@ export class KubeClient implements KubeTransport {
     const code = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
     return new KubeRequestError(0, `cannot reach ${this.server} (${this.redact(code)})`, { url: this.server, reason: code });
   }
+}
+
+/** AgentTls is the TLS material a keep-alive agent is bound to. */
+type AgentTls = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+
+function sameTls(a: AgentTls, b: AgentTls): boolean {
+  return a.rejectUnauthorized === b.rejectUnauthorized && a.servername === b.servername && samePem(a.ca, b.ca) && samePem(a.cert, b.cert) && samePem(a.key, b.key);
+}
+
+/** samePem compares PEM material given as strings, Buffers or lists of them (credential plugins hand out new Buffers). */
+function samePem(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => samePem(x, b[i]));
+  return false;
 }
 
 async function readBody(res: http.IncomingMessage): Promise<string> {

@@ -272,3 +272,30 @@ describe('request deadlines', () => {
     }
   });
 });
+
+describe('connections', () => {
+  it('reuses one keep-alive connection for successive requests, with the CA given as data', async () => {
+    let connections = 0;
+    const srv = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"versions":["v1"]}');
+    });
+    srv.on('connection', () => connections++);
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const server = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    const client = KubeClient.fromKubeconfig({
+      clusters: [{ name: 'c', cluster: { server, 'certificate-authority-data': Buffer.from('-----BEGIN CERTIFICATE-----\nnot checked over http\n').toString('base64') } }],
+      users: [{ name: 'u', user: { token: TOKEN } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'c',
+    });
+    try {
+      for (let i = 0; i < 3; i++) await expect(client.getJSON('/api')).resolves.toMatchObject({ versions: ['v1'] });
+      expect(connections).toBe(1);
+    } finally {
+      client.close();
+      srv.closeAllConnections();
+      await new Promise((resolve) => srv.close(resolve));
+    }
+  });
+});

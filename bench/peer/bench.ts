@@ -1,0 +1,222 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeClient } from '../../lib/kube';
+import { startRealCluster } from '../../tests/setup/real-cluster';
+import { report, result } from '../report';
+import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type RunFigures } from './peer-run';
+
+// peer: refwatch's App controller against the same controller written with
+// controller-runtime (cr-watch, cr-backoff) and against a bare client-go
+// watch (raw-watch, the floor), on one real kube-apiserver, one
+// implementation at a time, in rotating order, several rounds per size.
+//
+// Env:
+//   REFWATCH_PEER_PLAN        sizes and rounds, default "1000x3,5000x1"
+//   REFWATCH_PEER_IMPLS       implementations, default "refwatch,cr-watch,cr-backoff,raw-watch"
+//   REFWATCH_PEER_TIMEOUT_MS  wait after the last referent is Ready, default 30000
+//   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
+//   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
+//   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr
+
+const SEED = 42;
+
+interface Size {
+  apps: number;
+  rounds: number;
+}
+
+function parsePlan(text: string): Size[] {
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)x(\d+)\s*$/.exec(part);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > 5000 || Number(m[2]) < 1) {
+      throw new Error(`REFWATCH_PEER_PLAN: "${part}" is not APPSxROUNDS with 1 to 5000 Apps and at least 1 round, e.g. 1000x3,5000x1`);
+    }
+    return { apps: Number(m[1]), rounds: Number(m[2]) };
+  });
+}
+
+function parseImplementations(text: string): Implementation[] {
+  const names = text.split(',').map((s) => s.trim());
+  for (const n of names) {
+    if (!(IMPLEMENTATIONS as readonly string[]).includes(n)) throw new Error(`REFWATCH_PEER_IMPLS: unknown implementation "${n}"; choose from ${IMPLEMENTATIONS.join(', ')}`);
+  }
+  return names as Implementation[];
+}
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: "${raw}" must be a whole number of at least 1`);
+  return n;
+}
+
+/**
+ * readyAfter keeps the event rate of 1,000 Apps over 1–20 s: larger runs
+ * spread readiness in proportion (5,000 Apps over 1–100 s), since 5,000
+ * Apps in 20 s saturate a kube-apiserver on two cores.
+ */
+function readyAfter(apps: number): { minMs: number; maxMs: number } {
+  return { minMs: 1_000, maxMs: Math.max(20_000, 20 * apps) };
+}
+
+function runLine(f: RunFigures): string {
+  const l = f.latencyMs;
+  const censored = f.unresolved > 0 ? ` (${f.unresolved} unresolved, censored)` : '';
+  const top = Object.entries(f.requests.byKey).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4)).map(([k, v]) => `${k} ${v}`).join(', ');
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready); ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(f.openWatchesByResource).map(([r, n]) => `${r.split('.')[0]} ${n}`).join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
+}
+
+function mb(bytes: number): string {
+  return (bytes / 2 ** 20).toFixed(1);
+}
+
+function median(values: number[]): number {
+  const s = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function spread(values: number[], digits: number): string {
+  const med = median(values);
+  if (values.length < 2) return med.toFixed(digits);
+  return `${med.toFixed(digits)} [${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}]`;
+}
+
+const COLUMNS: [string, (f: RunFigures) => number, number][] = [
+  ['p50 ms', (f) => f.latencyMs.p50, 0],
+  ['p90 ms', (f) => f.latencyMs.p90, 0],
+  ['p99 ms', (f) => f.latencyMs.p99, 0],
+  ['max ms', (f) => f.latencyMs.max, 0],
+  ['unresolved', (f) => f.unresolved, 0],
+  ['CPU s', (f) => f.cpuSeconds, 2],
+  ['peak RSS MB', (f) => f.peakRssBytes / 2 ** 20, 1],
+  ['RSS ready MB', (f) => f.readyRssBytes / 2 ** 20, 1],
+  ['requests/App', (f) => f.requests.perApp, 2],
+  ['watches', (f) => f.openWatches, 0],
+];
+
+function figuresOf(rounds: RunFigures[][], impl: Implementation): RunFigures[] {
+  return rounds.flatMap((round) => round.filter((f) => f.implementation === impl));
+}
+
+/** summaryTable is a Markdown table, one row per implementation, as the README shows it. */
+function summaryTable(rounds: RunFigures[][], impls: Implementation[]): string {
+  const lines = [`| implementation | ${COLUMNS.map((c) => c[0]).join(' | ')} |`, `|---|${COLUMNS.map(() => '---:').join('|')}|`];
+  for (const impl of impls) {
+    const fs = figuresOf(rounds, impl);
+    lines.push(`| ${impl} | ${COLUMNS.map(([, get, d]) => spread(fs.map(get), d)).join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** ratioPerRound is refwatch's figure against another implementation's, round by round. */
+function perRound(rounds: RunFigures[][], other: Implementation, combine: (a: RunFigures, b: RunFigures) => number): number[] {
+  const out: number[] = [];
+  for (const round of rounds) {
+    const a = round.find((f) => f.implementation === 'refwatch');
+    const b = round.find((f) => f.implementation === other);
+    if (a && b) out.push(combine(a, b));
+  }
+  return out;
+}
+
+function results(apps: number, rounds: RunFigures[][], impls: Implementation[]): void {
+  const s = `.n${apps}`;
+  const ratio = (get: (f: RunFigures) => number) => (a: RunFigures, b: RunFigures) => get(a) / Math.max(get(b), Number.EPSILON);
+  const withSpread = (name: string, values: number[], digits: number) => {
+    if (values.length > 1) console.log(`${name}: ${spread(values, digits)} over ${values.length} rounds`);
+    return median(values);
+  };
+  if (impls.includes('refwatch') && impls.includes('cr-watch')) {
+    result(`peer.ratio.p50${s}`, withSpread(`peer.ratio.p50${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.latencyMs.p50)), 2), 'x', '<=', 1);
+    result(`peer.ratio.p99${s}`, withSpread(`peer.ratio.p99${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.latencyMs.p99)), 2), 'x', '<=', 1);
+    result(`peer.ratio.requestsPerApp${s}`, withSpread(`peer.ratio.requestsPerApp${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.requests.perApp)), 2), 'x', '<=', 1);
+    report(`peer.ratio.rss${s}`, withSpread(`peer.ratio.rss${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.peakRssBytes)), 2), 'x');
+    report(`peer.ratio.cpu${s}`, withSpread(`peer.ratio.cpu${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.cpuSeconds)), 2), 'x');
+  }
+  if (impls.includes('refwatch') && impls.includes('raw-watch')) {
+    result(`peer.overhead.p50${s}`, withSpread(`peer.overhead.p50${s}`, perRound(rounds, 'raw-watch', (a, b) => a.latencyMs.p50 - b.latencyMs.p50), 1), 'ms', '<=', 1);
+  }
+  for (const impl of impls) {
+    const fs = figuresOf(rounds, impl);
+    const m = (get: (f: RunFigures) => number) => median(fs.map(get));
+    report(`peer.${impl}.p50${s}`, m((f) => f.latencyMs.p50), 'ms');
+    report(`peer.${impl}.p90${s}`, m((f) => f.latencyMs.p90), 'ms');
+    report(`peer.${impl}.p99${s}`, m((f) => f.latencyMs.p99), 'ms');
+    report(`peer.${impl}.max${s}`, m((f) => f.latencyMs.max), 'ms');
+    report(`peer.${impl}.unresolved${s}`, m((f) => f.unresolved), 'Apps');
+    report(`peer.${impl}.cpu${s}`, m((f) => f.cpuSeconds), 's');
+    report(`peer.${impl}.rss${s}`, m((f) => f.peakRssBytes / 2 ** 20), 'MB');
+    report(`peer.${impl}.requestsPerApp${s}`, m((f) => f.requests.perApp), 'requests');
+    report(`peer.${impl}.watches${s}`, m((f) => f.openWatches), 'watches');
+  }
+}
+
+async function main(): Promise<void> {
+  const plan = parsePlan(process.env.REFWATCH_PEER_PLAN ?? '1000x3,5000x1');
+  const impls = parseImplementations(process.env.REFWATCH_PEER_IMPLS ?? IMPLEMENTATIONS.join(','));
+  const timeoutAfterReadyMs = positiveInt('REFWATCH_PEER_TIMEOUT_MS', 30_000);
+  const workers = positiveInt('REFWATCH_PEER_WORKERS', 8);
+  const cpuProfDir = process.env.REFWATCH_PEER_CPU_PROF ? path.resolve(process.env.REFWATCH_PEER_CPU_PROF) : undefined;
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+
+  const build = spawnSync('bash', [path.join(import.meta.dirname, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const goBinary = build.stdout.trim().split('\n').pop() ?? '';
+  if (build.status !== 0 || !goBinary) {
+    console.error(`bench/peer/build.sh exited with ${build.status ?? build.signal}: the Go side cannot run`);
+    process.exit(1);
+  }
+
+  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  console.log(`== peer on a real kube-apiserver: ${plan.map((s) => `${s.apps} Apps × ${s.rounds} rounds`).join(', ')}; ${impls.join(', ')}; ${workers} workers each; ${os.cpus().length} CPUs, load ${load()}`);
+  console.log('client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch\'s client has no limiter); refwatch runs from sources under tsx, whose loader is in its CPU and RSS');
+  const real = await startRealCluster();
+  const byRound = new Map<number, RunFigures[][]>();
+  let failures = 0;
+  try {
+    console.log(`kube-apiserver ${real.version} at ${real.url}`);
+    const client = KubeClient.fromFile(real.kubeconfigPath, { requestTimeoutMs: 120_000 });
+    await prepareCluster(client);
+    const cluster = { endpoint: { url: real.url, token: real.token, ca: real.ca }, kubeconfigPath: real.kubeconfigPath, client };
+    for (const size of plan) {
+      const rounds: RunFigures[][] = [];
+      byRound.set(size.apps, rounds);
+      const ready = readyAfter(size.apps);
+      console.log(`== ${size.apps} Apps, referents Ready uniformly over ${ready.minMs / 1000}–${ready.maxMs / 1000} s (seed ${SEED}); load ${load()}`);
+      for (let r = 0; r < size.rounds; r++) {
+        const order = impls.map((_, i) => impls[(i + r) % impls.length]!);
+        const round: RunFigures[] = [];
+        for (const implementation of order) {
+          try {
+            const f = await runPeer(cluster, { implementation, apps: size.apps, readyAfter: ready, seed: SEED, workers, timeoutAfterReadyMs, goBinary, cpuProfDir });
+            round.push(f);
+            console.log(`  round ${r + 1} ${runLine(f)}; load ${load()}`);
+          } catch (e) {
+            // A failed run leaves a gap in its round; the other runs still count.
+            failures++;
+            console.error(`  round ${r + 1} ${implementation} FAILED: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        rounds.push(round);
+      }
+    }
+  } finally {
+    await real.stop();
+  }
+
+  for (const [apps, rounds] of byRound) {
+    console.log(`\n== ${apps} Apps: median of ${rounds.length} round(s) [min–max]; load ${load()}`);
+    console.log(summaryTable(rounds, impls));
+  }
+  for (const [apps, rounds] of byRound) results(apps, rounds, impls);
+  if (failures > 0) {
+    console.error(`${failures} run(s) failed: see FAILED above`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { KubeRequestError, type KubeClient } from '../../lib/kube';
+import { demoPath, ensureDemoKinds, secretPath } from '../../server/demo/kinds';
+import { DEMO_API_VERSION } from '../../server/demo/scenario';
+import { summarize, type Percentiles } from '../../server/demo/stats';
+import type { KubeEndpoint } from '../../tests/setup/kube-http';
+import { requestsBetween, scrapeApiServer, type ApiServerCounts } from './apiserver-metrics';
+import { ControllerProcess } from './controller-process';
+import { sampleProcess } from './process-meter';
+import { runWorkload } from './workload';
+
+export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch'] as const;
+export type Implementation = (typeof IMPLEMENTATIONS)[number];
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const REFWATCH_CONTROLLER = path.join(import.meta.dirname, 'refwatch-controller.ts');
+
+/** PeerCluster is the kube-apiserver every implementation runs against, one at a time. */
+export interface PeerCluster {
+  /** For /metrics: an identity allowed to read it. */
+  endpoint: KubeEndpoint;
+  /** The kubeconfig file the implementations are started with. */
+  kubeconfigPath: string;
+  /** The workload generator's client. */
+  client: KubeClient;
+}
+
+export interface RunOptions {
+  implementation: Implementation;
+  apps: number;
+  readyAfter: { minMs: number; maxMs: number };
+  seed: number;
+  /** Concurrent reconciles (or status writers) in every implementation. */
+  workers: number;
+  timeoutAfterReadyMs: number;
+  /** The Go binary of bench/peer (bench/peer/build.sh). */
+  goBinary: string;
+  /** When set, refwatch's process writes a V8 CPU profile into this directory. */
+  cpuProfDir?: string;
+}
+
+/** RunFigures is what one implementation cost and achieved in one run. */
+export interface RunFigures {
+  implementation: Implementation;
+  apps: number;
+  /** Latency percentiles, ms; with unresolved Apps, censored at the end of the run (a lower bound). */
+  latencyMs: Percentiles;
+  unresolved: number;
+  /** CPU seconds the controller used from the first create until the last resolution. */
+  cpuSeconds: number;
+  /** The controller process's peak resident memory (VmHWM), bytes. */
+  peakRssBytes: number;
+  /** Its resident memory once ready, before the first object was created, bytes: what the runtime and libraries cost. */
+  readyRssBytes: number;
+  /** Requests kube-apiserver served on Apps, Databases, Caches and Secrets, less the generator's. */
+  requests: { total: number; perApp: number; byKey: Record<string, number> };
+  /** Watches the controller held open on those resources once every object existed, in all and by resource. */
+  openWatches: number;
+  openWatchesByResource: Record<string, number>;
+  createMs: number;
+}
+
+/**
+ * prepareCluster installs the demo's CRDs and waits until kube-apiserver's
+ * watch cache serves each kind. kube-apiserver builds a custom resource's
+ * storage on the first request for it, and a watch that arrives while that
+ * cache is still initializing gets 429 and a retry a second later: without
+ * this, whichever implementation ran first would pay that second and those
+ * requests, and refwatch, which starts its referent watches on first
+ * reference, would pay it during the measurement.
+ */
+export async function prepareCluster(client: KubeClient): Promise<void> {
+  await ensureDemoKinds(client, { install: true });
+  const collections = [...['apps', 'databases', 'caches'].map((r) => `/apis/${DEMO_API_VERSION}/${r}`), '/api/v1/secrets'];
+  for (const path of collections) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const stream = await client.openStream(path, { watch: 'true', sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true', timeoutSeconds: 1 }, AbortSignal.timeout(30_000));
+        for await (const _ of stream.lines());
+        break;
+      } catch (e) {
+        if (!(e instanceof KubeRequestError && e.status === 429) || attempt >= 30) throw e;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+}
+
+/**
+ * runPeer runs one implementation once: a fresh namespace, the controller
+ * started and synced, then the workload; it measures latency from the
+ * Apps' status.resolvedAt, CPU and peak RSS from /proc, and requests and
+ * watches from kube-apiserver's /metrics. Every object of the run is
+ * deleted afterwards, so the next run's cluster-wide watches start empty.
+ */
+export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunFigures> {
+  const runId = randomBytes(3).toString('hex');
+  const namespace = `peer-${o.implementation}-${runId}`;
+  await cluster.client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+  try {
+    const before = await scrapeApiServer(cluster.endpoint);
+    const controller = await startImplementation(cluster, o, namespace);
+    let figures: Omit<RunFigures, 'requests'>;
+    let generatorRequests: number;
+    try {
+      const start = sampleProcess(controller.pid);
+      let created: ApiServerCounts | undefined;
+      const workload = await runWorkload({
+        client: cluster.client,
+        namespace,
+        runId,
+        apps: o.apps,
+        readyAfter: o.readyAfter,
+        seed: o.seed,
+        timeoutAfterReadyMs: o.timeoutAfterReadyMs,
+        onCreated: async () => {
+          created = await scrapeApiServer(cluster.endpoint);
+        },
+      });
+      const end = sampleProcess(controller.pid);
+      const early = await controller.exitedEarly();
+      if (early || !start || !end) throw new Error(early ?? `${o.implementation} exited during the run`);
+      generatorRequests = workload.requests;
+      figures = {
+        implementation: o.implementation,
+        apps: o.apps,
+        latencyMs: summarize(workload.unresolved > 0 ? workload.censored : workload.latencies) ?? { p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN },
+        unresolved: workload.unresolved,
+        cpuSeconds: end.cpuSeconds - start.cpuSeconds,
+        peakRssBytes: end.peakRssBytes,
+        readyRssBytes: start.rssBytes,
+        // The generator's own App watch is open too.
+        openWatches: (created?.openWatches ?? NaN) - before.openWatches - 1,
+        openWatchesByResource: watchesOpened(before, created),
+        createMs: workload.createMs,
+      };
+    } finally {
+      await controller.stop();
+    }
+    const after = await scrapeAfterWatchesClosed(cluster.endpoint, before.openWatches);
+    const served = requestsBetween(before, after);
+    const total = served.total - generatorRequests;
+    return { ...figures, requests: { total, perApp: total / o.apps, byKey: served.byKey } };
+  } finally {
+    await deleteRun(cluster.client, namespace);
+  }
+}
+
+/** watchesOpened is the change in open watches per resource, less the generator's own App watch. */
+function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [r, n] of Object.entries(during?.openWatchesByResource ?? {})) {
+    const d = n - (before.openWatchesByResource[r] ?? 0) - (r === 'apps.demo.refwatch.dev' ? 1 : 0);
+    if (d !== 0) out[r] = d;
+  }
+  return out;
+}
+
+function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
+  const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
+  const opts = { cwd: ROOT, timeoutMs: 120_000 };
+  if (o.implementation !== 'refwatch') return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
+  // Run from sources: the TypeScript loader (tsx) is part of the process measured.
+  const prof = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  return ControllerProcess.start('refwatch', process.execPath, [...prof, '--import', 'tsx', REFWATCH_CONTROLLER, ...args], opts);
+}
+
+/**
+ * scrapeAfterWatchesClosed scrapes once the watches opened during the run are
+ * closed on the server: kube-apiserver counts a WATCH request when it ends.
+ */
+async function scrapeAfterWatchesClosed(endpoint: KubeEndpoint, openBefore: number): Promise<ApiServerCounts> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const counts = await scrapeApiServer(endpoint);
+    if (counts.openWatches <= openBefore) return counts;
+    if (Date.now() > deadline) throw new Error(`kube-apiserver still counts ${counts.openWatches - openBefore} watches of the run open 15 s after it ended`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function deleteRun(client: KubeClient, namespace: string): Promise<void> {
+  const ignoreMissing = (e: unknown) => {
+    if (!(e instanceof KubeRequestError && e.status === 404)) throw e;
+  };
+  const collections = [demoPath('App', namespace), demoPath('Database', namespace), demoPath('Cache', namespace), secretPath(namespace)];
+  await Promise.all(collections.map((p) => client.request('DELETE', p).catch(ignoreMissing)));
+  // Without a controller manager the namespace stays Terminating, but it is empty.
+  await client.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(ignoreMissing);
+}

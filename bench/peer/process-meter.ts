@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let clockTicks: number | undefined;
+
+/** CLK_TCK: the unit of utime and stime in /proc/<pid>/stat (100 on Linux almost everywhere). */
+function ticksPerSecond(): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return clockTicks;
+}
+
+/** ProcessSample is what the kernel says of one process: CPU time used so far, resident memory now and at its peak. */
+export interface ProcessSample {
+  cpuSeconds: number;
+  rssBytes: number;
+  peakRssBytes: number;
+}
+
+/**
+ * sampleProcess reads /proc/<pid>/stat (utime + stime, every thread) and
+ * /proc/<pid>/status (VmRSS; VmHWM, the peak the kernel keeps). Undefined
+ * once the process is gone.
+ */
+export function sampleProcess(pid: number): ProcessSample | undefined {
+  let stat: string;
+  let status: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { cpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+}

@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util';
+import { conditionReadiness, Manager, type ControllerOptions } from '../../lib/engine';
+import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube';
+import type { KubeObject } from '../../lib/model';
+import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
+
+/*
+ * refwatch's side of the peer benchmark, as its own process like the Go
+ * binary: the demo's App controller on refwatch's engine. Each reconcile
+ * declares the App's three references through ctx.resolve(), reads the
+ * referents from the shared caches, and returns while one is not Ready; the
+ * engine queues the App again when a referent changes. Once all are Ready it
+ * writes status.resolvedAt, as the Go modes do.
+ *
+ *   node --import tsx bench/peer/refwatch-controller.ts --namespace NS --kubeconfig FILE [--workers 8]
+ *
+ * Prints "ready" once the App watch is primed; stops on SIGTERM or SIGINT.
+ */
+
+const APP_PATH = `/apis/${DEMO_GROUP}/v1alpha1/namespaces`;
+const readyCondition = conditionReadiness('Ready');
+
+function appController(client: KubeClient, namespace: string, workers: number): ControllerOptions {
+  return {
+    name: 'app',
+    for: { group: DEMO_GROUP, kind: 'App', namespace },
+    workers,
+    async reconcile(ctx) {
+      const app = ctx.object;
+      if (!app) return;
+      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
+      if (resolutions.length < 3 || resolutions.some((r) => r.state !== 'Ready')) return;
+      if (resolvedAtOf(app)) return;
+      const resolvedAt = new Date().toISOString();
+      try {
+        // The resourceVersion makes a stale cached App fail with 409 instead of writing twice.
+        await client.request('PATCH', `${APP_PATH}/${namespace}/apps/${app.metadata.name}/status`, {
+          body: { metadata: { resourceVersion: app.metadata.resourceVersion }, status: { resolvedAt } },
+          contentType: 'application/merge-patch+json',
+          signal: ctx.signal,
+        });
+      } catch (e) {
+        // The newer App is on its way to the cache and queues the App again.
+        if (e instanceof KubeRequestError && e.status === 409) return;
+        throw e;
+      }
+    },
+  };
+}
+
+function resolvedAtOf(app: KubeObject): string | undefined {
+  return (app.status as { resolvedAt?: string } | undefined)?.resolvedAt;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { namespace: { type: 'string' }, kubeconfig: { type: 'string' }, workers: { type: 'string', default: '8' } } });
+  const workers = Number(values.workers);
+  if (!values.namespace) throw new Error('--namespace is required: the namespace that holds the Apps');
+  if (!values.kubeconfig) throw new Error('--kubeconfig is required: the cluster to run against');
+  if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number of at least 1, got ${values.workers}`);
+
+  const client = KubeClient.fromFile(values.kubeconfig);
+  const manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    readiness: (kind) => (kind.endsWith(`.${DEMO_GROUP}`) ? readyCondition : undefined),
+  });
+  manager.addController(appController(client, values.namespace, workers));
+  manager.start();
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= manager.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+
+  while (!manager.source.watches().some((w) => w.target.kind === 'App' && w.primed)) await new Promise((r) => setTimeout(r, 20));
+  console.log('ready');
+  if (process.env.REFWATCH_PEER_DEBUG) {
+    const seen = new Map<string, string>();
+    setInterval(() => {
+      for (const w of manager.source.watches()) {
+        const line = `${w.target.kind} ${w.phase} opened ${w.watchesOpened} lists ${w.lists} ${w.lastError ? `${w.lastError.reason}: ${w.lastError.message}` : ''}`;
+        if (seen.get(w.target.kind) !== line) console.error(`${Date.now() % 100000} ${line}`);
+        seen.set(w.target.kind, line);
+      }
+    }, 5).unref();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`refwatch-controller: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});
