@@ -173,7 +173,7 @@ async function main(): Promise<void> {
 
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
   console.log(`== peer on a real kube-apiserver: ${plan.map((s) => `${s.apps} Apps × ${s.rounds} rounds`).join(', ')}; ${impls.join(', ')}; ${workers} workers each; ${os.cpus().length} CPUs, load ${load()}`);
-  console.log('client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch\'s client has no limiter); refwatch runs from sources under tsx, whose loader is in its CPU and RSS');
+  console.log('client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch\'s client has no limiter); refwatch runs with plain node, compiled from its sources once per run (no TypeScript loader)');
   const real = await startRealCluster();
   const byRound = new Map<number, RunFigures[][]>();
   let failures = 0;

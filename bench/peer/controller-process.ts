@@ -22,6 +22,7 @@ export class ControllerProcess {
     command: string,
     args: string[],
     cwd: string,
+    env: NodeJS.ProcessEnv = process.env,
   ) {
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -29,7 +30,7 @@ export class ControllerProcess {
         for (const c of live) c.kill('SIGKILL');
       });
     }
-    this.child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (this.child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
     this.pid = this.child.pid;
     live.add(this.child);
@@ -47,8 +48,8 @@ export class ControllerProcess {
   }
 
   /** start spawns the child and resolves once it printed "ready"; rejects if it exits or stays silent for timeoutMs. */
-  static async start(name: string, command: string, args: string[], opts: { cwd: string; timeoutMs: number }): Promise<ControllerProcess> {
-    const p = new ControllerProcess(name, command, args, opts.cwd);
+  static async start(name: string, command: string, args: string[], opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<ControllerProcess> {
+    const p = new ControllerProcess(name, command, args, opts.cwd, opts.env);
     try {
       await p.ready(opts.timeoutMs);
       return p;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { build } from 'esbuild';
 import { KubeRequestError, type KubeClient } from '../../lib/kube';
 import { demoPath, ensureDemoKinds, secretPath } from '../../server/demo/kinds';
 import { DEMO_API_VERSION } from '../../server/demo/scenario';
@@ -15,6 +16,18 @@ export type Implementation = (typeof IMPLEMENTATIONS)[number];
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const REFWATCH_CONTROLLER = path.join(import.meta.dirname, 'refwatch-controller.ts');
+const REFWATCH_BUILT = path.join(ROOT, 'bench', 'out', 'peer', 'refwatch-controller.mjs');
+
+let built: Promise<unknown> | undefined;
+/**
+ * buildRefwatchController compiles refwatch's side to plain JavaScript once
+ * per run (its dependencies stay imports), so the process measured is `node`
+ * running refwatch's code, as a controller built from the package runs: no
+ * TypeScript loader in its CPU or memory.
+ */
+function buildRefwatchController(): Promise<unknown> {
+  return (built ??= build({ entryPoints: [REFWATCH_CONTROLLER], outfile: REFWATCH_BUILT, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' }));
+}
 
 /** PeerCluster is the kube-apiserver every implementation runs against, one at a time. */
 export interface PeerCluster {
@@ -157,13 +170,13 @@ function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefi
   return out;
 }
 
-function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
+async function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
   const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
   const opts = { cwd: ROOT, timeoutMs: 120_000 };
   if (o.implementation !== 'refwatch') return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
-  // Run from sources: the TypeScript loader (tsx) is part of the process measured.
+  await buildRefwatchController();
   const prof = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
-  return ControllerProcess.start('refwatch', process.execPath, [...prof, '--import', 'tsx', REFWATCH_CONTROLLER, ...args], opts);
+  return ControllerProcess.start('refwatch', process.execPath, [...prof, REFWATCH_BUILT, ...args], { ...opts, env: { ...process.env, NODE_OPTIONS: '' } });
 }
 
 /**

@@ -13,6 +13,7 @@ import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
  * writes status.resolvedAt, as the Go modes do.
  *
  *   node --import tsx bench/peer/refwatch-controller.ts --namespace NS --kubeconfig FILE [--workers 8]
+ *   (the benchmark compiles it first and runs it with plain node: see peer-run.ts)
  *
  * Prints "ready" once the App watch is primed; stops on SIGTERM or SIGINT.
  */
