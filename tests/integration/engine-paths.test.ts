@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Manager, conditionReadiness, resolvedCondition, setCondition, type ControllerOptions, type StatusCondition } from '@/lib/engine';
 import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
 import type { ObjectKey } from '@/lib/model';
-import { demoManifests } from '@/server/cluster';
+import { ensureDemoKinds } from '@/server/demo/kinds';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 // The engine's less travelled paths against the selected cluster: a reconcile
@@ -21,15 +21,7 @@ let manager: Manager | undefined;
 beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig);
-  for (const crd of demoManifests()) {
-    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd }).catch((e: { status?: number }) => {
-      if (e.status !== 409) throw e;
-    });
-  }
-  await vi.waitFor(async () => {
-    const list = await client.getJSON<{ resources: { kind: string }[] }>(API);
-    expect(list.resources.map((r) => r.kind)).toEqual(expect.arrayContaining(['App', 'Database']));
-  }, { timeout: 30_000, interval: 250 });
+  await ensureDemoKinds(client, { install: true, timeoutMs: 30_000 });
 }, 60_000);
 
 afterEach(async () => {
