@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/', '.next/', 'test-results/', 'playwright-report/', 'next-env.d.ts', 'lib/dist/', 'examples/controller/dist/'] },
+  { ignores: ['**/node_modules/', '.next/', 'test-results/', 'playwright-report/', 'next-env.d.ts', 'lib/dist/', 'examples/controller/dist/', 'bench/out/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
