@@ -4,6 +4,7 @@ import type { ChangeFilter } from '../lib/changelog';
 import { explain, parseDuration, stuck } from '../lib/diagnose';
 import { RefwatchError, isRefwatchError, parseKey, parseKindKey, validateNamespace } from '../lib/model';
 import type { DemoRunner } from './demo';
+import { objectDetails } from './details/object-details';
 import { ApiError, json } from './http/errors';
 import { RateLimiter, guardMutation } from './http/guard';
 import { SSE_HEADERS, sseStream } from './http/sse';
@@ -68,6 +69,12 @@ export function getExplain(rt: Runtime, req: Request): Response {
   const r = explain(rt.manager, q.object, { controller: q.controller, now: Date.now() });
   if (!r.ok) throw new ApiError(r.error.code === 'NotFound' ? 404 : 400, r.error.code, r.error.message, r.error.field ?? 'object');
   return json(r.value);
+}
+
+/** getObjectDetails answers one object's YAML (no Secret value), owners, Events, state history and fixes. */
+export async function getObjectDetails(rt: Runtime, req: Request): Promise<Response> {
+  const q = parseQuery(new URL(req.url), { key: z.string({ error: 'is required: give an object key such as Database.demo.refwatch.dev/shop/orders or Secret/shop/db-password' }) });
+  return json(await objectDetails(rt, q.key, req.signal));
 }
 
 export function getStuck(rt: Runtime, req: Request): Response {

@@ -10,6 +10,7 @@ import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 import { judgeReadiness, type Readiness } from './readiness';
+import { StateHistory } from './state-history';
 
 /**
  * Runtime is the process singleton behind every route handler: the cluster
@@ -26,6 +27,8 @@ export interface Runtime {
   readonly changelog: ChangeLog;
   readonly metrics: Metrics;
   readonly observer: Observer;
+  /** Each tracked object's recent state transitions, for its details. */
+  readonly history: StateHistory;
   /** Where the library's watch and leadership lines go (REFWATCH_LOG_LEVEL). */
   readonly logger: Logger;
   /** The fast-vs-backoff demo, when config.demo is on. */
@@ -40,7 +43,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 4;
+const RUNTIME_VERSION = 5;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -89,6 +92,8 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog();
+  const history = new StateHistory(changelog);
+  history.start();
   const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
@@ -160,6 +165,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     changelog,
     metrics,
     observer,
+    history,
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
@@ -178,6 +184,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await example?.stop();
         await removeKubeconfig?.();
         await manager.stop();
+        history.stop();
         metrics.detach();
         await connection.stop();
       })();
