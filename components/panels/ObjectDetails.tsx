@@ -26,31 +26,40 @@ export interface ObjectDetailsProps {
  * Events, its state history, its owners and its YAML (Secret values never
  * reach the browser).
  */
-export function ObjectDetails({ objectKey, version, now, inGraph, onSelectKey, commandsOnly }: ObjectDetailsProps) {
+export function ObjectDetails({ objectKey, version, ...rest }: ObjectDetailsProps) {
   const q = useQuery({
     queryKey: ['objectDetails', objectKey, version],
     queryFn: ({ signal }) => fetchObjectDetails(objectKey, signal),
     retry: false,
     staleTime: 5_000,
   });
-  if (q.isPending) {
+  const state: DetailsState = q.isPending ? { status: 'pending' } : q.isError ? { status: 'error', message: q.error.message, retry: () => void q.refetch() } : { status: 'success', data: q.data };
+  return <ObjectDetailsBody state={state} {...rest} />;
+}
+
+/** DetailsState is where the request for the details stands. */
+export type DetailsState = { status: 'pending' } | { status: 'error'; message: string; retry(): void } | { status: 'success'; data: ObjectDetailsView };
+
+/** ObjectDetailsBody renders the details, or their loading or error state. */
+export function ObjectDetailsBody({ state, now, inGraph, onSelectKey, commandsOnly }: Omit<ObjectDetailsProps, 'objectKey' | 'version'> & { state: DetailsState }) {
+  if (state.status === 'pending') {
     return (
       <p className={styles.note} role="status" data-testid="details-loading">
         Loading details…
       </p>
     );
   }
-  if (q.isError) {
+  if (state.status === 'error') {
     return (
       <p className={styles.note} role="alert" data-testid="details-error">
-        Details unavailable: {q.error.message}{' '}
-        <button type="button" className={styles.inlineLink} onClick={() => void q.refetch()}>
+        Details unavailable: {state.message}{' '}
+        <button type="button" className={styles.inlineLink} onClick={state.retry}>
           Retry
         </button>
       </p>
     );
   }
-  const d = q.data;
+  const d = state.data;
   return (
     <div data-testid="object-details">
       {d.fixes.some((f) => f.commands.length > 0 || !commandsOnly) ? <FixSection details={d} commandsOnly={commandsOnly} onSelectKey={onSelectKey} /> : null}
