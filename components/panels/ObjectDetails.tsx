@@ -114,7 +114,7 @@ function FixSection({ details, commandsOnly, onSelectKey }: { details: ObjectDet
             {commandsOnly ? null : <p className={styles.fix}>{f.fix}</p>}
             {f.commands.map((c) => (
               <div key={c} className={styles.command}>
-                <code>{c}</code>
+                <CommandText text={c} />
                 <CopyButton text={c} label={`Copy command ${c}`} />
               </div>
             ))}
@@ -239,6 +239,21 @@ function Problem({ problem }: { problem: DetailsProblem }) {
         </div>
       ) : null}
     </div>
+  );
+}
+
+/** CommandText shows a command that wraps between its words only, never inside a flag such as --from-literal. */
+function CommandText({ text }: { text: string }) {
+  const words = text.split(' ');
+  return (
+    <code>
+      {words.map((w, i) => (
+        <span key={i}>
+          <span className={styles.nowrap}>{w}</span>
+          {i < words.length - 1 ? ' ' : null}
+        </span>
+      ))}
+    </code>
   );
 }
 

@@ -1,6 +1,6 @@
 import 'server-only';
 import { rbacRule } from '../../lib/diagnose';
-import { Discovery, KubeRequestError, WatchFailure, resourcePath, type KubeClient, type ResourceInfo } from '../../lib/kube';
+import { Discovery, resourcePath, type KubeClient, type ResourceInfo } from '../../lib/kube';
 import { formatKey, parseApiVersion, type DeepReadonly, type KubeObject, type ObjectRef } from '../../lib/model';
 
 /** ReadProblem is why a read of the cluster failed, in words a person can act on; rule is the RBAC rule to grant when Forbidden. */
@@ -57,15 +57,15 @@ export async function getObject(client: KubeClient, ref: ObjectRef, signal?: Abo
   try {
     info = await discoveryFor(client).resolve({ group: ref.group, kind: ref.kind });
   } catch (e) {
-    if (e instanceof WatchFailure) return { found: false, problem: { reason: 'KindUnknown', message: e.message } };
+    if (errorName(e) === 'WatchFailure') return { found: false, problem: { reason: 'KindUnknown', message: (e as Error).message } };
     return { found: false, problem: failed('discovery', e) };
   }
   try {
     const object = await client.getJSON<KubeObject>(`${resourcePath(info, ref.namespace)}/${encodeURIComponent(ref.name)}`, {}, signal);
     return { found: true, object };
   } catch (e) {
-    if (e instanceof KubeRequestError && e.status === 404) return { found: false };
-    if (e instanceof KubeRequestError && e.status === 403) return { found: false, problem: forbidden('get', info, ref.namespace, `refwatch may not read ${formatKey(ref)}`) };
+    if (statusOf(e) === 404) return { found: false };
+    if (statusOf(e) === 403) return { found: false, problem: forbidden('get', info, ref.namespace, `refwatch may not read ${formatKey(ref)}`) };
     return { found: false, problem: failed(`reading ${formatKey(ref)}`, e) };
   }
 }
@@ -83,7 +83,7 @@ export async function listEvents(client: KubeClient, ref: ObjectRef, signal?: Ab
   try {
     list = await client.getJSON<{ items?: RawEvent[] }>(path, { fieldSelector, limit: EVENTS_FETCHED }, signal);
   } catch (e) {
-    if (e instanceof KubeRequestError && e.status === 403) {
+    if (statusOf(e) === 403) {
       return { events: [], problem: forbidden('list', { group: '', resource: 'events' }, ref.namespace, 'refwatch may not list Events') };
     }
     return { events: [], problem: failed('listing Events', e) };
@@ -128,6 +128,20 @@ function sameGroup(apiVersion: string | undefined, group: string): boolean {
   if (!apiVersion) return true;
   const gv = parseApiVersion(apiVersion);
   return gv.ok && gv.value.group === group;
+}
+
+/*
+ * Errors are told apart by name, not instanceof: Next's server bundle may
+ * load lib/kube twice, and a KubeRequestError of one copy is no instance of
+ * the other's class.
+ */
+function errorName(e: unknown): string | undefined {
+  return e instanceof Error ? e.name : undefined;
+}
+
+/** statusOf is the HTTP status of a KubeRequestError, or undefined. */
+function statusOf(e: unknown): number | undefined {
+  return errorName(e) === 'KubeRequestError' ? (e as { status?: number }).status : undefined;
 }
 
 function forbidden(verb: string, r: Pick<ResourceInfo, 'group' | 'resource'>, namespace: string, what: string): ReadProblem {

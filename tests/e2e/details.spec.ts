@@ -1,7 +1,7 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { KubeClient } from '../../lib/kube';
 import { embeddedKubeconfigPath } from '../../server/kubeconfig-file';
-import { deleteAllRuns, openDashboard, settle } from './dashboard';
+import { deleteAllRuns, openDashboard, settle, stuckEntry } from './dashboard';
 
 /*
  * The details of a stuck object, on the example npm start loads: its kubectl
@@ -10,13 +10,6 @@ import { deleteAllRuns, openDashboard, settle } from './dashboard';
 test.use({ viewport: { width: 1440, height: 900 } });
 
 const NAMESPACE = 'refwatch-example';
-
-function stuckEntry(page: Page, name: string) {
-  return page
-    .getByRole('list', { name: /Stuck references/ })
-    .getByRole('listitem')
-    .filter({ has: page.getByRole('button', { name: new RegExp(`${NAMESPACE}/\\s*${name}$`) }) });
-}
 
 /**
  * postFailedMount records the Event a kubelet would for the Pod's missing
@@ -50,7 +43,7 @@ test("a stuck Pod's details show its kubectl fix, its Events and its YAML", asyn
   await postFailedMount();
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openDashboard(page, `?ns=${NAMESPACE}`, 'light');
-  await stuckEntry(page, 'worker').getByRole('button').first().click();
+  await stuckEntry(page, NAMESPACE, 'worker').getByRole('button').first().click();
   const inspector = page.getByTestId('inspector');
   const details = inspector.getByTestId('object-details');
   await expect(details).toBeVisible();
@@ -64,14 +57,14 @@ test("a stuck Pod's details show its kubectl fix, its Events and its YAML", asyn
   await expect(details.getByTestId('details-yaml')).toContainText('secretName: db-pasword');
   await expect(details.getByTestId('details-yaml')).not.toContainText('managedFields');
 
+  // The picture: the whole inspector, in a window tall enough to hold the details.
+  await page.setViewportSize({ width: 1440, height: 2000 });
+  await settle(page, 1000);
+  await inspector.screenshot({ path: 'docs/images/details.png' });
+
   await details.getByRole('button', { name: `Copy command ${command}` }).click();
   await expect(details.getByRole('button', { name: `Copy command ${command}` })).toHaveText('Copied');
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(command);
-
-  // The picture: the inspector scrolled to the details.
-  await details.getByTestId('details-fix').scrollIntoViewIfNeeded();
-  await settle(page, 1000);
-  await inspector.screenshot({ path: 'docs/images/details.png' });
 });
 
 test("a missing Secret's details say how to create it, and show no YAML", async ({ page, request }) => {
