@@ -134,32 +134,22 @@ function EventsSection({ details, now }: { details: ObjectDetailsView; now: numb
       {details.eventsProblem ? <Problem problem={details.eventsProblem} /> : null}
       {details.events.length === 0 && !details.eventsProblem ? <p className={styles.muted}>No events about this object.</p> : null}
       {details.events.length > 0 ? (
-        <table className={`${styles.miniTable} ${styles.detailsTable}`}>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Age</th>
-              <th scope="col">Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {details.events.map((e, i) => (
-              <tr key={i} data-type={e.type}>
-                <td className={styles.eventKind}>{e.type}</td>
-                <td className="mono">{e.reason}</td>
-                <td title={formatIso(e.at)} className={styles.nowrap}>
+        <ol className={styles.detailsList}>
+          {details.events.map((e, i) => (
+            <li key={i} data-type={e.type}>
+              <div className={styles.detailsLine}>
+                <span className={styles.eventKind}>{e.type}</span>
+                <span className="mono">{e.reason}</span>
+                <span className={styles.muted} title={formatIso(e.at)}>
                   {e.at ? formatAgo(e.at, now) : '—'}
-                  {e.count > 1 ? <span className={styles.muted}> ×{e.count}</span> : null}
-                </td>
-                <td>
-                  {e.message}
-                  {e.source ? <span className={styles.muted}> ({e.source})</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  {e.count > 1 ? ` ×${e.count}` : ''}
+                  {e.source ? ` · ${e.source}` : ''}
+                </span>
+              </div>
+              <p className={styles.detailsText}>{e.message}</p>
+            </li>
+          ))}
+        </ol>
       ) : null}
     </section>
   );
@@ -174,29 +164,20 @@ function HistorySection({ details, now }: { details: ObjectDetailsView; now: num
       {details.history.length === 0 ? (
         <p className={styles.muted}>No state recorded since refwatch started.</p>
       ) : (
-        <table className={`${styles.miniTable} ${styles.detailsTable}`}>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">State</th>
-              <th scope="col">Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {details.history.map((t, i) => (
-              <tr key={i}>
-                <td title={formatIso(t.at)} className={styles.nowrap}>
+        <ol className={styles.detailsList}>
+          {details.history.map((t, i) => (
+            <li key={i}>
+              <div className={styles.detailsLine}>
+                <span className={styles.muted} title={formatIso(t.at)}>
                   {formatAgo(t.at, now)}
-                </td>
-                <td>
-                  <span className="mono">{t.state}</span>
-                  <span className={styles.muted}> {t.role === 'referrer' ? `as referrer${t.controller ? ` of ${t.controller}` : ''}` : 'as referent'}</span>
-                </td>
-                <td>{t.message ?? t.reason ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </span>
+                <span className="mono">{t.state}</span>
+                <span className={styles.muted}>{t.role === 'referrer' ? `as referrer${t.controller ? ` of ${t.controller}` : ''}` : 'as referent'}</span>
+              </div>
+              {t.message || t.reason ? <p className={styles.detailsText}>{t.message ?? t.reason}</p> : null}
+            </li>
+          ))}
+        </ol>
       )}
     </section>
   );

@@ -60,7 +60,9 @@ test("a stuck Pod's details show its kubectl fix, its Events and its YAML", asyn
   // The picture: the whole inspector, in a window tall enough to hold the details.
   await page.setViewportSize({ width: 1440, height: 2000 });
   await settle(page, 1000);
-  await inspector.screenshot({ path: 'docs/images/details.png' });
+  const panel = (await inspector.boundingBox())!;
+  const end = (await details.boundingBox())!;
+  await page.screenshot({ path: 'docs/images/details.png', clip: { x: panel.x, y: panel.y, width: panel.width, height: end.y + end.height + 16 - panel.y } });
 
   await details.getByRole('button', { name: `Copy command ${command}` }).click();
   await expect(details.getByRole('button', { name: `Copy command ${command}` })).toHaveText('Copied');

@@ -36,7 +36,7 @@ describe('ObjectDetails', () => {
     expect(html).toContain('kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE');
     expect(html).toContain('aria-label="Copy command kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE"');
     expect(html).toContain('create Secret/shop/api-key');
-    expect(html).toMatch(/<td class="[^"]*">Warning<\/td><td class="mono">FailedMount<\/td><td[^>]*>42 s ago<span[^>]*> ×3<\/span><\/td>/);
+    expect(html).toMatch(/<li data-type="Warning">.*>Warning<\/span><span class="mono">FailedMount<\/span><span[^>]*>42 s ago ×3 · kubelet<\/span>.*secret &quot;api-key&quot; not found<\/p><\/li>/);
     expect(html).toContain('1 m ago');
     expect(html).toContain('as referrer of rules');
     // An owner in the graph is a link; one outside it is plain text.
