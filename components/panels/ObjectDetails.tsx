@@ -32,6 +32,8 @@ export function ObjectDetails({ objectKey, version, ...rest }: ObjectDetailsProp
     queryFn: ({ signal }) => fetchObjectDetails(objectKey, signal),
     retry: false,
     staleTime: 5_000,
+    // New Events arrive without a change of state: read them again while the panel is open.
+    refetchInterval: 15_000,
   });
   const state: DetailsState = q.isPending ? { status: 'pending' } : q.isError ? { status: 'error', message: q.error.message, retry: () => void q.refetch() } : { status: 'success', data: q.data };
   return <ObjectDetailsBody state={state} {...rest} />;
