@@ -296,6 +296,8 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     // Read-only for real: the ServiceAccount may list but not change anything.
     const as = `--as=system:serviceaccount:${ns}:rw-refwatch`;
     expect(k('auth', 'can-i', 'list', 'secrets', '--all-namespaces', as).trim()).toBe('yes');
+    // The details panel lists an object's Events.
+    expect(k('auth', 'can-i', 'list', 'events', '--all-namespaces', as).trim()).toBe('yes');
     for (const verb of ['create', 'update', 'patch', 'delete']) {
       expect(run(kubectl, ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'configmaps', '-n', ns, as]).stdout.trim(), verb).toBe('no');
     }
