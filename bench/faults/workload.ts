@@ -79,7 +79,7 @@ export interface FaultOutcome {
    * was still unresolved settleTimeoutMs after the last referent turned Ready.
    */
   recoverySeconds: number | undefined;
-  /** Apps waiting when the fault cleared (their referents all Ready, their resolution not written). */
+  /** Apps waiting when the fault cleared: their referents all Ready, their resolution not yet in refwatch's App cache. */
   waitingAtClear: number;
   /** Relists of primed caches by kind and reason, as refwatch_relists_total counts them. */
   relists: WatchCount[];
@@ -121,6 +121,12 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   const readyAnsweredAt = new Map<string, number>();
   /** When each App's resolution was written (answered), per write. */
   const resolutions = new Map<ObjectKey, number[]>();
+  /**
+   * When refwatch's App cache first held each App's resolution. This, not
+   * the write's answer, says an App is resolved: a write the server applied
+   * but whose answer a reset connection lost is seen here, and not rewritten.
+   */
+  const resolvedSeen = new Map<ObjectKey, number>();
   const reconcileTimes = new Map<ObjectKey, number[]>();
   const goneAt = new Map<ObjectKey, number>();
   let reconcilesAfterDelete = 0;
@@ -151,6 +157,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   // A second subscriber to the App watch (shared, not a second watch) tells when refwatch's cache saw each App go.
   const appWatch = pool.acquire({ group: 'demo.refwatch.dev', kind: 'App', namespace: o.namespace }, (event) => {
     if (event.type === 'deleted') goneAt.set(event.key, Date.now());
+    else if ((event.type === 'added' || event.type === 'updated') && !resolvedSeen.has(event.key) && resolvedBy(event.object, 'watch')) resolvedSeen.set(event.key, Date.now());
   });
   const simulator = new ReadinessSimulator({
     client: generator,
@@ -164,10 +171,6 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   });
   const timers = new Set<NodeJS.Timeout>();
   const deletions = new Set<Promise<void>>();
-  let faultStartedAt = 0;
-  let faultClearedAt = 0;
-  let watchesAtStart: Record<string, WatchCounts> = {};
-  let watchesAtClear: Record<string, WatchCounts> = {};
   try {
     manager.start();
     await until(() => pool.watches().some((w) => w.target.kind === 'App' && w.primed), 60_000, 'the App watch to prime', abort.signal);
@@ -202,21 +205,21 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
     });
 
     await sleep(Math.max(0, startedAt + o.faultAfterMs - Date.now()), abort.signal);
-    faultStartedAt = Date.now();
-    watchesAtStart = watchCounts(pool.watches());
+    const faultStartedAt = Date.now();
+    const watchesAtStart = watchCounts(pool.watches());
     await o.fault({ manager, pool, signal: abort.signal, logs });
-    faultClearedAt = Date.now();
-    watchesAtClear = watchCounts(pool.watches());
+    const faultClearedAt = Date.now();
+    const watchesAtClear = watchCounts(pool.watches());
 
     const expected = scenario.apps.filter((a) => !toDelete.has(a.name) && !neverReady.has(a.database));
-    const waitingAtClear = expected.filter((a) => (lastReadyAt(a, readyAnsweredAt) ?? Infinity) <= faultClearedAt && !resolutions.has(app(a.name)));
+    const waitingAtClear = expected.filter((a) => (lastReadyAt(a, readyAnsweredAt) ?? Infinity) <= faultClearedAt && !resolvedSeen.has(app(a.name)));
     // Every referent that will turn Ready has, every deletion went out, and every expected App is resolved.
     const done = () => {
       if (simulatorError) throw simulatorError;
-      return simulator.pending() === 0 && timers.size === 0 && deletions.size === 0 && expected.every((a) => resolutions.has(app(a.name)));
+      return simulator.pending() === 0 && timers.size === 0 && deletions.size === 0 && expected.every((a) => resolvedSeen.has(app(a.name)));
     };
     const settled = await until(done, o.readyAfter.maxMs + o.settleTimeoutMs, 'every expected App to resolve', abort.signal, false);
-    const recoveredAt = recoveryEnd(expected, waitingAtClear, faultClearedAt, (a) => resolutions.get(app(a.name))?.[0], (a) => lastReadyAt(a, readyAnsweredAt));
+    const recoveredAt = recoveryEnd(expected, waitingAtClear, faultClearedAt, (a) => resolvedSeen.get(app(a.name)), (a) => lastReadyAt(a, readyAnsweredAt));
     // Late reconciles of deleted Apps would show up in this pause.
     await sleep(1_000, abort.signal);
 
@@ -247,7 +250,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
       const key = app(a.name);
       if (!goneAt.has(key) || manager.registry.referencesOf(CONTROLLER, key).length > 0) deletionsMissed++;
     }
-    if (!settled && lostSamples.length === 0) lostSamples.push('the run did not settle, yet every App is in its right state at the end');
+    if (!settled && lostSamples.length === 0) lostSamples.push('the run did not settle within its timeout, yet every App is in its right state at the end');
     return {
       apps: scenario.apps.length,
       deleted: doomed.length,
