@@ -1,4 +1,5 @@
 import { explain, type ReferenceExplanation } from '../../lib/diagnose';
+import type { WatchError } from '../../lib/engine';
 import { KubeClient, sleep } from '../../lib/kube';
 import { ensureDemoKinds } from '../../server/demo/kinds';
 import { startRealCluster, type RealCluster } from '../../tests/setup/real-cluster';
@@ -49,6 +50,8 @@ export interface CaseResult {
     forbidden?: ReferenceExplanation;
     /** rbac: the Database referent's state in the change log while forbidden. */
     referentState?: string;
+    /** rbac: the Forbidden errors of the Database reference controllers in the change log while forbidden. */
+    controllerErrors?: WatchError[];
   };
 }
 
@@ -140,6 +143,7 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
             const seen = await forbiddenSeen(w);
             observed.forbidden = seen.explanation;
             observed.referentState = seen.referentState;
+            observed.controllerErrors = seen.controllerErrors;
             // Forbidden for a while, so that Databases turn Ready unseen.
             await sleep(8_000, w.signal);
             await bindDatabases(admin);
@@ -220,10 +224,10 @@ function ignoreConflict(e: unknown): void {
 
 /**
  * forbiddenSeen waits until refwatch tells that it may not watch Databases:
- * explain on an App says its Database reference is Forbidden, and the
- * change log's referent says so too.
+ * explain on an App says its Database reference is Forbidden; it returns
+ * that, with what the change log's referent and reference controllers say.
  */
-async function forbiddenSeen(w: RunningWorkload): Promise<{ explanation: ReferenceExplanation; referentState: string }> {
+async function forbiddenSeen(w: RunningWorkload): Promise<{ explanation: ReferenceExplanation; referentState: string; controllerErrors: WatchError[] }> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     for (const e of w.manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer) {
@@ -232,7 +236,8 @@ async function forbiddenSeen(w: RunningWorkload): Promise<{ explanation: Referen
       const ref = explained.value.controllers.flatMap((c) => c.references).find((r) => r.referent.startsWith('Database.') && r.state === 'Forbidden');
       if (!ref) continue;
       const referentState = w.manager.changelog.get('referent', ref.referent)?.state ?? 'absent';
-      return { explanation: ref, referentState };
+      const controllers = w.manager.changelog.snapshot({ entities: ['controller'] }).entities.controller.filter((c) => c.kind === 'Database.demo.refwatch.dev');
+      return { explanation: ref, referentState, controllerErrors: controllers.flatMap((c) => c.errors.filter((x) => x.reason === 'Forbidden')) };
     }
     if (Date.now() > deadline) throw new Error('refwatch did not report the Databases forbidden within 60 s of the ClusterRoleBinding being deleted');
     await sleep(200, w.signal);

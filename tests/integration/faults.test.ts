@@ -62,6 +62,7 @@ describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps e
     expect(observed.forbidden).toMatchObject({ state: 'Forbidden', fieldPath: 'spec.databaseRef' });
     expect(observed.forbidden!.fix).toContain('resources: ["databases"], verbs: ["list","watch"]');
     expect(observed.referentState).toBe('Forbidden');
+    expect(observed.controllerErrors!.map((e) => e.missingRule)).toContainEqual(expect.objectContaining({ verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases' }));
     expectSound(outcome);
     expect(outcome.waitingAtClear).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
