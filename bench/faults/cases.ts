@@ -38,6 +38,8 @@ export interface CaseOptions {
 export interface CaseResult {
   name: FaultCase;
   outcome: FaultOutcome;
+  /** Where the case's cluster ran: stopped, with its directory removed, once runCase returns. */
+  cluster: { url: string; dir: string };
   /** What the case itself observed of its fault. */
   observed: {
     /** gone: relists with reason Expired, over all kinds. */
@@ -66,6 +68,7 @@ const SETTLE_TIMEOUT_MS = 60_000;
 export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResult> {
   const flags = name === 'gone' ? ['--watch-cache=false', '--etcd-compaction-interval=2s'] : name === 'throttled' ? ['--max-requests-inflight=10', '--max-mutating-requests-inflight=5'] : [];
   const cluster = await startRealCluster({ apiserverFlags: flags });
+  const where = { url: cluster.url, dir: cluster.dir };
   const admin = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: 'fault cluster (admin)' });
   const stops: (() => Promise<void> | void)[] = [() => admin.close()];
   try {
@@ -96,7 +99,7 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
         const outcome = await runFaultWorkload({ ...base, ...run });
         observed.expiredRelists = outcome.relists.filter((r) => r.reason === 'Expired').reduce((n, r) => n + r.count, 0);
         observed.resets = proxy.resets;
-        return { name, outcome, observed };
+        return { name, outcome, observed, cluster: where };
       }
       case 'apiserverRestart':
       case 'etcdRestart': {
@@ -109,7 +112,7 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
             await servingAgain(cluster);
           },
         };
-        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed };
+        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed, cluster: where };
       }
       case 'throttled': {
         const refwatch = await serviceAccountClient(cluster, admin, [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]);
@@ -124,7 +127,7 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
             await removeFlowControl(admin);
           },
         };
-        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed };
+        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed, cluster: where };
       }
       case 'rbac': {
         const refwatch = await serviceAccountClient(cluster, admin, [
@@ -149,7 +152,7 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
             await bindDatabases(admin);
           },
         };
-        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed };
+        return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed, cluster: where };
       }
       default: {
         const unknown: never = name;

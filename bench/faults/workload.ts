@@ -130,12 +130,12 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   const reconcileTimes = new Map<ObjectKey, number[]>();
   const goneAt = new Map<ObjectKey, number>();
   let reconcilesAfterDelete = 0;
-  let simulatorError: Error | undefined;
+  let generatorError: Error | undefined;
 
   const pool = new SharedInformerPool({ client: o.refwatch, logger: collectingLogger(logs), ...(o.reflector ? { reflector: o.reflector } : {}) });
   const manager = new Manager({ source: pool, readiness: demoReadiness, grace: 60_000, statsIntervalMs: 0, logger: collectingLogger(logs) });
   const app = (name: string): ObjectKey => `App.demo.refwatch.dev/${o.namespace}/${name}`;
-  const base = watchController({
+  const controller = watchController({
     name: CONTROLLER,
     namespace: o.namespace,
     measuring: () => true,
@@ -153,7 +153,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
     reconcilesOf: (key) => reconcileTimes.get(key)?.length ?? 0,
     onRequest: () => undefined,
   });
-  manager.addController(base);
+  manager.addController(controller);
   // A second subscriber to the App watch (shared, not a second watch) tells when refwatch's cache saw each App go.
   const appWatch = pool.acquire({ group: 'demo.refwatch.dev', kind: 'App', namespace: o.namespace }, (event) => {
     if (event.type === 'deleted') goneAt.set(event.key, Date.now());
@@ -167,7 +167,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
       readyAt.set(`${kind}/${name}`, at);
       readyAnsweredAt.set(`${kind}/${name}`, Date.now());
     },
-    onError: (kind, name, e) => (simulatorError ??= new Error(`marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`)),
+    onError: (kind, name, e) => (generatorError ??= new Error(`marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`)),
   });
   const timers = new Set<NodeJS.Timeout>();
   const deletions = new Set<Promise<void>>();
@@ -195,7 +195,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
         const p = generator.request('DELETE', demoPath('App', o.namespace, a.name), { signal: abort.signal }).then(
           () => undefined,
           (e: unknown) => {
-            if (!isAbortError(e)) simulatorError ??= new Error(`deleting App ${a.name} failed: ${String(e)}`);
+            if (!isAbortError(e)) generatorError ??= new Error(`deleting App ${a.name} failed: ${String(e)}`);
           },
         );
         deletions.add(p);
@@ -215,7 +215,7 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
     const waitingAtClear = expected.filter((a) => (lastReadyAt(a, readyAnsweredAt) ?? Infinity) <= faultClearedAt && !resolvedSeen.has(app(a.name)));
     // Every referent that will turn Ready has, every deletion went out, and every expected App is resolved.
     const done = () => {
-      if (simulatorError) throw simulatorError;
+      if (generatorError) throw generatorError;
       return simulator.pending() === 0 && timers.size === 0 && deletions.size === 0 && expected.every((a) => resolvedSeen.has(app(a.name)));
     };
     const settled = await until(done, o.readyAfter.maxMs + o.settleTimeoutMs, 'every expected App to resolve', abort.signal, false);

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
-import { runCase } from '@/bench/faults/cases';
+import { runCase, type CaseResult } from '@/bench/faults/cases';
 import type { FaultOutcome } from '@/bench/faults/workload';
+import { kubeRequest } from '../setup/kube-http';
 
 // The fault cases of bench/faults on the real tier: each starts a
 // kube-apiserver and etcd of its own (with the flags its fault needs), runs
@@ -28,6 +30,12 @@ function expectSound(o: FaultOutcome): void {
   expect(o.watchesPerKind).toEqual(Object.fromEntries(KINDS.map((k) => [k, 1])));
 }
 
+/** expectStopped checks that the case stopped its cluster: kube-apiserver refuses connections and its directory is gone. */
+async function expectStopped(r: CaseResult): Promise<void> {
+  await expect(kubeRequest({ url: r.cluster.url, token: '' }, 'GET', '/readyz', { insecure: true })).rejects.toThrow(/ECONNREFUSED/);
+  expect(existsSync(r.cluster.dir)).toBe(false);
+}
+
 /** relistsPerKind is how many lists each kind made between the fault starting and the end. */
 function relistsPerKind(o: FaultOutcome): Record<string, number> {
   return Object.fromEntries(KINDS.map((k) => [k, o.watchesAtEnd[k]!.lists - o.watchesAtStart[k]!.lists]));
@@ -35,7 +43,9 @@ function relistsPerKind(o: FaultOutcome): Record<string, number> {
 
 describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps each`, () => {
   it('gone: watches resumed from compacted revisions get 410 Gone; each kind relists and nothing is lost', async () => {
-    const { outcome, observed } = await runCase('gone', { apps: APPS });
+    const result = await runCase('gone', { apps: APPS });
+    const { outcome, observed } = result;
+    await expectStopped(result);
     expectSound(outcome);
     expect(observed.resets).toBeGreaterThan(0);
     const expired = Object.fromEntries(KINDS.map((k) => [k, outcome.relists.filter((r) => r.kind.split('.')[0] === k && r.reason === 'Expired').reduce((n, r) => n + r.count, 0)]));
@@ -43,7 +53,9 @@ describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps e
   }, CASE_TIMEOUT_MS);
 
   it.each(['apiserverRestart', 'etcdRestart'] as const)('%s: watches resume, with at most one relist per kind and one watch per kind', async (name) => {
-    const { outcome } = await runCase(name, { apps: APPS });
+    const result = await runCase(name, { apps: APPS });
+    const { outcome } = result;
+    await expectStopped(result);
     expectSound(outcome);
     for (const [k, n] of Object.entries(relistsPerKind(outcome))) expect(n, `lists of ${k} after the restart`).toBeLessThanOrEqual(1);
     if (name === 'apiserverRestart') {
@@ -52,13 +64,17 @@ describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps e
   }, CASE_TIMEOUT_MS);
 
   it('throttled: API Priority and Fairness rejects refwatch with 429; it waits as told and loses nothing', async () => {
-    const { outcome, observed } = await runCase('throttled', { apps: APPS });
+    const result = await runCase('throttled', { apps: APPS });
+    const { outcome, observed } = result;
+    await expectStopped(result);
     expectSound(outcome);
     expect(observed.rejected).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
 
   it('rbac: with its Databases binding removed refwatch reports Forbidden with the missing rule, and recovers once restored', async () => {
-    const { outcome, observed } = await runCase('rbac', { apps: APPS });
+    const result = await runCase('rbac', { apps: APPS });
+    const { outcome, observed } = result;
+    await expectStopped(result);
     expect(observed.forbidden).toMatchObject({ state: 'Forbidden', fieldPath: 'spec.databaseRef' });
     expect(observed.forbidden!.fix).toContain('resources: ["databases"], verbs: ["list","watch"]');
     expect(observed.referentState).toBe('Forbidden');
