@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
-import { runCase, type CaseResult } from '@/bench/faults/cases';
+import { runCase, type CaseResult, type FaultCase } from '@/bench/faults/cases';
 import type { FaultOutcome } from '@/bench/faults/workload';
 import { kubeRequest } from '../setup/kube-http';
 
@@ -36,6 +36,14 @@ async function expectStopped(r: CaseResult): Promise<void> {
   expect(existsSync(r.cluster.dir)).toBe(false);
 }
 
+/** runSound runs a case and checks what every case must end with, and that it stopped its cluster. */
+async function runSound(name: FaultCase): Promise<CaseResult> {
+  const result = await runCase(name, { apps: APPS });
+  await expectStopped(result);
+  expectSound(result.outcome);
+  return result;
+}
+
 /** relistsPerKind is how many lists each kind made between the fault starting and the end. */
 function relistsPerKind(o: FaultOutcome): Record<string, number> {
   return Object.fromEntries(KINDS.map((k) => [k, o.watchesAtEnd[k]!.lists - o.watchesAtStart[k]!.lists]));
@@ -43,20 +51,14 @@ function relistsPerKind(o: FaultOutcome): Record<string, number> {
 
 describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps each`, () => {
   it('gone: watches resumed from compacted revisions get 410 Gone; each kind relists and nothing is lost', async () => {
-    const result = await runCase('gone', { apps: APPS });
-    const { outcome, observed } = result;
-    await expectStopped(result);
-    expectSound(outcome);
+    const { outcome, observed } = await runSound('gone');
     expect(observed.resets).toBeGreaterThan(0);
     const expired = Object.fromEntries(KINDS.map((k) => [k, outcome.relists.filter((r) => r.kind.split('.')[0] === k && r.reason === 'Expired').reduce((n, r) => n + r.count, 0)]));
     for (const k of KINDS) expect(expired[k], `${k} relisted after 410 Gone`).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
 
   it.each(['apiserverRestart', 'etcdRestart'] as const)('%s: watches resume, with at most one relist per kind and one watch per kind', async (name) => {
-    const result = await runCase(name, { apps: APPS });
-    const { outcome } = result;
-    await expectStopped(result);
-    expectSound(outcome);
+    const { outcome } = await runSound(name);
     for (const [k, n] of Object.entries(relistsPerKind(outcome))) expect(n, `lists of ${k} after the restart`).toBeLessThanOrEqual(1);
     if (name === 'apiserverRestart') {
       for (const k of KINDS) expect(outcome.watchesAtEnd[k]!.watchesOpened, `${k} watched again`).toBeGreaterThan(outcome.watchesAtStart[k]!.watchesOpened);
@@ -64,22 +66,16 @@ describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps e
   }, CASE_TIMEOUT_MS);
 
   it('throttled: API Priority and Fairness rejects refwatch with 429; it waits as told and loses nothing', async () => {
-    const result = await runCase('throttled', { apps: APPS });
-    const { outcome, observed } = result;
-    await expectStopped(result);
-    expectSound(outcome);
+    const { observed } = await runSound('throttled');
     expect(observed.rejected).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
 
   it('rbac: with its Databases binding removed refwatch reports Forbidden with the missing rule, and recovers once restored', async () => {
-    const result = await runCase('rbac', { apps: APPS });
-    const { outcome, observed } = result;
-    await expectStopped(result);
+    const { outcome, observed } = await runSound('rbac');
     expect(observed.forbidden).toMatchObject({ state: 'Forbidden', fieldPath: 'spec.databaseRef' });
     expect(observed.forbidden!.fix).toContain('resources: ["databases"], verbs: ["list","watch"]');
     expect(observed.referentState).toBe('Forbidden');
     expect(observed.controllerErrors!.map((e) => e.missingRule)).toContainEqual(expect.objectContaining({ verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases' }));
-    expectSound(outcome);
     expect(outcome.waitingAtClear).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
 });
