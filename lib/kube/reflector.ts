@@ -102,7 +102,7 @@ const END_BOOKMARK = 'k8s.io/initial-events-end';
  * it syncs a full snapshot (a WatchList stream, or a paginated list), then
  * watches from the snapshot's resourceVersion for as long as it runs. It
  * retries every failure for ever: 410 by syncing again, 429/5xx/network with
- * backoff, 401/403 slowly. Each failure and recovery reaches onEvent as an
+ * backoff, 401/403 from 1 s up to forbiddenRetryMs. Each failure and recovery reaches onEvent as an
  * `error` / `recovered` event; the store keeps its last known state meanwhile.
  */
 export class Reflector {
