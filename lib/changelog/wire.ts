@@ -63,6 +63,7 @@ export type Change = {
  *   event: delta      data: Delta         coalesced per entity, oldest first
  *   event: cluster    data: ClusterInfo
  *   event: resync     data: {revision}    the client fell behind; a snapshot follows
+ *   event: summary    data: Summary       the overview's counts (GET /api/v1/summary), at most once a second when they change
  *   `: ping` comment lines every 15 s.
  */
 export interface Delta {
