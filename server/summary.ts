@@ -1,41 +1,6 @@
-import type { AnyEntity, ChangeLog, EntityKind, ReferrerEntity, ReferrerState } from '../lib/changelog';
+import type { AnyEntity, ChangeLog, EntityKind, ReferrerEntity, Summary, SummaryGroup } from '../lib/changelog';
 
-/** Counts for one namespace or one kind. `stuck` referrers are unresolved for longer than the threshold. */
-export interface SummaryGroup {
-  name: string;
-  referrers: number;
-  states: Record<ReferrerState, number>;
-  references: number;
-  /** Stuck referrers, and the references they hold. */
-  stuck: number;
-  stuckReferences: number;
-}
-
-/** One stuck referrer, for the overview's list; the oldest come first. */
-export interface SummaryStuck {
-  key: string;
-  controller: string;
-  namespace: string;
-  kind: string;
-  state: ReferrerState;
-  since: number;
-  reason?: string;
-}
-
-/**
- * GET /api/v1/summary, and `event: summary` on the stream: what the overview
- * draws, a few hundred bytes per namespace whatever the number of references.
- * Groups are sorted stuck first, then by unresolved referrers, then by name.
- */
-export interface Summary {
-  revision: number;
-  stuckThresholdMs: number;
-  totals: Omit<SummaryGroup, 'name'> & { referents: number };
-  namespaces: SummaryGroup[];
-  kinds: SummaryGroup[];
-  /** The oldest stuck referrers, at most `stuckListLimit`; `totals.stuck` says how many there are. */
-  stuckList: SummaryStuck[];
-}
+export type { Summary, SummaryGroup, SummaryStuck } from '../lib/changelog';
 
 export interface SummaryOptions {
   stuckThresholdMs: number;
