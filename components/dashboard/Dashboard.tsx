@@ -4,7 +4,7 @@ import { usePathname, useSearchParams } from 'next/navigation';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
-import { chooseMode, hasScope, type DataMode, type ScopeParams } from '../data/scope';
+import { chooseMode, hasScope, isLarge, type DataMode, type ScopeParams } from '../data/scope';
 import { DemoPanel } from '../demo/DemoPanel';
 import { GraphView } from '../graph/GraphView';
 import { Legend } from '../graph/Legend';
@@ -56,7 +56,7 @@ export function Dashboard() {
     return registrySize === null ? undefined : chooseMode(scopeParams, registrySize);
   }, [scopeParams, registrySize, view.view]);
   useDataMode(mode);
-  const large = mode?.mode === 'scoped' || (mode?.mode === 'overview' && view.view !== 'overview');
+  const large = isLarge(registrySize);
   const { data: snapshot, error, isPending, refetch } = useSnapshot();
   const connection = useConnection();
   const { theme } = useTheme();
@@ -109,10 +109,11 @@ export function Dashboard() {
 
   const choose = useCallback(
     (c: OverviewChoice) =>
-      setView({ ns: c.ns ?? '', kind: c.kind ?? '', q: c.q ?? '', object: c.object ?? '', select: c.object ?? '', stuck: c.stuck ? '1' : '', state: '', view: '' }, 'push'),
-    [setView],
+      setView({ ns: c.ns ?? '', kind: c.kind ?? '', q: c.q ?? '', object: c.object ?? '', select: c.object ?? '', stuck: c.stuck ? '1' : '', state: '', view: large ? '' : 'scope' }, 'push'),
+    [setView, large],
   );
-  // A large registry's overview is its home; a small one's is the whole graph, so its overview is asked for by name.
+  // A large registry's overview is its home and scopes are its way of loading; a small one's home is
+  // the whole graph, so its overview, and the scopes chosen from it, are asked for by name.
   const backToOverview = useCallback(
     () => setView({ ns: '', kind: '', q: '', object: '', select: '', stuck: '', state: '', view: large ? '' : 'overview' }, 'push'),
     [setView, large],

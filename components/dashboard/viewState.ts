@@ -5,9 +5,10 @@ export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events'
 
 /**
  * ViewState is everything a shared link restores:
- * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph&group=…&tab=…`.
- * Empty means unset. On a large registry ns, kind, q, object and stuck are
- * the scope the server is asked for; on a small one they filter in the browser.
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…`.
+ * Empty means unset. On a large registry (or with view=scope) ns, kind, q,
+ * object and stuck are the scope the server is asked for; on a small one
+ * they filter in the browser.
  */
 export interface ViewState {
   select: string;
@@ -19,7 +20,7 @@ export interface ViewState {
   state: string;
   group: GroupBy;
   tab: PanelTab;
-  view: '' | 'overview' | 'graph';
+  view: '' | 'overview' | 'graph' | 'scope';
 }
 
 export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', object: '', stuck: '', state: '', group: 'none', tab: 'stuck', view: '' };
@@ -42,7 +43,7 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
     kind: text('kind').trim(),
     object: text('object').trim(),
     stuck: text('stuck') === '1' || text('stuck') === 'true' ? '1' : '',
-    view: view === 'overview' || view === 'graph' ? view : '',
+    view: view === 'overview' || view === 'graph' || view === 'scope' ? view : '',
     state: text('state').trim().toLowerCase(),
     group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
     tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,

@@ -34,7 +34,7 @@ export interface ScopeParams {
   q: string;
   object: string;
   stuck: boolean;
-  /** 'overview' or 'graph' asks for one explicitly; '' lets the registry's size decide. */
+  /** 'overview', 'graph' (everything) or 'scope' (the server's scope) asks for one explicitly; '' lets the registry's size decide. */
   view: string;
 }
 
@@ -50,10 +50,15 @@ export function hasScope(p: ScopeParams): boolean {
  */
 export function chooseMode(p: ScopeParams, references: number | undefined): DataMode {
   if (p.view === 'overview' && !hasScope(p)) return { mode: 'overview' };
-  const large = references !== undefined && references > OVERVIEW_ABOVE_REFERENCES;
-  if (!large || p.view === 'graph') return { mode: 'all' };
+  if (p.view === 'graph') return { mode: 'all' };
+  if (!isLarge(references) && p.view !== 'scope') return { mode: 'all' };
   if (!hasScope(p)) return { mode: 'overview' };
   return { mode: 'scoped', scope: { namespace: p.ns, kind: p.kind, q: p.q.trim(), object: p.object, stuck: p.stuck } };
+}
+
+/** isLarge: a registry of this many references opens on the overview. */
+export function isLarge(references: number | undefined | null): boolean {
+  return typeof references === 'number' && references > OVERVIEW_ABOVE_REFERENCES;
 }
 
 /** scopeQuery is the query string both endpoints take for a mode ('' for everything). */

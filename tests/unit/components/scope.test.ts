@@ -40,3 +40,10 @@ describe('isSummary', () => {
     expect(isSummary(null)).toBe(false);
   });
 });
+
+describe('view=scope', () => {
+  it('asks the server for the scope on a small registry too', () => {
+    expect(chooseMode({ ...none, ns: 'shop', view: 'scope' }, 10)).toMatchObject({ mode: 'scoped', scope: { namespace: 'shop' } });
+    expect(chooseMode({ ...none, view: 'scope' }, 10)).toEqual({ mode: 'overview' });
+  });
+});
