@@ -45,11 +45,15 @@ export interface Scope {
   expands: boolean;
 }
 
+/** The cluster-wide context a scoped view keeps: few, and what explains the objects (their reference controllers). */
+const CONTEXT: ChangeFilter['always'] = ['controller', 'watch', 'queue'];
+
 export function toScope(q: ScopeQuery, stuck: StuckIndex): Scope {
   const filter: ChangeFilter = {};
   if (q.namespace) filter.namespace = q.namespace;
   if (q.kind) filter.kind = q.kind;
   if (q.q) filter.q = q.q;
+  if (q.namespace || q.kind || q.q || q.object || q.stuck) filter.always = CONTEXT;
   const where: ((entity: EntityKind, value: AnyEntity) => boolean)[] = [];
   if (q.object) {
     const key = q.object;

@@ -12,6 +12,8 @@ export interface ChangeFilter {
   entities?: readonly EntityKind[];
   /** Case-insensitive substring of an object key the entity names: a referrer's or referent's key, either end of a reference, an event's object. */
   q?: string;
+  /** Entity kinds that are in scope whatever the fields below say: the cluster-wide context of a scoped view (controllers, watches, queues). */
+  always?: readonly EntityKind[];
   /** A further predicate, for scopes the fields above cannot say (one object and its neighbours, the stuck referrers). */
   where?: (entity: EntityKind, value: AnyEntity) => boolean;
   /**
@@ -210,9 +212,14 @@ export class ChangeLog {
     const kinds = filter.entities ?? ENTITY_KINDS;
     if (filter.namespace !== undefined) {
       // Only that namespace's entries; in insertion order, as the whole-log walk below gives them.
-      const wanted = new Set(kinds);
+      const always = new Set(filter.always ?? []);
+      const wanted = new Set(kinds.filter((k) => !always.has(k)));
       for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
         if (wanted.has(entry.entity) && !entry.removed && matches(entry.entity, entry.value, filter)) (entities[entry.entity] as AnyEntity[]).push(entry.value);
+      }
+      for (const kind of kinds) {
+        if (!always.has(kind)) continue;
+        for (const entry of this.#entries(kind).values()) if (!entry.removed) (entities[kind] as AnyEntity[]).push(entry.value);
       }
       if (wanted.has('event')) entities.event.sort((a, b) => this.#entries('event').get(a.id)!.revision - this.#entries('event').get(b.id)!.revision);
       return { revision: this.#revision, entities };
@@ -443,6 +450,7 @@ export class ChangeLog {
 type Scope = { kind?: string; namespace?: string };
 
 function matches(entity: EntityKind, value: AnyEntity, filter: ChangeFilter): boolean {
+  if (filter.always?.includes(entity)) return true;
   if (filter.kind !== undefined && (value as Scope).kind !== filter.kind) return false;
   if (filter.namespace !== undefined && (value as Scope).namespace !== filter.namespace) return false;
   if (filter.q !== undefined && filter.q !== '' && !objectKeysOf(entity, value).some((k) => k.toLowerCase().includes(filter.q!.toLowerCase()))) return false;

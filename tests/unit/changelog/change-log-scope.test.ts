@@ -61,4 +61,13 @@ describe('ChangeLog scopes', () => {
     log.remove('referent', a.id);
     expect(seen).toEqual([`referent ${a.id} - → Ready`, `referent ${a.id} Ready → NotReady`, `referent ${a.id} NotReady → -`, `referent ${a.id} - → Ready`]);
   });
+
+  it('keeps the kinds named in always, whatever the other fields say, on both snapshot paths', () => {
+    const log = new ChangeLog();
+    log.put('queue', 'apps', queue('apps'));
+    log.put('referent', referent('shop', 'a').id, referent('shop', 'a'));
+    log.put('referent', referent('billing', 'b').id, referent('billing', 'b'));
+    expect(ids(log, { namespace: 'shop', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/shop/a', 'queue apps']);
+    expect(ids(log, { q: 'billing', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/billing/b', 'queue apps']);
+  });
 });
