@@ -2,6 +2,7 @@
 
 import { usePathname, useSearchParams } from 'next/navigation';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { Snapshot } from '@/lib/changelog/wire';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
 import { chooseMode, hasScope, isLarge, type DataMode, type ScopeParams } from '../data/scope';
@@ -82,7 +83,9 @@ export function Dashboard() {
     [scoped, view.q, view.ns, view.kind, view.state, view.stuck],
   );
   const selectKey = view.select || view.object;
-  const { model, facets, filtered, grouped } = useGraphModel(snapshot, modelNow, filters, view.group, expanded);
+  // A scope carries every reference controller as context; the graph draws those of the kinds it holds.
+  const drawn = useMemo(() => (scoped && snapshot ? withControllersInScope(snapshot) : snapshot), [scoped, snapshot]);
+  const { model, facets, filtered, grouped } = useGraphModel(drawn, modelNow, filters, view.group, expanded);
   const stuck = useMemo(() => (snapshot ? stuckList(snapshot, now) : []), [snapshot, now]);
 
   const selectedNode = useMemo(() => {
@@ -311,6 +314,15 @@ export function Dashboard() {
       )}
     </div>
   );
+}
+
+/** withControllersInScope keeps the reference controllers of the referent kinds a scoped snapshot holds. */
+function withControllersInScope(snapshot: Snapshot): Snapshot {
+  const kinds = new Set<string>();
+  for (const r of snapshot.referents) kinds.add(r.kind);
+  for (const r of snapshot.references) kinds.add(r.kind);
+  const controllers = snapshot.controllers.filter((c) => kinds.has(c.kind));
+  return controllers.length === snapshot.controllers.length ? snapshot : { ...snapshot, controllers };
 }
 
 /** ScopeChip says which scope the graph holds, as the URL asks for it. */

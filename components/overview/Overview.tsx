@@ -42,7 +42,8 @@ export const Overview = memo(function Overview({ summary, now, onChoose }: Overv
           <h1>Overview</h1>
           <p>
             <strong>{t.referrers.toLocaleString('en-US')}</strong> referrers with <strong>{t.references.toLocaleString('en-US')}</strong> references to{' '}
-            <strong>{t.referents.toLocaleString('en-US')}</strong> referents in {summary.namespaces.length.toLocaleString('en-US')} namespaces. Choose a namespace, a kind, a
+            <strong>{t.referents.toLocaleString('en-US')}</strong> referents in {summary.namespaces.length.toLocaleString('en-US')}{' '}
+            {summary.namespaces.length === 1 ? 'namespace' : 'namespaces'}. Choose a namespace, a kind, a
             search or a stuck object: only that scope is loaded.
           </p>
           <div className={styles.actions}>
@@ -124,7 +125,8 @@ function GroupTable({ title, groups, label, onChoose }: { title: string; groups:
             <th scope="col">Waiting</th>
             <th scope="col">Not found</th>
             <th scope="col">Error</th>
-            <th scope="col">References</th>
+            {/* A kind's references are those to it; a namespace's, those of its referrers. */}
+            <th scope="col">{title === 'Kinds' ? 'Referenced' : 'References'}</th>
           </tr>
         </thead>
         <tbody>

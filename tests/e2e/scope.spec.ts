@@ -29,6 +29,18 @@ async function recordStream(page: Page): Promise<void> {
   });
 }
 
+type Entity = { key?: string; referrer?: string; referent?: string };
+
+/** The object keys a snapshot or delta carries (referrers, referents, references, events); the cluster-wide controllers and watches are context. */
+function objectKeys(m: { event: string; data: string }): string[] {
+  const data = JSON.parse(m.data) as { referrers?: Entity[]; referents?: Entity[]; references?: Entity[]; events?: Entity[]; changes?: { entity: string; id: string; value?: Entity }[] };
+  const keysOf = (e: Entity) => [e.key, e.referrer, e.referent].filter((k): k is string => k !== undefined);
+  if (m.event === 'delta') {
+    return (data.changes ?? []).filter((c) => ['referrer', 'referent', 'reference', 'event'].includes(c.entity)).flatMap((c) => (c.value ? keysOf(c.value) : [c.id]));
+  }
+  return [...(data.referrers ?? []), ...(data.referents ?? []), ...(data.references ?? []), ...(data.events ?? [])].flatMap(keysOf);
+}
+
 const received = (page: Page) => page.evaluate(() => (window as unknown as { __sse: { url: string; event: string; data: string }[] }).__sse);
 
 test('overview → namespace → stuck object, each scope loaded from the server', async ({ page, request }) => {
@@ -87,9 +99,12 @@ test('a scoped page receives no change from outside its scope', async ({ page, r
   const messages = await received(page);
   const deltas = messages.filter((m) => m.event === 'delta');
   expect(deltas.some((m) => m.data.includes(`${kind}/${run.namespace}/sessions-0`))).toBe(true);
-  // Everything the page got is inside the scope: no Database, no App, nothing from another namespace.
-  const outside = messages.filter((m) => m.event !== 'summary' && (m.data.includes('Database.demo.refwatch.dev/') || m.data.includes(`"namespace":"${EXAMPLE}"`)));
+  // Every object the page got is inside the scope: the run's Cache, or an App's reference to it; no Database, nothing from another namespace.
+  const keys = messages.filter((m) => m.event === 'snapshot' || m.event === 'delta').flatMap(objectKeys);
+  expect(keys.length).toBeGreaterThan(0);
+  const outside = keys.filter((k) => !k.startsWith(`${kind}/${run.namespace}/`) && !k.startsWith(`App.demo.refwatch.dev/${run.namespace}/`) && !k.includes(kind));
   expect(outside).toEqual([]);
+  expect(keys.filter((k) => k.startsWith('Database.'))).toEqual([]);
   await expect(objectRow(page, 'orders-0', run.namespace)).toHaveCount(0);
 });
 
