@@ -36,6 +36,8 @@ export class ReferrerSummary {
   readonly #stuck = new Map<string, ReferrerEntity>();
   #referents = 0;
   #version = 0;
+  /** The last summary built, while the counts it shows are current. */
+  #built: { version: number; summary: Summary } | undefined;
   readonly #unobserve: () => void;
 
   constructor(changelog: ChangeLog, opts: SummaryOptions) {
@@ -69,8 +71,16 @@ export class ReferrerSummary {
     return this.#stuck.values();
   }
 
+  /** The summary now; built once per change of the counts, however many ask. Callers must not mutate it. */
   summary(): Summary {
     this.#promote();
+    if (this.#built?.version === this.#version && this.#built.summary.revision === this.#changelog.revision) return this.#built.summary;
+    const summary = this.#build();
+    this.#built = { version: this.#version, summary };
+    return summary;
+  }
+
+  #build(): Summary {
     const groups = (m: Map<string, Counts>) => [...m].map(([name, c]) => ({ name, ...copy(c) })).sort(byAttention);
     const stuckList = [...this.#stuck.values()]
       .sort((a, b) => a.since - b.since || (a.id < b.id ? -1 : 1))
