@@ -43,11 +43,10 @@ export function Dashboard() {
   const summary = useSummary();
   // The registry's size decides once per page whether it opens on the overview: undefined
   // when the server has no summary (it then loads everything, as it always did), null until known.
-  const [registrySize, setRegistrySize] = useState<number | undefined | null>(null);
-  const sizeKnown = summary.data !== undefined || summary.isError;
-  useEffect(() => {
-    if (registrySize === null && sizeKnown) setRegistrySize(summary.data?.totals.references);
-  }, [registrySize, sizeKnown, summary.data]);
+  // Kept in a ref, not state, so the page asks for its data in the same render the summary arrives.
+  const sizeRef = useRef<number | undefined | null>(null);
+  if (sizeRef.current === null && (summary.data !== undefined || summary.isError)) sizeRef.current = summary.data?.totals.references;
+  const registrySize = sizeRef.current;
   const scopeParams: ScopeParams = useMemo(
     () => ({ ns: view.ns, kind: view.kind, q: view.q, object: view.object, stuck: view.stuck === '1', view: view.view }),
     [view.ns, view.kind, view.q, view.object, view.stuck, view.view],

@@ -1,7 +1,7 @@
 'use client';
 
 import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { subscribeAccess, accessState } from './access';
 import { applyDeltas } from './applyDelta';
@@ -38,7 +38,8 @@ export function useDataMode(mode: DataMode | undefined): void {
   const key = mode ? modeKey(mode) : '';
   const latest = useRef(mode);
   latest.current = mode;
-  useEffect(() => setMode(latest.current), [key, setMode]);
+  // Before paint: the stream and the snapshot request start with the frame that decided them.
+  useLayoutEffect(() => setMode(latest.current), [key, setMode]);
 }
 
 /** useSummary reads the overview's summary; the stream keeps it current. */
