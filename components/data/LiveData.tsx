@@ -6,7 +6,7 @@ import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { subscribeAccess, accessState } from './access';
 import { applyDeltas } from './applyDelta';
 import { markBatchFlushed, markSnapshotInHand } from './performanceMarks';
-import { modeKey, scopeQuery, type DataMode } from './scope';
+import { isLarge, modeKey, scopeQuery, type DataMode } from './scope';
 import { ApiError, SNAPSHOT_QUERY_KEY, SUMMARY_QUERY_KEY, fetchSnapshot, fetchSummary, normalizeSnapshot } from './snapshotQuery';
 import { SnapshotStream, type ConnectionState } from './stream';
 import { TokenDialog } from './TokenDialog';
@@ -42,16 +42,43 @@ export function useDataMode(mode: DataMode | undefined): void {
   useLayoutEffect(() => setMode(latest.current), [key, setMode]);
 }
 
-/** useSummary reads the overview's summary; the stream keeps it current. */
+/**
+ * useSummary reads the overview's summary; the stream keeps it current.
+ * When it shows a small registry and the URL asks for no other view, the
+ * whole snapshot is requested as soon as the summary is in hand, not a few
+ * renders later: a small cluster's page is as quick as before the overview.
+ */
 export function useSummary() {
+  const client = useQueryClient();
   return useQuery({
     queryKey: SUMMARY_QUERY_KEY,
-    queryFn: ({ signal }) => fetchSummary(signal),
+    queryFn: async ({ signal }) => {
+      const summary = await fetchSummary(signal);
+      const view = typeof location === 'undefined' ? null : new URLSearchParams(location.search).get('view');
+      if (view === 'graph' || ((view === null || view === '') && !isLarge(summary.totals.references))) void client.prefetchQuery(snapshotQuery(client, { mode: 'all' }));
+      return summary;
+    },
     staleTime: Infinity,
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
     retry: (count, error) => !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 2,
   });
+}
+
+/** snapshotQuery is the query of one mode's snapshot, for useSnapshot and for prefetching it. */
+function snapshotQuery(client: QueryClient, mode: DataMode | undefined) {
+  const queryKey = snapshotKey(mode);
+  return {
+    queryKey,
+    queryFn: async ({ signal }: { signal: AbortSignal }) => {
+      const fetched = await fetchSnapshot(signal, mode ? scopeQuery(mode) : '');
+      // The stream may have delivered something newer while this was in flight.
+      const current = client.getQueryData<Snapshot>(queryKey);
+      const next = current && current.revision > fetched.revision ? current : fetched;
+      markSnapshotInHand(next);
+      return next;
+    },
+  };
 }
 
 /**
@@ -62,18 +89,9 @@ export function useSummary() {
 export function useSnapshot() {
   const client = useQueryClient();
   const { mode } = useContext(ModeContext);
-  const key = snapshotKey(mode);
   return useQuery({
-    queryKey: key,
+    ...snapshotQuery(client, mode),
     enabled: mode !== undefined && mode.mode !== 'overview',
-    queryFn: async ({ signal }) => {
-      const fetched = await fetchSnapshot(signal, mode ? scopeQuery(mode) : '');
-      // The stream may have delivered something newer while this was in flight.
-      const current = client.getQueryData<Snapshot>(key);
-      const next = current && current.revision > fetched.revision ? current : fetched;
-      markSnapshotInHand(next);
-      return next;
-    },
     staleTime: Infinity,
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
