@@ -11,6 +11,8 @@ import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 import { judgeReadiness, type Readiness } from './readiness';
 import { StateHistory } from './state-history';
+import { ReferrerSummary } from './summary';
+import { SummaryFeed } from './summary-feed';
 
 /**
  * Runtime is the process singleton behind every route handler: the cluster
@@ -25,6 +27,9 @@ export interface Runtime {
   readonly pool: SharedInformerPool;
   readonly manager: Manager;
   readonly changelog: ChangeLog;
+  /** The overview's counts, kept current from the change log, and their feed to the streams. */
+  readonly summary: ReferrerSummary;
+  readonly summaryFeed: SummaryFeed;
   readonly metrics: Metrics;
   readonly observer: Observer;
   /** Each tracked object's recent state transitions, for its details. */
@@ -43,7 +48,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 5;
+const RUNTIME_VERSION = 6;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -94,6 +99,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   const changelog = new ChangeLog();
   const history = new StateHistory(changelog);
   history.start();
+  const summary = new ReferrerSummary(changelog, { stuckThresholdMs: config.stuckThresholdMs });
+  const summaryFeed = new SummaryFeed(summary);
   const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
@@ -163,6 +170,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     pool,
     manager,
     changelog,
+    summary,
+    summaryFeed,
     metrics,
     observer,
     history,
@@ -185,6 +194,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await removeKubeconfig?.();
         await manager.stop();
         history.stop();
+        summaryFeed.stop();
+        summary.stop();
         metrics.detach();
         await connection.stop();
       })();

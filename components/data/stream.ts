@@ -1,4 +1,4 @@
-import type { ClusterInfo, Delta, Snapshot } from '@/lib/changelog/wire';
+import type { ClusterInfo, Delta, Snapshot, Summary } from '@/lib/changelog/wire';
 import { withAccessToken } from './access';
 
 /**
@@ -17,6 +17,8 @@ export interface StreamSink {
   cluster(info: ClusterInfo): void;
   /** The server says this client fell behind; a fresh snapshot is needed. */
   resync(): void;
+  /** The overview's counts changed (`event: summary`). */
+  summary?(summary: Summary): void;
   state(state: ConnectionState, detail?: string): void;
 }
 
@@ -143,6 +145,10 @@ export class SnapshotStream {
     es.addEventListener('cluster', (ev) => {
       const info = parse<ClusterInfo>(ev.data);
       if (info && es === this.es) this.sink.cluster(info);
+    });
+    es.addEventListener('summary', (ev) => {
+      const summary = parse<Summary>(ev.data);
+      if (summary && es === this.es) this.sink.summary?.(summary);
     });
     es.addEventListener('resync', () => {
       if (es !== this.es) return;

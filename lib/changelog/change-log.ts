@@ -10,7 +10,27 @@ export interface ChangeFilter {
   namespace?: string;
   kind?: string;
   entities?: readonly EntityKind[];
+  /** Case-insensitive substring of an object key the entity names: a referrer's or referent's key, either end of a reference, an event's object. */
+  q?: string;
+  /** Entity kinds that are in scope whatever the fields below say: the cluster-wide context of a scoped view (controllers, watches, queues). */
+  always?: readonly EntityKind[];
+  /** A further predicate, for scopes the fields above cannot say (one object and its neighbours, the stuck referrers). */
+  where?: (entity: EntityKind, value: AnyEntity) => boolean;
+  /**
+   * Set when `where` can change its verdict on an entity that did not change.
+   * changesSince then sends a tombstone for every changed entity outside the
+   * filter that the client may hold; the caller, who knows what it sent, trims them.
+   */
+  dynamic?: boolean;
 }
+
+/**
+ * ChangeObserver sees every put and remove as it is stored, with the value it
+ * replaces (`previous`, undefined when absent) and the new one (`next`,
+ * undefined when removed or expired). It keeps derived indexes current
+ * without rescanning the log.
+ */
+export type ChangeObserver = (entity: EntityKind, id: string, previous: AnyEntity | undefined, next: AnyEntity | undefined) => void;
 
 export interface ChangeLogOptions {
   /** Live `event` entities kept; the oldest expires silently beyond this. Default 1000. */
@@ -70,6 +90,9 @@ export class ChangeLog {
   #newest: Entry | undefined;
   readonly #byKind = new Map<EntityKind, Map<string, Entry>>(ENTITY_KINDS.map((k) => [k, new Map()]));
   readonly #live = new Map<EntityKind, number>(ENTITY_KINDS.map((k) => [k, 0]));
+  /** Entries (live or tombstones) by their value's namespace, so a namespaced snapshot does not scan the whole log. */
+  readonly #byNamespace = new Map<string, Set<Entry>>();
+  readonly #observers = new Set<ChangeObserver>();
   /** Tombstones in the order they were laid, each with the revision it was laid at; stale once revived. */
   #tombstones: { entry: Entry; revision: number }[] = [];
   #tombstoneHead = 0;
@@ -115,7 +138,10 @@ export class ChangeLog {
       entries.set(id, created);
       this.#live.set(entity, this.#live.get(entity)! + 1);
       this.#pushNewest(created);
+      this.#indexNamespace(created, undefined);
+      this.#observe(entity, id, undefined, value);
     } else {
+      const previous = entry.removed ? undefined : entry.value;
       if (entry.removed) {
         // Back after a removal: remember the gap, so a client that saw it gone is not told of it twice.
         entry.absentFrom = entry.revision;
@@ -123,8 +149,10 @@ export class ChangeLog {
         entry.removed = false;
         this.#live.set(entity, this.#live.get(entity)! + 1);
       }
-      if (!sameScope(entry.value, value)) entry.movedAt = revision;
+      const before = entry.value;
+      if (!sameScope(before, value)) entry.movedAt = revision;
       entry.value = value;
+      this.#indexNamespace(entry, before);
       entry.revision = revision;
       this.#moveToNewest(entry);
       // Keep ephemeral kinds in revision order, so the first one is the oldest.
@@ -132,6 +160,7 @@ export class ChangeLog {
         entries.delete(id);
         entries.set(id, entry);
       }
+      this.#observe(entity, id, previous, value);
     }
     if (EPHEMERAL.has(entity) && this.#live.get(entity)! > this.#maxEvents) this.#expireOldest(entity);
     this.#compact();
@@ -157,6 +186,7 @@ export class ChangeLog {
     this.#live.set(entity, this.#live.get(entity)! - 1);
     this.#moveToNewest(entry);
     this.#tombstones.push({ entry, revision });
+    this.#observe(entity, id, entry.value, undefined);
     this.#compact();
     this.#changed();
     return revision;
@@ -179,10 +209,25 @@ export class ChangeLog {
   /** The live entities matching the filter, each kind in the order first stored (events: least recently put first). */
   snapshot(filter: ChangeFilter = {}): EntitySnapshot {
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
-    for (const kind of filter.entities ?? ENTITY_KINDS) {
+    const kinds = filter.entities ?? ENTITY_KINDS;
+    if (filter.namespace !== undefined) {
+      // Only that namespace's entries; in insertion order, as the whole-log walk below gives them.
+      const always = new Set(filter.always ?? []);
+      const wanted = new Set(kinds.filter((k) => !always.has(k)));
+      for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
+        if (wanted.has(entry.entity) && !entry.removed && matches(entry.entity, entry.value, filter)) (entities[entry.entity] as AnyEntity[]).push(entry.value);
+      }
+      for (const kind of kinds) {
+        if (!always.has(kind)) continue;
+        for (const entry of this.#entries(kind).values()) if (!entry.removed) (entities[kind] as AnyEntity[]).push(entry.value);
+      }
+      if (wanted.has('event')) entities.event.sort((a, b) => this.#entries('event').get(a.id)!.revision - this.#entries('event').get(b.id)!.revision);
+      return { revision: this.#revision, entities };
+    }
+    for (const kind of kinds) {
       const values: AnyEntity[] = entities[kind];
       for (const entry of this.#entries(kind).values()) {
-        if (!entry.removed && matches(entry.value, filter)) values.push(entry.value);
+        if (!entry.removed && matches(kind, entry.value, filter)) values.push(entry.value);
       }
     }
     return { revision: this.#revision, entities };
@@ -206,7 +251,7 @@ export class ChangeLog {
     const changes: Change[] = [];
     for (let e = this.#newest; e !== undefined && e.revision > rev; e = e.older) {
       if (kinds !== undefined && !kinds.has(e.entity)) continue;
-      const inFilter = matches(e.value, filter);
+      const inFilter = matches(e.entity, e.value, filter);
       if (!e.removed && inFilter) {
         changes.push({ entity: e.entity, id: e.id, revision: e.revision, removed: false, value: e.value } as Change);
         continue;
@@ -214,7 +259,7 @@ export class ChangeLog {
       // Out of the client's view now: send a tombstone only if the client may hold it.
       if (e.created > rev) continue; // created since rev: the client never saw it
       if (e.absentFrom <= rev && rev < e.absentUntil) continue; // absent at rev, put again since: the client does not hold it
-      if (!inFilter && e.movedAt <= rev) continue; // outside the filter at rev as well
+      if (!inFilter && e.movedAt <= rev && !filter.dynamic) continue; // outside the filter at rev as well
       changes.push({ entity: e.entity, id: e.id, revision: e.revision, removed: true });
     }
     changes.reverse();
@@ -248,6 +293,14 @@ export class ChangeLog {
       this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** Calls `observer` synchronously for each put and remove from now on (see ChangeObserver). Returns the unsubscribe. */
+  observe(observer: ChangeObserver): () => void {
+    this.#observers.add(observer);
+    return () => {
+      this.#observers.delete(observer);
+    };
   }
 
   /** Calls `listener` with the new revision after each change (once per transaction). Returns the unsubscribe. */
@@ -331,8 +384,44 @@ export class ChangeLog {
   /** Forgets an entry entirely: unlinked, unindexed, uncounted. */
   #drop(entry: Entry): void {
     this.#entries(entry.entity).delete(entry.id);
-    if (!entry.removed) this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
+    if (!entry.removed) {
+      this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
+      this.#observe(entry.entity, entry.id, entry.value, undefined);
+    }
     this.#unlink(entry);
+    this.#unindexNamespace(entry, entry.value);
+  }
+
+  /** Files an entry under its value's namespace, moving it from the one `before` had. */
+  #indexNamespace(entry: Entry, before: AnyEntity | undefined): void {
+    const ns = namespaceOf(entry.value);
+    if (before !== undefined) {
+      if (namespaceOf(before) === ns) return;
+      this.#unindexNamespace(entry, before);
+    }
+    if (ns === undefined) return;
+    let set = this.#byNamespace.get(ns);
+    if (set === undefined) this.#byNamespace.set(ns, (set = new Set()));
+    set.add(entry);
+  }
+
+  #unindexNamespace(entry: Entry, value: AnyEntity): void {
+    const ns = namespaceOf(value);
+    if (ns === undefined) return;
+    const set = this.#byNamespace.get(ns);
+    if (set === undefined) return;
+    set.delete(entry);
+    if (set.size === 0) this.#byNamespace.delete(ns);
+  }
+
+  #observe(entity: EntityKind, id: string, previous: AnyEntity | undefined, next: AnyEntity | undefined): void {
+    for (const observer of this.#observers) {
+      try {
+        observer(entity, id, previous, next);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
   }
 
   #pushNewest(entry: Entry): void {
@@ -360,10 +449,33 @@ export class ChangeLog {
 /** The fields filters match on; not every entity has them. */
 type Scope = { kind?: string; namespace?: string };
 
-function matches(value: AnyEntity, filter: ChangeFilter): boolean {
+function matches(entity: EntityKind, value: AnyEntity, filter: ChangeFilter): boolean {
+  if (filter.always?.includes(entity)) return true;
   if (filter.kind !== undefined && (value as Scope).kind !== filter.kind) return false;
   if (filter.namespace !== undefined && (value as Scope).namespace !== filter.namespace) return false;
+  if (filter.q !== undefined && filter.q !== '' && !objectKeysOf(entity, value).some((k) => k.toLowerCase().includes(filter.q!.toLowerCase()))) return false;
+  if (filter.where !== undefined && !filter.where(entity, value)) return false;
   return true;
+}
+
+/** The object keys an entity names, for `q`: none for controllers, watches and queues. */
+export function objectKeysOf(entity: EntityKind, value: AnyEntity): string[] {
+  switch (entity) {
+    case 'referrer':
+    case 'referent':
+      return [(value as { key: string }).key];
+    case 'reference':
+      return [(value as { referrer: string }).referrer, (value as { referent: string }).referent];
+    case 'event':
+      return (value as { key?: string }).key !== undefined ? [(value as { key: string }).key] : [];
+    default:
+      return [];
+  }
+}
+
+function namespaceOf(value: AnyEntity): string | undefined {
+  const ns = (value as Scope).namespace;
+  return typeof ns === 'string' ? ns : undefined;
 }
 
 function sameScope(a: AnyEntity, b: AnyEntity): boolean {

@@ -8,6 +8,8 @@ export interface StuckOptions {
   olderThan: number;
   /** The instant to judge ages against (epoch ms); defaults to now. */
   now?: number;
+  /** Judge only these referrers (a scoped view's), instead of every referrer in the change log. */
+  referrers?: Iterable<ReferrerEntity>;
 }
 
 /**
@@ -22,9 +24,8 @@ export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[
     throw new RefwatchError('InvalidDuration', `olderThan must be a number of milliseconds from 0 up, got ${String(opts.olderThan)}`, { field: 'olderThan', example: '30000' });
   }
   const now = opts.now ?? Date.now();
-  const unresolved = manager.changelog
-    .snapshot({ entities: ['referrer'] })
-    .entities.referrer.filter((r) => r.state !== 'Resolved' && now - r.since >= opts.olderThan)
+  const unresolved = [...(opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer)]
+    .filter((r) => r.state !== 'Resolved' && now - r.since >= opts.olderThan)
     .sort((a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
   return unresolved.map((r) => entry(r, blockingReference(manager, diagnosis, r), now));

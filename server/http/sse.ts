@@ -1,4 +1,5 @@
-import type { ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
+import type { Change, ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
+import type { Summary } from '../summary';
 import { snapshotJson } from '../snapshot';
 
 export interface SseOptions {
@@ -9,6 +10,15 @@ export interface SseOptions {
   /** The client's Last-Event-ID: the revision it holds. */
   lastEventId?: string | null;
   cluster?: { current(): ClusterInfo; subscribe(listener: (info: ClusterInfo) => void): () => void };
+  /** The overview's summary: sent after the snapshot, then as `event: summary` whenever the feed says it changed. */
+  summary?: { current(): Summary; subscribe(listener: (summary: Summary) => void): () => void };
+  /** Only the summary (and cluster): no snapshot, no deltas. The dashboard's overview opens this. */
+  overview?: boolean;
+  /**
+   * Trims a delta's changes to what this client holds (a ScopeView). Set for
+   * scopes whose members change on their own; a resume then starts over with a snapshot.
+   */
+  admit?: (changes: Change[]) => Change[];
   heartbeatMs?: number;
   /** Bytes buffered for a client that does not read before refwatch stops writing to it. */
   highWaterBytes?: number;
@@ -50,6 +60,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let unsubscribe: (() => void) | undefined;
   let unsubscribeCluster: (() => void) | undefined;
+  let unsubscribeSummary: (() => void) | undefined;
   let ctrl: ReadableStreamDefaultController<Uint8Array>;
 
   const cleanup = () => {
@@ -59,6 +70,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     if (heartbeat) clearInterval(heartbeat);
     unsubscribe?.();
     unsubscribeCluster?.();
+    unsubscribeSummary?.();
     opts.signal?.removeEventListener('abort', onAbort);
     opts.onClose?.();
   };
@@ -85,11 +97,12 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
       sendSnapshot();
       return;
     }
-    if (since.changes.length === 0) {
+    const changes = opts.admit ? opts.admit(since.changes) : since.changes;
+    if (changes.length === 0) {
       rev = since.revision;
       return;
     }
-    const delta: Delta = { from: rev, revision: since.revision, changes: since.changes };
+    const delta: Delta = { from: rev, revision: since.revision, changes };
     rev = since.revision;
     ctrl.enqueue(message('delta', delta, delta.revision));
   };
@@ -108,9 +121,11 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         }
         opts.signal?.addEventListener('abort', onAbort);
         opts.onOpen?.();
-        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) ? Number(opts.lastEventId) : undefined;
-        const since = last !== undefined ? opts.changelog.changesSince(last, opts.filter) : undefined;
-        if (last !== undefined && since && !since.resnapshot) {
+        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) && !opts.admit ? Number(opts.lastEventId) : undefined;
+        const since = last !== undefined && !opts.overview ? opts.changelog.changesSince(last, opts.filter) : undefined;
+        if (opts.overview) {
+          // The summary below is all this client wants.
+        } else if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
           if (since.changes.length > 0) controller.enqueue(message('delta', { from: last, revision: since.revision, changes: since.changes } satisfies Delta, since.revision));
@@ -125,16 +140,22 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
             if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
           });
         }
-        unsubscribe = opts.changelog.subscribe(schedule);
+        if (opts.summary) {
+          controller.enqueue(message('summary', opts.summary.current()));
+          unsubscribeSummary = opts.summary.subscribe((summary) => {
+            if (!closed && hasRoom()) ctrl.enqueue(message('summary', summary));
+          });
+        }
+        if (!opts.overview) unsubscribe = opts.changelog.subscribe(schedule);
         heartbeat = setInterval(() => {
           if (!closed && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
         }, heartbeatMs);
         // A change between the snapshot and the subscription is not lost.
-        if (opts.changelog.revision !== rev) schedule();
+        if (!opts.overview && opts.changelog.revision !== rev) schedule();
       },
       pull() {
         // The client read: catch it up if changes arrived while it was not reading.
-        if (!closed && opts.changelog.revision !== rev) schedule();
+        if (!closed && !opts.overview && opts.changelog.revision !== rev) schedule();
       },
       cancel() {
         cleanup();
