@@ -1,11 +1,12 @@
 import { GROUP_BY, type GroupBy } from '../graph/grouping';
+import { LAYOUT_NAMES, type LayoutName } from '../graph/layout';
 
 export type PanelTab = 'stuck' | 'controllers' | 'events' | 'cluster' | 'demo';
 export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events', 'cluster', 'demo'];
 
 /**
  * ViewState is everything a shared link restores:
- * `?select=KEY&ns=…&kind=…&state=…&q=…&group=…&tab=…`. Empty means unset.
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&group=…&tab=…&layout=…`. Empty means unset.
  */
 export interface ViewState {
   select: string;
@@ -15,9 +16,10 @@ export interface ViewState {
   state: string;
   group: GroupBy;
   tab: PanelTab;
+  layout: LayoutName;
 }
 
-export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', state: '', group: 'none', tab: 'stuck' };
+export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', state: '', group: 'none', tab: 'stuck', layout: 'layered' };
 
 const MAX_PARAM = 512;
 
@@ -29,6 +31,7 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
   };
   const group = text('group');
   const tab = text('tab');
+  const layout = text('layout');
   return {
     select: text('select').trim(),
     q: text('q'),
@@ -37,13 +40,14 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
     state: text('state').trim().toLowerCase(),
     group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
     tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,
+    layout: (LAYOUT_NAMES as readonly string[]).includes(layout) ? (layout as LayoutName) : DEFAULT_VIEW.layout,
   };
 }
 
 /** serializeViewState writes only what differs from the default, in a stable order, so links stay short. */
 export function serializeViewState(v: ViewState): string {
   const out = new URLSearchParams();
-  for (const name of ['select', 'q', 'ns', 'kind', 'state', 'group', 'tab'] as const) {
+  for (const name of ['select', 'q', 'ns', 'kind', 'state', 'group', 'tab', 'layout'] as const) {
     const value = v[name];
     if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);
   }
