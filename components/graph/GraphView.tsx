@@ -6,7 +6,7 @@ import { measureAppliedBatch, measureFirstRender } from '../data/performanceMark
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
-import { layoutNodeOf, readableViewport, sweepLayout } from './layered';
+import { layoutNodeOf, mergePositions, readableViewport, sweepLayout } from './layered';
 import { ANIMATE_BELOW, LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type LayoutName, type Point } from './layout';
 import { startLayoutWorker, type LayoutWorker } from './layoutWorker';
 import type { GraphModel } from './model';
@@ -46,10 +46,13 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   const denseRef = useRef(false);
   const layoutNameRef = useRef<LayoutName>(layout);
   const workerRef = useRef<LayoutWorker | null>(null);
-  // Layered runs are asynchronous: only the latest one's answer is drawn.
+  // Layered runs are asynchronous and answered in order; an answer older than one already drawn is dropped.
   const layeredRun = useRef(0);
+  const layeredDrawn = useRef(0);
   // Nodes added since the last layered run: they take the place the next run gives them.
   const unplacedRef = useRef(new Set<string>());
+  // A full run not drawn yet: the runs after it are full ones too, as nothing on screen has a place to keep.
+  const fullPending = useRef(false);
   const [ready, setReady] = useState(false);
   const [laying, setLaying] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
@@ -101,7 +104,6 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
       runningLayout.current?.stop();
       workerRef.current?.stop();
       workerRef.current = null;
-      layeredRun.current++;
       cyRef.current?.destroy();
       cyRef.current = null;
       shownRef.current = { nodes: [], edges: [] };
@@ -152,8 +154,10 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
    * incremental one the nodes on screen are sent along and keep their places.
    * Should the worker fail, the same columns are computed here instead.
    */
-  function runLayered(cy: Core, mode: 'incremental' | 'full') {
+  function runLayered(cy: Core, asked: 'incremental' | 'full') {
     const run = ++layeredRun.current;
+    if (asked === 'full') fullPending.current = true;
+    const mode = fullPending.current ? 'full' : asked;
     const shown = shownRef.current;
     const unplaced = new Set(unplacedRef.current);
     const previous: [string, Point][] = [];
@@ -172,9 +176,22 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         console.warn(`${e instanceof Error ? e.message : String(e)}; laying out on the page instead`);
         return sweepLayout(nodes, edges);
       })
-      .then((positions) => {
-        if (!positions || run !== layeredRun.current || cyRef.current !== cy) return;
+      .then((answer) => {
+        // A graph that keeps changing still gets drawn: each answer newer than the one on screen is applied.
+        if (!answer || run <= layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
+        layeredDrawn.current = run;
+        // A full answer arriving after another full one was drawn keeps what is on screen, like an incremental one.
+        const first = mode === 'full' && fullPending.current;
+        let positions = answer;
+        if (mode === 'full' && !first) {
+          const placed = new Map<string, Point>();
+          cy.nodes().forEach((n) => {
+            if (!n.isParent() && !unplacedRef.current.has(n.id())) placed.set(n.id(), { ...n.position() });
+          });
+          positions = mergePositions(nodes, edges, placed, answer);
+        }
         for (const id of unplaced) unplacedRef.current.delete(id);
+        if (first) fullPending.current = false;
         const preset = cy.layout({
           name: 'preset',
           positions: (n: { id(): string; position(): Point }) => positions.get(n.id()) ?? n.position(),
@@ -184,7 +201,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         } as unknown as LayoutOptions);
         runningLayout.current = preset;
         preset.one('layoutstop', () => {
-          if (mode === 'full') cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
+          if (first) cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
           setLaying(false);
           cy.one('render', measureFirstRender);
         });
@@ -272,6 +289,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     const cy = cyRef.current;
     if (!ready || !cy || layoutNameRef.current === layout) return;
     layoutNameRef.current = layout;
+    fullPending.current = false;
+    setLaying(false);
     restyle(cy);
     layoutRef.current?.cancel();
     runLayout('full');
