@@ -6,7 +6,7 @@ import { measureAppliedBatch, measureFirstRender } from '../data/performanceMark
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
-import { layoutNodeOf, mergePositions, readableViewport, sweepLayout } from './layered';
+import { ELK_MAX_NODES, layoutNodeOf, mergePositions, readableViewport, sweepLayout } from './layered';
 import { ANIMATE_BELOW, LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type LayoutName, type Point } from './layout';
 import { startLayoutWorker, type LayoutWorker } from './layoutWorker';
 import type { GraphModel } from './model';
@@ -152,13 +152,14 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   /**
    * runLayered asks the worker for positions: all new on a full run; on an
    * incremental one the nodes on screen are sent along and keep their places.
-   * Should the worker fail, the same columns are computed here instead.
+   * ELK takes a while even on a small graph, so a full run of a graph ELK
+   * lays out is drawn at once in the same columns (sweepLayout, quick), and
+   * ELK's answer then settles it. Should the worker fail, the columns stay.
    */
   function runLayered(cy: Core, asked: 'incremental' | 'full') {
     const run = ++layeredRun.current;
     if (asked === 'full') fullPending.current = true;
     const mode = fullPending.current ? 'full' : asked;
-    const shown = shownRef.current;
     const unplaced = new Set(unplacedRef.current);
     const previous: [string, Point][] = [];
     if (mode === 'incremental') {
@@ -166,9 +167,10 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         if (!n.isParent() && !unplaced.has(n.id())) previous.push([n.id(), { ...n.position() }]);
       });
     }
-    if (mode === 'full') setLaying(true);
-    const nodes = shown.nodes.map(layoutNodeOf);
-    const edges = shown.edges.map((e) => ({ source: e.source, target: e.target }));
+    const nodes = shownRef.current.nodes.map(layoutNodeOf);
+    const edges = shownRef.current.edges.map((e) => ({ source: e.source, target: e.target }));
+    if (mode === 'full' && nodes.length <= ELK_MAX_NODES) drawLayered(cy, run, sweepLayout(nodes, edges), 'first', unplaced);
+    else if (mode === 'full') setLaying(true);
     const worker = (workerRef.current ??= startLayoutWorker());
     worker
       .layout({ nodes, edges, ...(previous.length > 0 ? { previous } : {}) })
@@ -177,36 +179,44 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         return sweepLayout(nodes, edges);
       })
       .then((answer) => {
-        // A graph that keeps changing still gets drawn: each answer newer than the one on screen is applied.
-        if (!answer || run <= layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
-        layeredDrawn.current = run;
-        // A full answer arriving after another full one was drawn keeps what is on screen, like an incremental one.
-        const first = mode === 'full' && fullPending.current;
-        let positions = answer;
-        if (mode === 'full' && !first) {
+        // A graph that keeps changing still gets drawn: each answer not older than the one on screen is applied.
+        if (!answer || run < layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
+        if (mode === 'incremental') drawLayered(cy, run, answer, 'update', unplaced);
+        else if (fullPending.current) drawLayered(cy, run, answer, 'first', unplaced);
+        else if (run === layeredDrawn.current) drawLayered(cy, run, answer, 'settle', unplaced);
+        else {
+          // A full answer overtaken by another full one already drawn: keep what is on screen, like an update.
           const placed = new Map<string, Point>();
           cy.nodes().forEach((n) => {
             if (!n.isParent() && !unplacedRef.current.has(n.id())) placed.set(n.id(), { ...n.position() });
           });
-          positions = mergePositions(nodes, edges, placed, answer);
+          drawLayered(cy, run, mergePositions(nodes, edges, placed, answer), 'update', unplaced);
         }
-        for (const id of unplaced) unplacedRef.current.delete(id);
-        if (first) fullPending.current = false;
-        const preset = cy.layout({
-          name: 'preset',
-          positions: (n: { id(): string; position(): Point }) => positions.get(n.id()) ?? n.position(),
-          fit: false,
-          animate: mode === 'incremental' && cy.nodes().length < ANIMATE_BELOW,
-          animationDuration: 300,
-        } as unknown as LayoutOptions);
-        runningLayout.current = preset;
-        preset.one('layoutstop', () => {
-          if (first) cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
-          setLaying(false);
-          cy.one('render', measureFirstRender);
-        });
-        preset.run();
       });
+  }
+
+  /** drawLayered moves the nodes to `positions`: `first` sets the opening view, `settle` replaces the quick columns with ELK's answer, `update` keeps the view. */
+  function drawLayered(cy: Core, run: number, positions: ReadonlyMap<string, Point>, how: 'first' | 'settle' | 'update', unplaced: ReadonlySet<string>) {
+    layeredDrawn.current = run;
+    for (const id of unplaced) unplacedRef.current.delete(id);
+    if (how === 'first') fullPending.current = false;
+    runningLayout.current?.stop();
+    const preset = cy.layout({
+      name: 'preset',
+      positions: (n: { id(): string; position(): Point }) => positions.get(n.id()) ?? n.position(),
+      fit: false,
+      animate: how !== 'first' && cy.nodes().length < ANIMATE_BELOW,
+      animationDuration: 300,
+    } as unknown as LayoutOptions);
+    runningLayout.current = preset;
+    preset.one('layoutstop', () => {
+      if (how !== 'update') cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
+      if (how === 'first') {
+        setLaying(false);
+        cy.one('render', measureFirstRender);
+      }
+    });
+    preset.run();
   }
 
   // Apply each new model as a diff against what is on screen.

@@ -21,8 +21,8 @@ export interface LayoutEdge {
   target: string;
 }
 
-/** Above this many nodes ELK is not used: at 1,000 nodes it already takes seconds on a loaded machine. */
-export const ELK_MAX_NODES = 600;
+/** Above this many nodes ELK is not used: at 500 nodes it already takes seconds on a loaded machine. */
+export const ELK_MAX_NODES = 400;
 /** Horizontal room between two columns, for the edges between them. */
 export const LAYER_GAP = 110;
 /** Vertical room between two boxes (node plus its label) in a column. */
@@ -436,7 +436,7 @@ function freeSlot(x: number, want: number, box: Box, placed: ReadonlyMap<string,
  * that shrinks thousands of labels to dots shows nothing.
  */
 export function readableViewport(points: Iterable<Point>, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; margin?: number; padding?: number } = {}): { zoom: number; pan: Point } {
-  const { minZoom = 0.8, maxZoom = 1.25, margin = 90, padding = 24 } = opts;
+  const { minZoom = 0.9, maxZoom = 1.25, margin = 90, padding = 24 } = opts;
   let x1 = Infinity;
   let y1 = Infinity;
   let x2 = -Infinity;
