@@ -187,13 +187,14 @@ export function sweepLayout(nodes: readonly LayoutNode[], edges: readonly Layout
     } else loose.push(n);
   }
   const live = edges.filter((e) => ids.has(e.source) && ids.has(e.target));
+  const boxes = new Map(nodes.map((n) => [n.id, nodeBox(n)]));
   const out = new Map<string, Point>();
   let y = 0;
   let right = 0;
   for (const g of groups.sort((a, b) => cmp(a.id, b.id))) {
     const list = blocks.get(g.id) ?? [];
-    const at = sweepColumns(list, live);
-    const bb = bounds(list, at);
+    const at = sweepColumns(list, live, boxes);
+    const bb = bounds(list, at, boxes);
     if (!bb) continue;
     // Inside the group's padding: 44 on top for its label, 24 around.
     for (const n of list) {
@@ -204,8 +205,8 @@ export function sweepLayout(nodes: readonly LayoutNode[], edges: readonly Layout
     right = Math.max(right, bb.x2 - bb.x1 + 48);
   }
   if (loose.length > 0) {
-    const at = sweepColumns(loose, live);
-    const bb = bounds(loose, at)!;
+    const at = sweepColumns(loose, live, boxes);
+    const bb = bounds(loose, at, boxes)!;
     const dx = groups.length > 0 ? right + LAYER_GAP - bb.x1 : 0;
     for (const n of loose) {
       const p = at.get(n.id)!;
@@ -216,7 +217,7 @@ export function sweepLayout(nodes: readonly LayoutNode[], edges: readonly Layout
 }
 
 /** bounds is the box around nodes placed at `at` (their shapes and labels). */
-function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>): { x1: number; y1: number; x2: number; y2: number } | undefined {
+function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>, boxes: ReadonlyMap<string, Box>): { x1: number; y1: number; x2: number; y2: number } | undefined {
   if (list.length === 0) return undefined;
   let x1 = Infinity;
   let y1 = Infinity;
@@ -224,7 +225,7 @@ function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>): { 
   let y2 = -Infinity;
   for (const n of list) {
     const p = at.get(n.id)!;
-    const b = nodeBox(n);
+    const b = boxes.get(n.id)!;
     x1 = Math.min(x1, p.x - b.w / 2);
     x2 = Math.max(x2, p.x + b.w / 2);
     y1 = Math.min(y1, p.y - b.shapeH / 2);
@@ -234,9 +235,10 @@ function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>): { 
 }
 
 /** sweepColumns places one flat set of nodes: columns by layer class, order by barycenter, rows stacked without overlap. */
-function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[]): Map<string, Point> {
+function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[], boxes: ReadonlyMap<string, Box>): Map<string, Point> {
   const layers: LayoutNode[][] = [[], [], [], []];
-  for (const n of [...list].sort(modelOrder)) layers[layerClass(n)]!.push(n);
+  for (const n of list) layers[layerClass(n)]!.push(n);
+  for (const layer of layers) layer.sort(modelOrder);
   const layerOf = new Map<string, number>();
   for (const [k, layer] of layers.entries()) for (const n of layer) layerOf.set(n.id, k);
   const neighbours = new Map<string, string[]>();
@@ -273,7 +275,9 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[])
       }
       key.set(n.id, count > 0 ? sum / count : rank.get(n.id)!);
     }
-    layer.sort((a, b) => key.get(a.id)! - key.get(b.id)!); // stable: ties keep the model order
+    const keyed = layer.map((n) => [key.get(n.id)!, n] as const);
+    keyed.sort((a, b) => a[0] - b[0]); // stable: ties keep the model order
+    keyed.forEach(([, n], i) => (layer[i] = n));
     rerank(layer);
   };
   for (let pass = 0; pass < 2; pass++) {
@@ -282,7 +286,6 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[])
   }
 
   // Rows: the longest column is stacked; the others sit level with their neighbours, pushed down where they would overlap.
-  const boxes = new Map(list.map((n) => [n.id, nodeBox(n)]));
   const top = new Map<string, number>(); // y of each box's top edge
   const order = [0, 1, 2, 3].filter((k) => layers[k]!.length > 0).sort((a, b) => layers[b]!.length - layers[a]!.length || a - b);
   const placed = new Set<number>();

@@ -91,6 +91,7 @@ describe('layered.worker', () => {
       expect(posted[0]).toMatchObject({ id: 7, engine: 'elk' });
       const at = new Map((posted[0] as { positions: [string, { x: number }][] }).positions);
       expect(at.get('a')!.x).toBeLessThan(at.get('b')!.x);
+      // Loading ELK did not take the worker's message handler away.
       await scope.onmessage!({ data: { id: 8, nodes: null, edges: [] } });
       expect(posted[1]).toMatchObject({ id: 8, error: expect.any(String) });
     } finally {
