@@ -258,24 +258,17 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
   const rank = new Map<string, number>();
   const rerank = (layer: LayoutNode[]) => layer.forEach((n, i) => rank.set(n.id, layer.length > 1 ? i / (layer.length - 1) : 0.5));
   layers.forEach(rerank);
-  // A neighbour counts 1/degree: a Secret shared by fifty referrers should not drag each of them towards it.
-  const weight = (id: string) => 1 / (neighbours.get(id)?.length ?? 1);
+  // Order by the median of a node's neighbours on one side (one far neighbour does not drag it away).
+  // Controllers do not order the referents: they would sort them into one block per kind, far from their referrers.
   const reorder = (k: number, side: 'left' | 'right') => {
     const layer = layers[k]!;
-    const key = new Map<string, number>();
-    for (const n of layer) {
-      let sum = 0;
-      let count = 0;
-      for (const m of neighbours.get(n.id) ?? []) {
+    const keyed = layer.map((n) => {
+      const ranks = (neighbours.get(n.id) ?? []).filter((m) => {
         const l = layerOf.get(m)!;
-        if (side === 'left' ? l < k : l > k) {
-          sum += rank.get(m)! * weight(m);
-          count += weight(m);
-        }
-      }
-      key.set(n.id, count > 0 ? sum / count : rank.get(n.id)!);
-    }
-    const keyed = layer.map((n) => [key.get(n.id)!, n] as const);
+        return l !== 3 && (side === 'left' ? l < k : l > k);
+      });
+      return [ranks.length > 0 ? median(ranks.map((m) => rank.get(m)!)) : rank.get(n.id)!, n] as const;
+    });
     keyed.sort((a, b) => a[0] - b[0]); // stable: ties keep the model order
     keyed.forEach(([, n], i) => (layer[i] = n));
     rerank(layer);
@@ -285,7 +278,7 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
     for (let k = 2; k >= 0; k--) reorder(k, 'right');
   }
 
-  // Rows: the longest column is stacked; the others sit level with their neighbours, pushed down where they would overlap.
+  // Rows: the longest column is stacked; the others sit level with the median of their neighbours, pushed down where they would overlap.
   const top = new Map<string, number>(); // y of each box's top edge
   const order = [0, 1, 2, 3].filter((k) => layers[k]!.length > 0).sort((a, b) => layers[b]!.length - layers[a]!.length || a - b);
   const placed = new Set<number>();
@@ -293,14 +286,8 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
     let floor = -Infinity;
     for (const n of layers[k]!) {
       const box = boxes.get(n.id)!;
-      let sum = 0;
-      let count = 0;
-      for (const m of neighbours.get(n.id) ?? []) {
-        if (!placed.has(layerOf.get(m)!)) continue;
-        sum += (top.get(m)! + boxes.get(m)!.shapeH / 2) * weight(m);
-        count += weight(m);
-      }
-      const want = count > 0 ? sum / count - box.shapeH / 2 : floor === -Infinity ? 0 : floor;
+      const ys = (neighbours.get(n.id) ?? []).filter((m) => placed.has(layerOf.get(m)!)).map((m) => top.get(m)! + boxes.get(m)!.shapeH / 2);
+      const want = ys.length > 0 ? median(ys) - box.shapeH / 2 : floor === -Infinity ? 0 : floor;
       const y = Math.max(want, floor);
       top.set(n.id, y);
       floor = y + box.h + ROW_GAP;
