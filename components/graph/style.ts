@@ -211,6 +211,10 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
   if (opts.layered) {
     blocks.push({ selector: 'edge', style: { 'curve-style': 'straight', label: '' } }, { selector: 'edge.neighbour', style: { label: 'data(label)', 'z-index': 10 } });
   }
-  if (opts.dense) blocks.push({ selector: 'edge', style: { 'curve-style': 'haystack', 'haystack-radius': 0 } });
+  if (opts.dense) {
+    blocks.push({ selector: 'edge', style: { 'curve-style': 'haystack', 'haystack-radius': 0 } });
+    // Thousands of referents watched by a handful of controllers: their long lines stay faint behind the references.
+    blocks.push({ selector: 'edge[type = "watch"]', style: { opacity: 0.15 } }, { selector: 'edge[type = "watch"].neighbour', style: { opacity: 1 } });
+  }
   return blocks;
 }
