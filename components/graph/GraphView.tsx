@@ -51,10 +51,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   const layeredDrawn = useRef(0);
   // Nodes added since the last layered run: they take the place the next run gives them.
   const unplacedRef = useRef(new Set<string>());
-  // A full run not drawn yet: the runs after it are full ones too, as nothing on screen has a place to keep.
-  const fullPending = useRef(false);
   const [ready, setReady] = useState(false);
-  const [laying, setLaying] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
 
   useEffect(() => {
@@ -150,16 +147,14 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   }
 
   /**
-   * runLayered asks the worker for positions: all new on a full run; on an
-   * incremental one the nodes on screen are sent along and keep their places.
-   * ELK takes a while even on a small graph, so a full run of a graph ELK
-   * lays out is drawn at once in the same columns (sweepLayout, quick), and
-   * ELK's answer then settles it. Should the worker fail, the columns stay.
+   * runLayered places the graph in layers. A full run draws at once with
+   * sweepLayout (linear, a few hundred milliseconds for 5,000 nodes, and the
+   * final answer for graphs too big for ELK); for a graph ELK lays out, the
+   * worker's ELK answer then settles it. An incremental run goes to the
+   * worker with the positions on screen, which those nodes keep.
    */
-  function runLayered(cy: Core, asked: 'incremental' | 'full') {
+  function runLayered(cy: Core, mode: 'incremental' | 'full') {
     const run = ++layeredRun.current;
-    if (asked === 'full') fullPending.current = true;
-    const mode = fullPending.current ? 'full' : asked;
     const unplaced = new Set(unplacedRef.current);
     const previous: [string, Point][] = [];
     if (mode === 'incremental') {
@@ -169,20 +164,22 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     }
     const nodes = shownRef.current.nodes.map(layoutNodeOf);
     const edges = shownRef.current.edges.map((e) => ({ source: e.source, target: e.target }));
-    if (mode === 'full' && nodes.length <= ELK_MAX_NODES) drawLayered(cy, run, sweepLayout(nodes, edges), 'first', unplaced);
-    else if (mode === 'full') setLaying(true);
+    if (mode === 'full') {
+      drawLayered(cy, run, sweepLayout(nodes, edges), 'first', unplaced);
+      if (nodes.length > ELK_MAX_NODES) return;
+    }
     const worker = (workerRef.current ??= startLayoutWorker());
     worker
       .layout({ nodes, edges, ...(previous.length > 0 ? { previous } : {}) })
       .catch((e: unknown) => {
         console.warn(`${e instanceof Error ? e.message : String(e)}; laying out on the page instead`);
-        return sweepLayout(nodes, edges);
+        const fresh = sweepLayout(nodes, edges);
+        return previous.length > 0 ? mergePositions(nodes, edges, new Map(previous), fresh) : fresh;
       })
       .then((answer) => {
         // A graph that keeps changing still gets drawn: each answer not older than the one on screen is applied.
         if (!answer || run < layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
         if (mode === 'incremental') drawLayered(cy, run, answer, 'update', unplaced);
-        else if (fullPending.current) drawLayered(cy, run, answer, 'first', unplaced);
         else if (run === layeredDrawn.current) drawLayered(cy, run, answer, 'settle', unplaced);
         else {
           // A full answer overtaken by another full one already drawn: keep what is on screen, like an update.
@@ -199,7 +196,6 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   function drawLayered(cy: Core, run: number, positions: ReadonlyMap<string, Point>, how: 'first' | 'settle' | 'update', unplaced: ReadonlySet<string>) {
     layeredDrawn.current = run;
     for (const id of unplaced) unplacedRef.current.delete(id);
-    if (how === 'first') fullPending.current = false;
     runningLayout.current?.stop();
     const preset = cy.layout({
       name: 'preset',
@@ -211,10 +207,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     runningLayout.current = preset;
     preset.one('layoutstop', () => {
       if (how !== 'update') cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
-      if (how === 'first') {
-        setLaying(false);
-        cy.one('render', measureFirstRender);
-      }
+      if (how === 'first') cy.one('render', measureFirstRender);
     });
     preset.run();
   }
@@ -299,8 +292,6 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     const cy = cyRef.current;
     if (!ready || !cy || layoutNameRef.current === layout) return;
     layoutNameRef.current = layout;
-    fullPending.current = false;
-    setLaying(false);
     restyle(cy);
     layoutRef.current?.cancel();
     runLayout('full');
@@ -345,14 +336,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         aria-label={`Reference graph with ${model.nodes.length} nodes and ${model.edges.length} edges. The objects table lists the same nodes for keyboard and screen reader use.`}
         data-testid="graph-canvas"
         data-layout={layout}
-        data-laying-out={laying ? 'true' : undefined}
-        style={laying ? { visibility: 'hidden' } : undefined}
       />
-      {laying ? (
-        <p className={styles.laying} role="status">
-          Laying out…
-        </p>
-      ) : null}
       <div className={styles.controls} role="group" aria-label="Graph view">
         <button type="button" onClick={() => zoomBy(1.25)} aria-label="Zoom in" title="Zoom in">
           +
