@@ -166,7 +166,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     const edges = shownRef.current.edges.map((e) => ({ source: e.source, target: e.target }));
     if (mode === 'full') {
       drawLayered(cy, run, sweepLayout(nodes, edges), 'first', unplaced);
-      if (nodes.length > ELK_MAX_NODES) return;
+      // Too big for ELK; or only summaries and controllers, two columns with nothing for ELK to order.
+      if (nodes.length > ELK_MAX_NODES || nodes.every((n) => n.type !== 'object')) return;
     }
     const worker = (workerRef.current ??= startLayoutWorker());
     worker
