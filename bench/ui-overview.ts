@@ -9,7 +9,7 @@ import type { Runtime } from '../server/runtime';
 import { ReferrerSummary } from '../server/summary';
 import { SummaryFeed } from '../server/summary-feed';
 import { report, result } from './report';
-import { startServer, waitFor } from './ui';
+import { startServer, waitFor } from './browser/page';
 
 const OVERVIEW_RENDER = 'refwatch:overview:first-render';
 const REFERRERS = 300_000;
@@ -100,9 +100,7 @@ async function main(): Promise<void> {
   console.log(`synthetic registry: ${REFERRERS} referrers, ${REFERENCES} references, ${log.size('referent')} referents in ${NAMESPACES} namespaces; ${totals.stuck} stuck`);
   console.log(`stored in ${fillMs.toFixed(0)} ms with the summary following; GET /api/v1/summary built in ${summaryMs.toFixed(1)} ms, ${summaryText.length} bytes`);
 
-  process.env.REFWATCH_UI_PORT ??= '3191';
-  const external = process.env.REFWATCH_UI_URL;
-  const server = external ? { url: external.replace(/\/$/, ''), stop: async () => {} } : await startServer();
+  const server = await startServer(3191);
   const browser = await chromium.launch({
     executablePath: process.env.REFWATCH_CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

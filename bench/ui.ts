@@ -1,11 +1,10 @@
 // npx tsx bench/ui.ts: the dashboard in headless Chromium on a synthetic 5,000-node / 10,000-edge graph.
 // The page code runs unchanged against the production build; only the network is synthetic: /api/v1/snapshot
 // and /api/v1/stream are answered in the browser with page.route. REFWATCH_UI_URL uses a server already up.
-import { chromium, type Page, type Route } from '@playwright/test';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { Page, Route } from '@playwright/test';
 import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
 import type { Change, Delta, Snapshot } from '../lib/changelog/wire';
+import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
 import { report, result } from './report';
 
 const FIRST_RENDER = 'refwatch:graph:first-render';
@@ -17,7 +16,6 @@ const REFERENTS_PER_KIND = { Database: 1110, Cache: 1110, Secret: 1109 };
 const STATUS_UPDATES = 1000;
 const CHANGES_PER_DELTA = 100;
 const LOADS = 3;
-const root = path.resolve(import.meta.dirname, '..');
 
 interface Synthetic {
   snapshot: Snapshot;
@@ -120,20 +118,6 @@ function synthesize(now: number): Synthetic {
   return { snapshot, deltas, nodes, edges };
 }
 
-const sse = (id: number, event: string, data: unknown) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const measures = (page: Page, name: string) => page.evaluate((n) => performance.getEntriesByName(n, 'measure').map((e) => e.duration), name);
-
 /**
  * loadOnce opens the dashboard on the synthetic data, then (with `updates`) delivers the status updates; it returns both measures.
  * `url` may carry the view's query, e.g. `?group=flat` for the ungrouped graph.
@@ -173,55 +157,12 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
   return { firstRender, batches };
 }
 
-export async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = Number(process.env.REFWATCH_UI_PORT ?? 3190);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'start.ts'), '--port', String(port)], {
-    cwd: root,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', REFWATCH_DEMO: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let log = '';
-  child.stdout!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));
-  child.stderr!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    }
-    await exited;
-  };
-  try {
-    await waitFor(`${url}/healthz (npm start builds first when sources changed)`, 300_000, async () => {
-      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${log}`);
-      try {
-        return (await fetch(`${url}/healthz`)).ok ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    });
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { url, stop };
-}
-
 async function main(): Promise<void> {
   const data = synthesize(Date.now());
   console.log(`synthetic graph: ${data.nodes} nodes, ${data.edges} edges; ${STATUS_UPDATES} status updates in ${data.deltas.length} deltas`);
   console.log('the page code runs unchanged; /api/v1/snapshot and /api/v1/stream are synthetic (answered in the browser with page.route)');
-  const external = process.env.REFWATCH_UI_URL;
-  const server = external ? { url: external.replace(/\/$/, ''), stop: async () => {} } : await startServer();
-  const browser = await chromium.launch({
-    executablePath: process.env.REFWATCH_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const server = await startServer(3190);
+  const browser = await launchChromium();
   try {
     const firstRenders: number[] = [];
     const batches: number[] = [];
@@ -260,10 +201,7 @@ async function main(): Promise<void> {
   }
 }
 
-// Run when executed, not when bench/ui-overview.ts borrows its server start.
-if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
-  main().catch((e) => {
-    console.error(e instanceof Error ? e.message : e);
-    process.exit(1);
-  });
-}
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -260,7 +260,7 @@ export function Dashboard() {
                     <NoReferences />
                   ) : (
                     <>
-                      <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} />
+                      <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} layout={view.layout} />
                       {filtered.nodes.length === 0 && hasFilters(filters) ? (
                         <div className={styles.overlayNote} role="status">
                           Nothing matches these filters.{' '}

@@ -3,6 +3,7 @@
 import { memo, useEffect, useRef, useState } from 'react';
 import type { Facets } from '../graph/filtering';
 import { GROUP_BY, type GroupBy } from '../graph/grouping';
+import { LAYOUT_NAMES, type LayoutName } from '../graph/layout';
 import { shortKind } from '../graph/model';
 import { STATE_LOOK } from '../graph/style';
 import type { ViewState } from './viewState';
@@ -18,6 +19,7 @@ export interface ToolbarProps {
 }
 
 const GROUP_LABEL: Record<GroupBy, string> = { none: 'No grouping', namespace: 'By namespace', kind: 'By kind', flat: 'Never group' };
+const LAYOUT_LABEL: Record<LayoutName, string> = { layered: 'Layered', force: 'Force' };
 
 /** Toolbar holds search and filters; `/` focuses the search box from anywhere. */
 export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoGrouped, onChange }: ToolbarProps) {
@@ -113,6 +115,16 @@ export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoG
           {GROUP_BY.map((g) => (
             <option key={g} value={g}>
               {GROUP_LABEL[g]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className={styles.filter}>
+        <span>Layout</span>
+        <select value={view.layout} onChange={(e) => onChange({ layout: e.target.value as LayoutName })} title="Layered: referrers left, referents right. Force: a force-directed layout.">
+          {LAYOUT_NAMES.map((l) => (
+            <option key={l} value={l}>
+              {LAYOUT_LABEL[l]}
             </option>
           ))}
         </select>

@@ -1,11 +1,12 @@
 import { GROUP_BY, type GroupBy } from '../graph/grouping';
+import { LAYOUT_NAMES, type LayoutName } from '../graph/layout';
 
 export type PanelTab = 'stuck' | 'controllers' | 'events' | 'cluster' | 'demo';
 export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events', 'cluster', 'demo'];
 
 /**
  * ViewState is everything a shared link restores:
- * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…`.
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…&layout=…`.
  * Empty means unset. On a large registry (or with view=scope) ns, kind, q,
  * object and stuck are the scope the server is asked for; on a small one
  * they filter in the browser.
@@ -21,9 +22,10 @@ export interface ViewState {
   group: GroupBy;
   tab: PanelTab;
   view: '' | 'overview' | 'graph' | 'scope';
+  layout: LayoutName;
 }
 
-export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', object: '', stuck: '', state: '', group: 'none', tab: 'stuck', view: '' };
+export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', object: '', stuck: '', state: '', group: 'none', tab: 'stuck', view: '', layout: 'layered' };
 
 const MAX_PARAM = 512;
 
@@ -36,6 +38,7 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
   const group = text('group');
   const tab = text('tab');
   const view = text('view');
+  const layout = text('layout');
   return {
     select: text('select').trim(),
     q: text('q'),
@@ -47,13 +50,14 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
     state: text('state').trim().toLowerCase(),
     group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
     tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,
+    layout: (LAYOUT_NAMES as readonly string[]).includes(layout) ? (layout as LayoutName) : DEFAULT_VIEW.layout,
   };
 }
 
 /** serializeViewState writes only what differs from the default, in a stable order, so links stay short. */
 export function serializeViewState(v: ViewState): string {
   const out = new URLSearchParams();
-  for (const name of ['select', 'q', 'ns', 'kind', 'object', 'stuck', 'state', 'group', 'tab', 'view'] as const) {
+  for (const name of ['select', 'q', 'ns', 'kind', 'object', 'stuck', 'state', 'group', 'tab', 'view', 'layout'] as const) {
     const value = v[name];
     if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);
   }

@@ -6,7 +6,9 @@ import { measureAppliedBatch, measureFirstRender } from '../data/performanceMark
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
-import { LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type Point } from './layout';
+import { ELK_MAX_NODES, layoutNodeOf, mergePositions, readableViewport, sweepLayout } from './layered';
+import { ANIMATE_BELOW, LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type LayoutName, type Point } from './layout';
+import { startLayoutWorker, type LayoutWorker } from './layoutWorker';
 import type { GraphModel } from './model';
 import { graphStylesheet, type Theme } from './style';
 import styles from './GraphView.module.css';
@@ -18,6 +20,8 @@ export interface GraphViewProps {
   selectedId: string;
   onSelect(nodeId: string | null): void;
   onToggleGroup(groupId: string): void;
+  /** `layered` (the default): referrers left, referents right, laid out by ELK in a worker; `force`: fcose. */
+  layout?: LayoutName;
 }
 
 let fcoseRegistered = false;
@@ -27,9 +31,10 @@ const MAX_FIT_ZOOM = 1.4;
  * GraphView renders the model with cytoscape, used directly. It diffs each
  * new model against the one on screen: state-only changes update element
  * data in one batch and keep positions; structural changes run a debounced
- * fcose layout from the current positions.
+ * layout: the layered one in a Web Worker, where nodes on screen keep their
+ * places and new ones join their columns, or fcose from the current positions.
  */
-export const GraphView = memo(function GraphView({ model, theme, selectedId, onSelect, onToggleGroup }: GraphViewProps) {
+export const GraphView = memo(function GraphView({ model, theme, selectedId, onSelect, onToggleGroup, layout = 'layered' }: GraphViewProps) {
   const containerRef = useRef<HTMLDivElement>(null);
   const cyRef = useRef<Core | null>(null);
   const shownRef = useRef<GraphModel>({ nodes: [], edges: [] });
@@ -39,6 +44,13 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   const themeRef = useRef(theme);
   themeRef.current = theme;
   const denseRef = useRef(false);
+  const layoutNameRef = useRef<LayoutName>(layout);
+  const workerRef = useRef<LayoutWorker | null>(null);
+  // Layered runs are asynchronous and answered in order; an answer older than one already drawn is dropped.
+  const layeredRun = useRef(0);
+  const layeredDrawn = useRef(0);
+  // Nodes added since the last layered run: they take the place the next run gives them.
+  const unplacedRef = useRef(new Set<string>());
   const [ready, setReady] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
 
@@ -56,7 +68,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         container: containerRef.current,
         elements: [],
         // Styled from the start: layouts measure nodes with the stylesheet's sizes.
-        style: graphStylesheet(themeRef.current) as unknown as StylesheetJson,
+        style: graphStylesheet(themeRef.current, { layered: layoutNameRef.current === 'layered' }) as unknown as StylesheetJson,
         minZoom: 0.08,
         maxZoom: 3,
         boxSelectionEnabled: false,
@@ -87,6 +99,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
       observer?.disconnect();
       layoutRef.current?.cancel();
       runningLayout.current?.stop();
+      workerRef.current?.stop();
+      workerRef.current = null;
       cyRef.current?.destroy();
       cyRef.current = null;
       shownRef.current = { nodes: [], edges: [] };
@@ -97,6 +111,10 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     const cy = cyRef.current;
     if (!cy || cy.nodes().length === 0) return;
     runningLayout.current?.stop();
+    if (layoutNameRef.current === 'layered') {
+      runLayered(cy, mode);
+      return;
+    }
     const summaries = cy.nodes('[?collapsed]').length > 0;
     const summariesOnly = summaries && cy.nodes('[type = "object"]').length === 0;
     const dense = denseRef.current;
@@ -128,6 +146,73 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     layout.run();
   }
 
+  /**
+   * runLayered places the graph in layers. A full run draws at once with
+   * sweepLayout (linear, a few hundred milliseconds for 5,000 nodes, and the
+   * final answer for graphs too big for ELK); for a graph ELK lays out, the
+   * worker's ELK answer then settles it. An incremental run goes to the
+   * worker with the positions on screen, which those nodes keep.
+   */
+  function runLayered(cy: Core, mode: 'incremental' | 'full') {
+    const run = ++layeredRun.current;
+    const unplaced = new Set(unplacedRef.current);
+    const previous: [string, Point][] = [];
+    if (mode === 'incremental') {
+      cy.nodes().forEach((n) => {
+        if (!n.isParent() && !unplaced.has(n.id())) previous.push([n.id(), { ...n.position() }]);
+      });
+    }
+    const nodes = shownRef.current.nodes.map(layoutNodeOf);
+    const edges = shownRef.current.edges.map((e) => ({ source: e.source, target: e.target }));
+    if (mode === 'full') {
+      drawLayered(cy, run, sweepLayout(nodes, edges), 'first', unplaced);
+      // Too big for ELK; or only summaries and controllers, two columns with nothing for ELK to order.
+      if (nodes.length > ELK_MAX_NODES || nodes.every((n) => n.type !== 'object')) return;
+    }
+    const worker = (workerRef.current ??= startLayoutWorker());
+    worker
+      .layout({ nodes, edges, ...(previous.length > 0 ? { previous } : {}) })
+      .catch((e: unknown) => {
+        console.warn(`${e instanceof Error ? e.message : String(e)}; laying out on the page instead`);
+        const fresh = sweepLayout(nodes, edges);
+        return previous.length > 0 ? mergePositions(nodes, edges, new Map(previous), fresh) : fresh;
+      })
+      .then((answer) => {
+        // A graph that keeps changing still gets drawn: each answer not older than the one on screen is applied.
+        if (!answer || run < layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
+        if (mode === 'incremental') drawLayered(cy, run, answer, 'update', unplaced);
+        else if (run === layeredDrawn.current) drawLayered(cy, run, answer, 'settle', unplaced);
+        else {
+          // A full answer overtaken by another full one already drawn: keep what is on screen, like an update.
+          const placed = new Map<string, Point>();
+          cy.nodes().forEach((n) => {
+            if (!n.isParent() && !unplacedRef.current.has(n.id())) placed.set(n.id(), { ...n.position() });
+          });
+          drawLayered(cy, run, mergePositions(nodes, edges, placed, answer), 'update', unplaced);
+        }
+      });
+  }
+
+  /** drawLayered moves the nodes to `positions`: `first` sets the opening view, `settle` replaces the quick columns with ELK's answer, `update` keeps the view. */
+  function drawLayered(cy: Core, run: number, positions: ReadonlyMap<string, Point>, how: 'first' | 'settle' | 'update', unplaced: ReadonlySet<string>) {
+    layeredDrawn.current = run;
+    for (const id of unplaced) unplacedRef.current.delete(id);
+    runningLayout.current?.stop();
+    const preset = cy.layout({
+      name: 'preset',
+      positions: (n: { id(): string; position(): Point }) => positions.get(n.id()) ?? n.position(),
+      fit: false,
+      animate: how !== 'first' && cy.nodes().length < ANIMATE_BELOW,
+      animationDuration: 300,
+    } as unknown as LayoutOptions);
+    runningLayout.current = preset;
+    preset.one('layoutstop', () => {
+      if (how !== 'update') cy.viewport(readableViewport(positions.values(), cy.width(), cy.height()));
+      if (how === 'first') cy.one('render', measureFirstRender);
+    });
+    preset.run();
+  }
+
   // Apply each new model as a diff against what is on screen.
   useEffect(() => {
     const cy = cyRef.current;
@@ -143,10 +228,10 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     const dense = isDense(model);
     if (dense !== denseRef.current) {
       denseRef.current = dense;
-      cy.style(graphStylesheet(themeRef.current, { dense }) as unknown as Parameters<Core['style']>[0]);
+      restyle(cy);
     }
     // A dense graph drawn from scratch is placed in layers as it is added: no layout pass over thousands of nodes.
-    const layered = dense && decision === 'full' ? layeredPositions(model.nodes) : undefined;
+    const layered = dense && decision === 'full' && layoutNameRef.current === 'force' ? layeredPositions(model.nodes) : undefined;
     cy.batch(() => {
       for (const id of diff.removedEdges) cy.getElementById(id).remove();
       for (const id of diff.removedNodes) cy.getElementById(id).remove();
@@ -170,6 +255,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
       }
       for (const e of diff.addedEdges) added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
       if (added.length > 0) cy.add(added);
+      for (const n of diff.addedNodes) unplacedRef.current.add(n.id);
+      for (const id of diff.removedNodes) unplacedRef.current.delete(id);
       for (const n of diff.changedNodes) cy.getElementById(n.id).data(nodeData(n));
       for (const e of diff.changedEdges) cy.getElementById(e.id).data(edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)));
       // Context flags live on edges too; refresh them when a node's context changed.
@@ -193,9 +280,23 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     measureAppliedBatch();
   }, [model, ready]);
 
+  function restyle(cy: Core) {
+    cy.style(graphStylesheet(themeRef.current, { dense: denseRef.current, layered: layoutNameRef.current === 'layered' }) as unknown as Parameters<Core['style']>[0]);
+  }
+
   useEffect(() => {
-    cyRef.current?.style(graphStylesheet(theme, { dense: denseRef.current }) as unknown as Parameters<Core['style']>[0]);
+    if (cyRef.current) restyle(cyRef.current);
   }, [theme, ready]);
+
+  // Switching between layered and force lays the graph out afresh in the other style.
+  useEffect(() => {
+    const cy = cyRef.current;
+    if (!ready || !cy || layoutNameRef.current === layout) return;
+    layoutNameRef.current = layout;
+    restyle(cy);
+    layoutRef.current?.cancel();
+    runLayout('full');
+  }, [layout, ready]);
 
   // Selection comes from the URL: highlight the node and its edges, and bring it into view.
   useEffect(() => {
@@ -235,6 +336,7 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         role="img"
         aria-label={`Reference graph with ${model.nodes.length} nodes and ${model.edges.length} edges. The objects table lists the same nodes for keyboard and screen reader use.`}
         data-testid="graph-canvas"
+        data-layout={layout}
       />
       <div className={styles.controls} role="group" aria-label="Graph view">
         <button type="button" onClick={() => zoomBy(1.25)} aria-label="Zoom in" title="Zoom in">

@@ -35,7 +35,8 @@ export const CLUSTER_SCOPED = '(cluster-scoped)';
 export function groupModel(model: GraphModel, opts: GroupOptions): GroupedModel {
   const limit = opts.collapseAbove ?? COLLAPSE_ABOVE;
   if (opts.by === 'flat') return { ...model, by: 'flat', large: false };
-  const large = model.nodes.length > limit;
+  // A large graph of one namespace (a scope) is drawn whole: one summary node would hide all of it.
+  const large = model.nodes.length > limit && !(opts.by === 'none' && oneNamespace(model.nodes));
   const by: GroupBy = opts.by === 'none' && large ? 'namespace' : opts.by;
   if (by === 'none') return { ...model, by, large };
   const groupOf = (n: GraphNode) => groupOfNode(n, by);
@@ -95,6 +96,16 @@ export function groupModel(model: GraphModel, opts: GroupOptions): GroupedModel 
   }
   for (const e of edges.values()) if (e.id.startsWith('agg:') && e.type === 'reference') e.label = `${e.count} refs`;
   return { nodes, edges: [...edges.values()], by, large };
+}
+
+function oneNamespace(nodes: readonly GraphNode[]): boolean {
+  let ns: string | undefined;
+  for (const n of nodes) {
+    if (n.type !== 'object') continue;
+    if (ns === undefined) ns = n.namespace;
+    else if (n.namespace !== ns) return false;
+  }
+  return true;
 }
 
 /** groupOfNode is the group a node joins under `by`, or undefined when it stays on its own. */

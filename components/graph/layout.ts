@@ -10,6 +10,10 @@ import { isEmptyDiff, isStructural } from './diff';
  */
 export type LayoutDecision = 'none' | 'data' | 'incremental' | 'full';
 
+/** LayoutName is how the graph is placed: `layered` (left to right, the default) or `force` (fcose). */
+export type LayoutName = 'layered' | 'force';
+export const LAYOUT_NAMES: readonly LayoutName[] = ['layered', 'force'];
+
 export function decideLayout(diff: ModelDiff, previousNodeCount: number): LayoutDecision {
   if (isEmptyDiff(diff)) return 'none';
   if (!isStructural(diff)) return 'data';

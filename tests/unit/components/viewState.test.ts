@@ -34,3 +34,14 @@ describe('flat grouping in the URL', () => {
     expect(serializeViewState(v)).toBe('?group=flat');
   });
 });
+
+describe('layout in the URL', () => {
+  it('is layered by default, keeps ?layout=force, and ignores an unknown one', () => {
+    expect(parseViewState(new URLSearchParams('')).layout).toBe('layered');
+    const force = parseViewState(new URLSearchParams('layout=force'));
+    expect(force.layout).toBe('force');
+    expect(serializeViewState(force)).toBe('?layout=force');
+    expect(serializeViewState({ ...force, layout: 'layered' })).toBe('');
+    expect(parseViewState(new URLSearchParams('layout=spiral')).layout).toBe('layered');
+  });
+});

@@ -74,3 +74,15 @@ describe('flat grouping', () => {
     expect(flat.nodes.some((n) => n.type === 'group')).toBe(false);
   });
 });
+
+describe('one large namespace', () => {
+  it('is drawn whole, not folded into a single summary node', () => {
+    const scope = buildModel(largeSnapshot(NOW, 1200, 1), { now: NOW });
+    expect(scope.nodes.length).toBeGreaterThan(2000);
+    const g = groupModel(scope, { by: 'none', expanded: new Set() });
+    expect(g).toMatchObject({ by: 'none', large: false });
+    expect(g.nodes).toBe(scope.nodes);
+    // Asked for explicitly, namespace grouping still folds it.
+    expect(groupModel(scope, { by: 'namespace', expanded: new Set() }).large).toBe(true);
+  });
+});

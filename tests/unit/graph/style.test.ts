@@ -35,3 +35,20 @@ describe('state styles', () => {
     expect(nodeLabel({ type: 'group', label: 'shop', kind: '', namespace: 'shop', state: 'stuck', size: 1234, counts: { stuck: 3, error: 1 } })).toBe('shop\n1,234 objects\n4 need attention');
   });
 });
+
+describe('layered stylesheet', () => {
+  /** last is the value the last rule for `selector` gives `property`: cytoscape applies rules in order. */
+  const last = (blocks: ReturnType<typeof graphStylesheet>, selector: string, property: string) => blocks.filter((b) => b.selector === selector && property in b.style).at(-1)?.style[property];
+
+  it('draws straight edges and names a field path only on the selected node’s edges', () => {
+    const blocks = graphStylesheet('light', { layered: true });
+    expect(last(blocks, 'edge', 'curve-style')).toBe('straight');
+    expect(last(blocks, 'edge', 'label')).toBe('');
+    expect(last(blocks, 'edge.neighbour', 'label')).toBe('data(label)');
+    expect(last(graphStylesheet('light'), 'edge', 'label')).toBe('data(label)');
+  });
+
+  it('keeps watch edges faint on a dense graph', () => {
+    expect(last(graphStylesheet('dark', { layered: true, dense: true }), 'edge[type = "watch"]', 'opacity')).toBeLessThan(0.3);
+  });
+});

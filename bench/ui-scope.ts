@@ -1,0 +1,141 @@
+// npx tsx bench/ui-scope.ts: one namespace of 5,000 nodes drawn with the layered layout, in headless Chromium.
+// As in bench/ui.ts the page code runs unchanged against the production build and only the network is
+// synthetic (page.route). ui.scope.render is the time from the snapshot in hand to the laid-out graph drawn.
+// REFWATCH_UI_SCREENSHOT=path saves what the first view shows.
+import type { Page } from '@playwright/test';
+import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import type { Snapshot } from '../lib/changelog/wire';
+import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
+import { report, result } from './report';
+
+const FIRST_RENDER = 'refwatch:graph:first-render';
+const GROUP = 'demo.refwatch.dev';
+const NAMESPACE = 'shop';
+const APPS = 1667;
+const REFERENTS_PER_KIND = { Database: 1110, Cache: 1110, Secret: 1110 }; // with the Apps and 3 controllers: 5,000 nodes
+const LOADS = 3;
+
+/** synthesize builds one namespace: Apps referring to two Databases, a Cache and a Secret each, a tenth of the referents not Ready. */
+function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: number } {
+  const kindKey = (kind: string) => (kind === 'Secret' ? 'Secret' : `${kind}.${GROUP}`);
+  const key = (kind: string, i: number) => `${kindKey(kind)}/${NAMESPACE}/${kind.toLowerCase()}-${i}`;
+  const referents: ReferentEntity[] = [];
+  for (const [kind, count] of Object.entries(REFERENTS_PER_KIND)) {
+    for (let i = 0; i < count; i++) {
+      const k = key(kind, i);
+      referents.push({ id: k, key: k, kind: kindKey(kind), namespace: NAMESPACE, state: i % 10 === 0 ? 'NotReady' : 'Ready', referencedBy: 0, changedAt: now - 60_000 });
+    }
+  }
+  const controller = 'demo/watch';
+  const referrers: ReferrerEntity[] = [];
+  const references: ReferenceEntity[] = [];
+  for (let i = 0; i < APPS; i++) {
+    const app = `App.${GROUP}/${NAMESPACE}/app-${i}`;
+    const refs: [string, string, string][] = [
+      ['spec.databaseRef', key('Database', i % 1110), kindKey('Database')],
+      ['spec.replicaDatabaseRef', key('Database', (i + 555) % 1110), kindKey('Database')],
+      ['spec.cacheRef', key('Cache', i % 1110), kindKey('Cache')],
+      ['spec.secretRef', key('Secret', i % 1110), 'Secret'],
+    ];
+    for (const [fieldPath, referent, kind] of refs) references.push({ id: `${controller}|${app}|${referent}|${fieldPath}`, controller, referrer: app, referent, fieldPath, count: 1, kind, namespace: NAMESPACE });
+    const waiting = i % 4 === 0;
+    referrers.push({
+      id: `${controller}|${app}`,
+      key: app,
+      controller,
+      kind: `App.${GROUP}`,
+      namespace: NAMESPACE,
+      state: waiting ? 'Waiting' : 'Resolved',
+      ...(waiting ? { reason: refs[0]![1], message: `${refs[0]![1]} is not Ready` } : { resolvedAt: now - 30_000 }),
+      since: now - 5_000,
+      references: 4,
+      reconciles: 2,
+      lastReconcileAt: now - 5_000,
+    });
+  }
+  const controllers: ReferenceControllerEntity[] = Object.entries(REFERENTS_PER_KIND).map(([kind, count]) => ({
+    id: kindKey(kind),
+    kind: kindKey(kind),
+    state: 'Active',
+    reason: 'watching',
+    references: kind === 'Database' ? APPS * 2 : APPS,
+    referents: count,
+    startedAt: now - 120_000,
+    primedAt: now - 119_000,
+    primingMs: 1000,
+    dispatches: 0,
+    errors: [],
+    history: [{ at: now - 119_000, state: 'Active', reason: 'primed' }],
+  }));
+  const snapshot: Snapshot = {
+    revision: 10_000,
+    cluster: { mode: 'embedded', server: 'https://127.0.0.1:6443', reachable: true, version: 'synthetic' },
+    controllers,
+    watches: [],
+    referrers,
+    referents,
+    references,
+    queues: [],
+    events: [],
+    stuck: [],
+  };
+  return { snapshot, nodes: APPS + referents.length + controllers.length, edges: references.length + referents.length };
+}
+
+/** loadScope opens the namespace's view on the synthetic data and waits for the layered graph to be drawn. */
+async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<number> {
+  const headers = { 'cache-control': 'no-store' };
+  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) => route.fulfill({ json: snapshot, headers }));
+  // One connection with the snapshot; the browser then waits an hour before reconnecting.
+  await page.route(/\/api\/v1\/stream(\?|$)/, (route) =>
+    route.fulfill({ status: 200, headers: { ...headers, 'content-type': 'text/event-stream' }, body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', snapshot)}` }),
+  );
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  return waitFor(FIRST_RENDER, 120_000, async () => (await measures(page, FIRST_RENDER))[0]);
+}
+
+async function main(): Promise<void> {
+  const data = synthesize(Date.now());
+  console.log(`synthetic namespace ${NAMESPACE}: ${data.nodes} nodes, ${data.edges} edges; the page code runs unchanged, /api/v1/snapshot and /api/v1/stream are answered with page.route`);
+  const server = await startServer(3191);
+  const browser = await launchChromium();
+  try {
+    const renders: number[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const page = await context.newPage();
+      const ms = await loadScope(page, `${server.url}/?ns=${NAMESPACE}`, data.snapshot);
+      const canvas = page.getByTestId('graph-canvas');
+      const layout = await canvas.getAttribute('data-layout');
+      const drawn = Number(/with (\d+) nodes/.exec((await canvas.getAttribute('aria-label')) ?? '')?.[1] ?? -1);
+      if (layout !== 'layered') throw new Error(`the graph was drawn with the ${layout} layout, not the layered one`);
+      if (drawn !== data.nodes) throw new Error(`the scope drew ${drawn} nodes, expected all ${data.nodes}`);
+      console.log(`load ${i + 1}: ${drawn} nodes laid out and drawn in ${ms.toFixed(0)} ms`);
+      renders.push(ms);
+      const shot = process.env.REFWATCH_UI_SCREENSHOT;
+      if (shot && i === 0) {
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: shot });
+        console.log(`first view saved to ${shot}`);
+      }
+      await context.close();
+    }
+    renders.sort((a, b) => a - b);
+    // For scale on a busy machine: the same namespace with the force option, whose dense path places columns without any layout run.
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const force = await loadScope(await context.newPage(), `${server.url}/?ns=${NAMESPACE}&layout=force`, data.snapshot);
+    await context.close();
+    console.log(`same namespace, force option: drawn in ${force.toFixed(0)} ms`);
+    report('ui.scope.nodes', data.nodes, 'nodes');
+    report('ui.scope.render.force', Math.round(force), 'ms');
+    result('ui.scope.render', Math.round(renders[Math.floor(renders.length / 2)]!), 'ms', '<=', 3000);
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});
