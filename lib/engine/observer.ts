@@ -4,7 +4,7 @@ import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, Re
 import type { Clock, TimerHandle } from '../queue';
 import type { WatchError } from './informer-source';
 import type { Resolution } from './resolution';
-import { WAKE_ALL, WAKE_CHANGE, WAKE_GENERATION, WAKE_READINESS, WAKE_VERDICT, type WakeFilters } from './wake';
+import { WAKE_CHANGE, WAKE_GENERATION, WAKE_PRIMED, WAKE_READINESS, WAKE_VERDICT, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -419,7 +419,7 @@ class ObserveTimeout extends Error {
  * wakes when Ready flips; a new state wakes 'readiness', a new message only 'change'.
  */
 function wakeBits(prev: Observation | undefined, next: Observation): number {
-  if (!prev) return WAKE_ALL;
+  if (!prev) return WAKE_PRIMED;
   const verdict = (prev.state === 'Ready') !== (next.state === 'Ready') ? WAKE_VERDICT : 0;
   if ((prev.state === 'NotFound') !== (next.state === 'NotFound')) return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | verdict;
   return prev.state !== next.state ? WAKE_CHANGE | WAKE_READINESS | verdict : WAKE_CHANGE;

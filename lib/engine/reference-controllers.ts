@@ -6,7 +6,7 @@ import type { InformerEvent, InformerSource, InformerSubscription, WatchError } 
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
-import { existenceVerdict, updateVerdict, WAKE_ALL, type WakeFilters } from './wake';
+import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -366,7 +366,7 @@ export class ReferenceControllers {
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of [...this.referentsOf(rc)]) {
           this.publishReferent(referent, rc.subscription?.store.get(referent));
-          this.dispatch(referent);
+          this.dispatch(referent, WAKE_PRIMED);
         }
         return;
       }

@@ -9,7 +9,8 @@ import type { ReadinessPredicate } from './readiness';
  *   generation  metadata.generation changed (the spec), or the referent appeared or went
  *   resolution  the referrer may have become resolved or stopped being so: the
  *               referent's verdict flipped (a missing referent is not ready) while
- *               every other referent of the referrer is Ready
+ *               every other referent of the referrer is Ready; a cache that primes
+ *               wakes it only when all its referents are Ready
  */
 export type WakeOn = 'change' | 'readiness' | 'generation' | 'resolution';
 
@@ -33,6 +34,8 @@ export const WAKE_VERDICT = 8;
 export const WAKE_ALL = WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | WAKE_VERDICT;
 /** A mask flag, never an event bit: wake only while the referrer's other referents are all Ready. */
 const GATED = 16;
+/** A cache primed, or an observer polled a referent for the first time: what the referrer was told (NotPrimed) is now known. */
+export const WAKE_PRIMED = WAKE_ALL | 32;
 
 const BITS: Record<WakeOn, number> = { change: WAKE_ALL, readiness: WAKE_READINESS, generation: WAKE_GENERATION, resolution: WAKE_VERDICT | GATED };
 
@@ -124,13 +127,17 @@ export class WakeFilters {
   /**
    * wakes says whether a change with these bits wakes the referrer. A
    * 'resolution' referrer whose other referents are not all Ready cannot have
-   * become resolved, nor have stopped being so: it sleeps on.
+   * become resolved, nor have stopped being so: it sleeps on. A cache that
+   * primed (or an observer's first poll) wakes a 'resolution' referrer only
+   * if all its referents are Ready now.
    */
   wakes(referent: ObjectKey, r: Referrer, bits: number): boolean {
     const mask = this.byReferent.get(referent)?.get(`${r.controller}|${r.key}`);
     if (mask === undefined) return true;
     if ((mask & bits) === 0) return false;
-    return (mask & GATED) === 0 || this.registry.everyReferentOf(r.controller, r.key, (other) => other === referent || this.isReady(other));
+    if ((mask & GATED) === 0) return true;
+    const primed = bits === WAKE_PRIMED;
+    return this.registry.everyReferentOf(r.controller, r.key, (other) => (!primed && other === referent) || this.isReady(other));
   }
 
   /** size is the number of referents with filters, for tests. */

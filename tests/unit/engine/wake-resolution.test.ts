@@ -90,14 +90,23 @@ describe("wakeOn 'resolution'", () => {
     expect(controller.stats.reconciles).toBe(before + 1);
   });
 
-  it('a cache that primes wakes a resolution referrer only if its other referents are Ready', async () => {
+  it('a cache that primes wakes a resolution referrer only if all its referents are then Ready', async () => {
     const { source, wakes } = await rig({ change: 'change', resolution: 'resolution' }, { priming: 'manual' });
-    source.apply(referent('Database', 'orders', true));
-    source.apply(referent('Cache', 'sessions', false));
-    // Cache primes first: the Database's cache is not primed, so it is not Ready yet.
+    source.apply(referent('Database', 'orders', false));
+    source.apply(referent('Cache', 'sessions', true));
+    // The Cache primes first: the Database's cache is not primed, so the Database is not Ready yet.
     expect(wakes(() => source.prime('Cache.demo.refwatch.dev'))).toEqual(['change']);
+    // The Database primes not Ready: the App is still blocked.
     expect(wakes(() => source.prime('Database.demo.refwatch.dev'))).toEqual(['change']);
-    expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['change', 'resolution']);
+    expect(wakes(() => source.apply(referent('Database', 'orders', true)))).toEqual(['change', 'resolution']);
+  });
+
+  it('a cache that primes with every referent Ready wakes a resolution referrer', async () => {
+    const { source, wakes } = await rig({ resolution: 'resolution' }, { priming: 'manual' });
+    source.apply(referent('Database', 'orders', true));
+    source.apply(referent('Cache', 'sessions', true));
+    expect(wakes(() => source.prime('Cache.demo.refwatch.dev'))).toEqual([]);
+    expect(wakes(() => source.prime('Database.demo.refwatch.dev'))).toEqual(['resolution']);
   });
 
   it("resolving one referent with 'resolution' and with 'change' wakes on every change, ungated", async () => {
