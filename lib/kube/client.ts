@@ -389,10 +389,16 @@ export class KubeClient implements KubeTransport {
   /** request sends one request with a JSON body and returns the parsed JSON answer. */
   async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
     // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
-    // references, for the whole timeout after every request.
+    // references, for the whole timeout after every request. The caller's signal aborts it through a
+    // listener removed with the answer: AbortSignal.any would tie each request to a caller's
+    // long-lived signal (a controller's) by weak references, which keep it through every minor GC.
     const deadline = new AbortController();
+    const signal = deadline.signal;
     const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+    const caller = opts.signal;
+    const onAbort = () => deadline.abort(caller!.reason);
+    if (caller?.aborted) onAbort();
+    else caller?.addEventListener('abort', onAbort, { once: true });
     let text: string;
     let res: http.IncomingMessage;
     try {
@@ -402,6 +408,7 @@ export class KubeClient implements KubeTransport {
       });
     } finally {
       clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
     }
     if (text === '') return undefined;
     try {

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -265,6 +266,13 @@ describe('request deadlines', () => {
       const pending = client.getJSON('/silent', {}, caller.signal).catch((x: unknown) => x);
       caller.abort();
       expect(((await pending) as Error).name).toBe('AbortError');
+      // A caller signal already aborted stops the request before it is sent.
+      expect(((await client.getJSON('/fast', {}, caller.signal).catch((x: unknown) => x)) as Error).name).toBe('AbortError');
+      // A long-lived caller signal (a controller's) keeps nothing of the requests that ended.
+      const controller = new AbortController();
+      for (let i = 0; i < 3; i++) await expect(client.getJSON('/fast', {}, controller.signal)).resolves.toEqual({ ok: true });
+      await client.getJSON('/silent', {}, controller.signal).catch(() => undefined);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     } finally {
       client.close();
       server.closeAllConnections();
