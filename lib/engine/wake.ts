@@ -30,7 +30,7 @@ export const WAKE_READINESS = 2;
 export const WAKE_GENERATION = 4;
 /** The verdict "exists and Ready" flipped: appearing not ready, or going while not ready, leaves it. */
 export const WAKE_VERDICT = 8;
-/** Appearing, going or a full resync: every referrer wakes. */
+/** Every change bit: what an event wakes when no referrer of its referent filters. */
 export const WAKE_ALL = WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | WAKE_VERDICT;
 /** A mask flag, never an event bit: wake only while the referrer's other referents are all Ready. */
 const GATED = 16;
