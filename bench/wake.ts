@@ -9,11 +9,13 @@ import { report, result } from './report';
 // wake: the demo workload (the resolution benchmark's: 1,000 Apps whose Databases and Caches turn
 // Ready 1–20 s after creation) once per wakeOn of the watch controller, each run beside the backoff
 // controller (client-go preset) on the same cluster. engine.reconcilesPerApp is the watch
-// controller's reconciles per App; the target is to reconcile no more than backoff in the same run.
+// controller's reconciles per App; the target, for the demo's own wakeOn ('resolution'), is to
+// reconcile no more than backoff in the same run. Every run's watch controller has forWakeOn
+// 'generation', as the demo's has: status writes to an App do not queue it.
 
 const APPS = Number(process.env.REFWATCH_BENCH_APPS ?? 1_000);
 const TIMEOUT_MS = Number(process.env.REFWATCH_BENCH_TIMEOUT_MS ?? 120_000);
-const WAKE_ONS: WakeOn[] = ['change', 'readiness', 'generation'];
+const WAKE_ONS: WakeOn[] = ['change', 'readiness', 'generation', 'resolution'];
 
 async function run(client: KubeClient, wakeOn: WakeOn, serverRequestCount: () => Record<string, number>): Promise<DemoRunView> {
   const manager = new Manager({ source: new SharedInformerPool({ client }), readiness: demoReadiness, grace: 5_000, statsIntervalMs: 0 });
@@ -51,7 +53,7 @@ for (const [wakeOn, view] of views) {
   const w = view.results.modes.watch;
   const b = view.results.modes.backoff;
   const latency = w.censoredLatencyMs ?? w.latencyMs;
-  if (wakeOn === 'readiness') result(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles', '<=', b.reconciles.perApp);
+  if (wakeOn === 'resolution') result(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles', '<=', b.reconciles.perApp);
   else report(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles');
   report(`engine.reconcilesPerApp.backoff.${wakeOn}Run`, b.reconciles.perApp, 'reconciles');
   report(`engine.wake.p50.${wakeOn}`, latency?.p50 ?? NaN, 'ms');

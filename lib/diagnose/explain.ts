@@ -5,7 +5,7 @@ import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagn
 import { SimilarNames } from './similar-names';
 
 /** DiagnosisSource is the part of a Manager that diagnosis reads; it never writes to any of it. */
-export type DiagnosisSource = Pick<Manager, 'registry' | 'changelog' | 'referenceControllers' | 'controllerNames'>;
+export type DiagnosisSource = Pick<Manager, 'registry' | 'changelog' | 'referenceControllers' | 'controllerNames' | 'controller'>;
 
 /** ReferrerExplanation is one controller's view of the referrer: its state and each reference, in declaration order. */
 export interface ReferrerExplanation {
@@ -73,7 +73,7 @@ export function explain(manager: DiagnosisSource, objectKey: string, opts: Expla
       // Registered but not yet reported: its first reconcile is running.
       state: entity?.state ?? 'Waiting',
       since: entity?.since ?? now,
-      references: refs.map((ref) => diagnosis.explain(ref)),
+      references: refs.map((ref) => diagnosis.explain(ref, manager.controller(controller)?.namespaceFieldOf(ref.fieldPath))),
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;

@@ -51,7 +51,12 @@ export class ReferenceDiagnosis {
     private readonly now: number,
   ) {}
 
-  explain(ref: Reference): ReferenceExplanation {
+  /**
+   * explain diagnoses one reference. namespaceField is the field that would
+   * hold its referent's namespace, null when the reference can only name its
+   * referrer's namespace, undefined when unknown (then `<fieldPath>.namespace`).
+   */
+  explain(ref: Reference, namespaceField?: string | null): ReferenceExplanation {
     const kind = kindOfKey(ref.referent);
     const observed = this.referenceControllers.observed(ref.referent, ref.fieldPath);
     if (observed) return this.polled(ref, kind, observed);
@@ -61,7 +66,7 @@ export class ReferenceDiagnosis {
     const sub = view?.subscription;
     if (!view || !sub || !sub.isPrimed()) return this.unprimed(ref, kind, view);
     const object = sub.store.get(ref.referent);
-    if (!object) return this.notFound(ref, view.id, sub.store, view.failing);
+    if (!object) return this.notFound(ref, view.id, sub.store, view.failing, namespaceField === undefined ? namespacePath(ref.fieldPath) : namespaceField);
     const readiness = this.referenceControllers.readinessOf(kind)(object);
     if (readiness.ready) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready`, fix: '' };
     const condition = readiness.condition ?? 'ready';
@@ -126,8 +131,12 @@ export class ReferenceDiagnosis {
     };
   }
 
-  /** notFound explains a referent missing from the cache of scope (a kind, or a kind in one namespace). */
-  private notFound(ref: Reference, scope: string, store: ObjectStore, failing: WatchError | undefined): ReferenceExplanation {
+  /**
+   * notFound explains a referent missing from the cache of scope (a kind, or a
+   * kind in one namespace); namespaceField is null when the reference cannot
+   * name another namespace.
+   */
+  private notFound(ref: Reference, scope: string, store: ObjectStore, failing: WatchError | undefined, namespaceField: string | null): ReferenceExplanation {
     const { referent, fieldPath } = ref;
     const kind = kindOfKey(referent);
     const namespace = namespaceOfKey(referent);
@@ -142,12 +151,17 @@ export class ReferenceDiagnosis {
     let fix: string;
     if (near.elsewhere.length > 0) {
       const other = near.elsewhere[0]!;
-      fix =
-        other === ''
-          ? `${kind} ${name} is cluster-scoped: leave ${namespacePath(fieldPath)} empty`
-          : namespace === ''
-            ? `set ${namespacePath(fieldPath)} to ${other}`
-            : `set ${namespacePath(fieldPath)} to ${other}, or move ${name} to namespace ${namespace}`;
+      if (namespaceField === null) {
+        // The reference names an object of the referrer's own namespace: only a copy there can serve it.
+        fix = `${fieldText(fieldPath)} can only name a ${kind} in the referrer's own namespace ${namespace}: create ${kind} ${name} in ${namespace} (a copy of the one in ${other === '' ? 'the cluster scope' : `namespace ${other}`})`;
+      } else {
+        fix =
+          other === ''
+            ? `${kind} ${name} is cluster-scoped: leave ${namespaceField} empty`
+            : namespace === ''
+              ? `set ${namespaceField} to ${other}`
+              : `set ${namespaceField} to ${other}, or move ${name} to namespace ${namespace}`;
+      }
     } else if (near.similar.length > 0) {
       fix = `set ${fieldText(fieldPath)} to ${near.similar[0]}, or create ${referent}`;
     } else {

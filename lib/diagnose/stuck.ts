@@ -34,7 +34,7 @@ export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[
 function blockingReference(manager: DiagnosisSource, diagnosis: ReferenceDiagnosis, r: ReferrerEntity): ReferenceExplanation | undefined {
   let firstNotReady: ReferenceExplanation | undefined;
   for (const ref of manager.registry.referencesOf(r.controller, r.key)) {
-    const e = diagnosis.explain(ref);
+    const e = diagnosis.explain(ref, manager.controller(r.controller)?.namespaceFieldOf(ref.fieldPath));
     if (e.state === 'NotFound') return e;
     if (e.state !== 'Ready') firstNotReady ??= e;
   }

@@ -1,11 +1,11 @@
-import { keyOf, kindOfKey, namespaceOfKey, type CachedObject, type ObjectKey, type Reference } from '../model';
+import { keyOf, kindOfKey, namespaceOfKey, RefwatchError, type CachedObject, type ObjectKey, type Reference } from '../model';
 import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import { targetsIn, type InformerSubscription, type WatchTarget } from './informer-source';
 import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
-import { wakeMask, type ResolveOptions } from './wake';
+import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type ResolveOptions } from './wake';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
@@ -55,11 +55,27 @@ export interface ControllerOptions {
    * each of those namespaces, unless it names its own.
    */
   for?: WatchTarget;
+  /**
+   * Which updates of the controller's own objects queue them (creation and
+   * deletion always do): 'change' (default) any new resourceVersion;
+   * 'generation' only a new metadata.generation, as controller-runtime's
+   * GenerationChangedPredicate, so the controller's own status writes do not
+   * wake it. Only for kinds whose generation counts spec changes: custom
+   * resources with a status subresource, and most built-in workloads.
+   */
+  forWakeOn?: ForWakeOn;
   workers?: number;
   /** Used for failed reconciles only; waiting on a referent never grows backoff (invariant 6). */
   rateLimiter?: RateLimiter;
   /** Observes the controller's work queue (adds, latency, work duration, retries). */
   queueMetrics?: QueueMetricsProvider;
+  /**
+   * For diagnosis: given the field path a reference was declared with, the
+   * field that would hold its referent's namespace, or null when the
+   * reference can only name objects in the referrer's own namespace (a Pod's
+   * ConfigMap volume). Without an answer, explain suggests `<fieldPath>.namespace`.
+   */
+  namespaceFieldOf?: (fieldPath: string) => string | null | undefined;
 }
 
 export interface ControllerStats {
@@ -78,6 +94,7 @@ export class Controller {
   readonly queue: RateLimitingQueue;
   readonly stats: ControllerStats = { reconciles: 0, errors: 0, resolved: 0 };
   private readonly reconcile: Reconciler;
+  private readonly generationOnly: boolean;
   readonly workerCount: number;
   private readonly workers: Promise<void>[] = [];
   /** The watches of the controller's own kind: one, or one per namespace of the Manager's `namespaces`. */
@@ -95,6 +112,10 @@ export class Controller {
   ) {
     this.name = opts.name;
     this.reconcile = opts.reconcile;
+    this.generationOnly = forWakeOnIsGeneration(opts.forWakeOn);
+    if (opts.forWakeOn !== undefined && !opts.for) {
+      throw new RefwatchError('InvalidWakeOn', `controller ${opts.name}: forWakeOn says which updates of the \`for\` kind queue its objects; give \`for\` or drop forWakeOn`, { field: 'forWakeOn' });
+    }
     this.workerCount = Math.max(1, opts.workers ?? 2);
     this.queue = new RateLimitingQueue({ name: opts.name, rateLimiter: opts.rateLimiter, metrics: opts.queueMetrics ?? engine.queueMetrics?.(opts.name) });
   }
@@ -111,8 +132,11 @@ export class Controller {
     for (const target of targetsIn(this.opts.for, this.engine.namespaces)) {
       const sub = this.engine.source.acquire(target, (event) => {
         switch (event.type) {
-          case 'added':
           case 'updated':
+            if (this.generationOnly && event.object.metadata.generation === event.old.metadata.generation) return;
+            this.queue.add(event.key);
+            return;
+          case 'added':
           case 'deleted':
             this.queue.add(event.key);
             return;
@@ -128,6 +152,11 @@ export class Controller {
       this.primaryNamespaces.push(target.namespace);
     }
     if (primed()) this.startWorkers();
+  }
+
+  /** namespaceFieldOf is the controller's namespaceFieldOf option: undefined when it has none or does not know. */
+  namespaceFieldOf(fieldPath: string): string | null | undefined {
+    return this.opts.namespaceFieldOf?.(fieldPath);
   }
 
   /** enqueue queues a referrer for reconcile. */
@@ -223,7 +252,7 @@ export class Controller {
         const ref: Reference = byKey ? { referent: refOrKey, fieldPath: typeof pathOrOpts === 'string' ? pathOrOpts : '' } : refOrKey;
         const opts = byKey ? maybeOpts : (pathOrOpts as ResolveOptions | undefined);
         if (!open) throw new Error(`resolve(${ref.referent}) called after the reconcile of ${key} ended`);
-        const mask = (masks.get(ref.referent) ?? 0) | wakeMask(opts?.wakeOn);
+        const mask = unionMask(masks.get(ref.referent), wakeMask(opts?.wakeOn));
         // Subscribe before read: register now, unless the previous set already holds this occurrence.
         // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
         if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref)) engine.registry.addReference(name, key, ref);

@@ -121,7 +121,8 @@ export class Manager {
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     const namespaces = opts.namespaces === undefined ? undefined : validNamespaces(opts.namespaces);
     const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
-    const wake = new WakeFilters(this.registry);
+    // Read lazily: the reference controllers are built below with this filter.
+    const wake = new WakeFilters(this.registry, (referent) => this.referenceControllers.isReady(referent));
     this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue, wake });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,

@@ -4,7 +4,7 @@ import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, Re
 import type { Clock, TimerHandle } from '../queue';
 import type { WatchError } from './informer-source';
 import type { Resolution } from './resolution';
-import { WAKE_ALL, WAKE_CHANGE, WAKE_READINESS, type WakeFilters } from './wake';
+import { WAKE_CHANGE, WAKE_GENERATION, WAKE_PRIMED, WAKE_READINESS, WAKE_VERDICT, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -358,7 +358,7 @@ export class Observers {
     const key = p.referent.key;
     const wake = this.deps.wake;
     const bits = wakeBits(prev, observation);
-    if (bits === WAKE_ALL || !wake?.filtered(key)) this.deps.registry.forEachReferrerOf(key, (r) => enqueue(r.controller, r.key));
+    if (!wake?.filtered(key)) this.deps.registry.forEachReferrerOf(key, (r) => enqueue(r.controller, r.key));
     else this.deps.registry.forEachReferrerOf(key, (r) => wake.wakes(key, r, bits) && enqueue(r.controller, r.key));
   }
 
@@ -413,10 +413,16 @@ class ObserveTimeout extends Error {
   }
 }
 
-/** wakeBits is what a changed observation changed: existence wakes everyone, the verdict wakes wakeOn 'readiness', a new message only 'change'. */
+/**
+ * wakeBits is what a changed observation changed: the first one wakes everyone
+ * (as a primed cache does), existence every wakeOn but 'resolution', which
+ * wakes when Ready flips; a new state wakes 'readiness', a new message only 'change'.
+ */
 function wakeBits(prev: Observation | undefined, next: Observation): number {
-  if (!prev || (prev.state === 'NotFound') !== (next.state === 'NotFound')) return WAKE_ALL;
-  return prev.state !== next.state ? WAKE_CHANGE | WAKE_READINESS : WAKE_CHANGE;
+  if (!prev) return WAKE_PRIMED;
+  const verdict = (prev.state === 'Ready') !== (next.state === 'Ready') ? WAKE_VERDICT : 0;
+  if ((prev.state === 'NotFound') !== (next.state === 'NotFound')) return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | verdict;
+  return prev.state !== next.state ? WAKE_CHANGE | WAKE_READINESS | verdict : WAKE_CHANGE;
 }
 
 function freeze(o: Observation): Observation {

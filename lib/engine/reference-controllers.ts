@@ -6,7 +6,7 @@ import type { InformerEvent, InformerSource, InformerSubscription, WatchError } 
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
-import { updateVerdict, WAKE_ALL, type WakeFilters } from './wake';
+import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
 const MAX_HISTORY = 30;
@@ -164,6 +164,15 @@ export class ReferenceControllers {
     const r = this.deps.readiness(kind)(object);
     if (r.ready) return { state: 'Ready', referent, fieldPath, object };
     return { state: 'NotReady', referent, fieldPath, object, reason: r.reason ?? 'NotReady', message: r.message ?? r.reason ?? 'not ready' };
+  }
+
+  /** isReady says whether a referent resolves Ready now, as resolve() would judge it, starting nothing. */
+  isReady(referent: ObjectKey): boolean {
+    const kind = kindOfKey(referent);
+    if (this.deps.observers?.observes(kind)) return this.deps.observers.resolve(referent, '').state === 'Ready';
+    if (this.outOfScope(referent)) return false;
+    const object = this.cached(referent);
+    return object !== undefined && this.deps.readiness(kind)(object).ready;
   }
 
   /** cached returns a referent's cached object, if its kind is watched and primed. */
@@ -344,8 +353,10 @@ export class ReferenceControllers {
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
-        // What the update changed is judged once per event, and only when some referrer filters.
-        this.dispatch(event.key, event.type === 'updated' && this.deps.wake?.filtered(event.key) ? updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)) : WAKE_ALL);
+        // What the event changed is judged once per event, and only when some referrer filters.
+        if (!this.deps.wake?.filtered(event.key)) this.dispatch(event.key);
+        else if (event.type === 'updated') this.dispatch(event.key, updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)));
+        else this.dispatch(event.key, existenceVerdict(event.object, this.deps.readiness(rc.kind)));
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
@@ -355,7 +366,7 @@ export class ReferenceControllers {
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of [...this.referentsOf(rc)]) {
           this.publishReferent(referent, rc.subscription?.store.get(referent));
-          this.dispatch(referent);
+          this.dispatch(referent, WAKE_PRIMED);
         }
         return;
       }
@@ -382,7 +393,7 @@ export class ReferenceControllers {
   private dispatch(referent: ObjectKey, bits = WAKE_ALL): void {
     const enqueue = this.deps.enqueue;
     const wake = this.deps.wake;
-    if (bits === WAKE_ALL || !wake) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
+    if (!wake?.filtered(referent)) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
     else this.deps.registry.forEachReferrerOf(referent, (r) => wake.wakes(referent, r, bits) && enqueue(r.controller, r.key));
   }
 

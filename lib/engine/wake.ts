@@ -7,8 +7,15 @@ import type { ReadinessPredicate } from './readiness';
  *   change      any new resourceVersion (the default, as controller-runtime does)
  *   readiness   the readiness verdict changed, or the referent appeared or went
  *   generation  metadata.generation changed (the spec), or the referent appeared or went
+ *   resolution  the referrer may have become resolved or stopped being so: the
+ *               referent's verdict flipped (a missing referent is not ready) while
+ *               every other referent of the referrer is Ready; a cache that primes
+ *               wakes it only when all its referents are Ready
  */
-export type WakeOn = 'change' | 'readiness' | 'generation';
+export type WakeOn = 'change' | 'readiness' | 'generation' | 'resolution';
+
+/** ForWakeOn says which updates of a controller's own objects (its `for` kind) queue them; creation and deletion always do. */
+export type ForWakeOn = 'change' | 'generation';
 
 /** ResolveOptions tune one resolve() call. */
 export interface ResolveOptions {
@@ -18,27 +25,59 @@ export interface ResolveOptions {
 
 /** Change bits: what a referent event changed. A referrer wakes when its mask and the event's share a bit. */
 export const WAKE_CHANGE = 1;
+/** The readiness verdict flipped, or the referent appeared or went. */
 export const WAKE_READINESS = 2;
 export const WAKE_GENERATION = 4;
-/** Appearing, going or a full resync: every referrer wakes. */
-export const WAKE_ALL = WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION;
+/** The verdict "exists and Ready" flipped: appearing not ready, or going while not ready, leaves it. */
+export const WAKE_VERDICT = 8;
+/** Every change bit: what an event wakes when no referrer of its referent filters. */
+export const WAKE_ALL = WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | WAKE_VERDICT;
+/** A mask flag, never an event bit: wake only while the referrer's other referents are all Ready. */
+const GATED = 16;
+/** A cache primed, or an observer polled a referent for the first time: what the referrer was told (NotPrimed) is now known. */
+export const WAKE_PRIMED = WAKE_ALL | 32;
 
-const BITS: Record<WakeOn, number> = { change: WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION, readiness: WAKE_READINESS, generation: WAKE_GENERATION };
+const BITS: Record<WakeOn, number> = { change: WAKE_ALL, readiness: WAKE_READINESS, generation: WAKE_GENERATION, resolution: WAKE_VERDICT | GATED };
 
 /** wakeMask turns a WakeOn into the change bits that wake; an unknown value is a RefwatchError naming the field. */
 export function wakeMask(wakeOn: WakeOn | undefined): number {
   if (wakeOn === undefined) return BITS.change;
-  const bits = BITS[wakeOn];
-  if (bits === undefined) throw new RefwatchError('InvalidWakeOn', `wakeOn must be "change", "readiness" or "generation", got ${JSON.stringify(wakeOn)}`, { field: 'wakeOn', example: "{ wakeOn: 'readiness' }" });
+  const bits = Object.hasOwn(BITS, wakeOn) ? BITS[wakeOn] : undefined;
+  if (bits === undefined) {
+    throw new RefwatchError('InvalidWakeOn', `wakeOn must be "change", "readiness", "generation" or "resolution", got ${JSON.stringify(wakeOn)}`, { field: 'wakeOn', example: "{ wakeOn: 'readiness' }" });
+  }
   return bits;
+}
+
+/**
+ * unionMask is what wakes a referrer that resolve()d one referent twice: either
+ * call's changes. The gate stays only when both asked for it, so the union
+ * wakes at least whenever either alone would.
+ */
+export function unionMask(a: number | undefined, b: number): number {
+  if (a === undefined) return b;
+  const union = a | b;
+  return (a & GATED) !== 0 && (b & GATED) !== 0 ? union : union & ~GATED;
+}
+
+/** forWakeOnIsGeneration checks a controller's `forWakeOn`; an unknown value is a RefwatchError naming the field. */
+export function forWakeOnIsGeneration(forWakeOn: ForWakeOn | undefined): boolean {
+  if (forWakeOn === undefined || forWakeOn === 'change') return false;
+  if (forWakeOn === 'generation') return true;
+  throw new RefwatchError('InvalidWakeOn', `forWakeOn must be "change" or "generation", got ${JSON.stringify(forWakeOn)}`, { field: 'forWakeOn', example: "{ forWakeOn: 'generation' }" });
 }
 
 /** updateVerdict is what an update changed, computed once per referent event whatever the number of referrers. */
 export function updateVerdict(old: KubeObject, object: KubeObject, readiness: ReadinessPredicate): number {
   let bits = WAKE_CHANGE;
-  if (readiness(old).ready !== readiness(object).ready) bits |= WAKE_READINESS;
+  if (readiness(old).ready !== readiness(object).ready) bits |= WAKE_READINESS | WAKE_VERDICT;
   if (old.metadata.generation !== object.metadata.generation) bits |= WAKE_GENERATION;
   return bits;
+}
+
+/** existenceVerdict is what a referent appearing or going changed: the verdict only when it was or is Ready. */
+export function existenceVerdict(object: KubeObject, readiness: ReadinessPredicate): number {
+  return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | (readiness(object).ready ? WAKE_VERDICT : 0);
 }
 
 /**
@@ -52,7 +91,11 @@ export class WakeFilters {
   // referent -> `${controller}|${referrer}` -> the change bits that wake it
   private readonly byReferent = new Map<ObjectKey, Map<string, number>>();
 
-  constructor(private readonly registry: ReferenceRegistry) {
+  /** isReady judges a referent as resolve() would, from its kind's cache or observer, starting nothing. */
+  constructor(
+    private readonly registry: ReferenceRegistry,
+    private readonly isReady: (referent: ObjectKey) => boolean = () => false,
+  ) {
     registry.subscribe({
       onDelta: (d) => {
         if (this.byReferent.size === 0) return;
@@ -81,10 +124,20 @@ export class WakeFilters {
     return this.byReferent.size > 0 && this.byReferent.has(referent);
   }
 
-  /** wakes says whether a change with these bits wakes the referrer. */
+  /**
+   * wakes says whether a change with these bits wakes the referrer. A
+   * 'resolution' referrer whose other referents are not all Ready cannot have
+   * become resolved, nor have stopped being so: it sleeps on. A cache that
+   * primed (or an observer's first poll) wakes a 'resolution' referrer only
+   * if all its referents are Ready now.
+   */
   wakes(referent: ObjectKey, r: Referrer, bits: number): boolean {
     const mask = this.byReferent.get(referent)?.get(`${r.controller}|${r.key}`);
-    return mask === undefined || (mask & bits) !== 0;
+    if (mask === undefined) return true;
+    if ((mask & bits) === 0) return false;
+    if ((mask & GATED) === 0) return true;
+    const primed = bits === WAKE_PRIMED;
+    return this.registry.everyReferentOf(r.controller, r.key, (other) => (!primed && other === referent) || this.isReady(other));
   }
 
   /** size is the number of referents with filters, for tests. */

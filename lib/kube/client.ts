@@ -417,10 +417,13 @@ export class KubeClient implements KubeTransport {
 
   private async requestOnce(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string }): Promise<unknown> {
     // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
-    // references, for the whole timeout after every request.
+    // references, for the whole timeout after every request. The caller's signal aborts it through
+    // follow: AbortSignal.any would tie each request to a caller's long-lived signal (a
+    // controller's) by weak references, which keep it through every minor GC.
     const deadline = new AbortController();
+    const signal = deadline.signal;
     const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+    const unfollow = opts.signal ? follow(opts.signal, deadline) : undefined;
     let text: string;
     let res: http.IncomingMessage;
     try {
@@ -430,6 +433,7 @@ export class KubeClient implements KubeTransport {
       });
     } finally {
       clearTimeout(timer);
+      unfollow?.();
     }
     if (text === '') return undefined;
     try {
@@ -525,6 +529,34 @@ export class KubeClient implements KubeTransport {
     const code = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
     return new KubeRequestError(0, `cannot reach ${this.server} (${this.redact(code)})`, { url: this.server, reason: code });
   }
+}
+
+/** The requests in flight under each caller signal, all aborted by the one listener it gets. */
+const inFlightUnder = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * follow makes the caller's signal abort a request's own controller until the
+ * returned function is called. However many requests share the signal (a
+ * controller's workers), it gets a single listener.
+ */
+function follow(caller: AbortSignal, request: AbortController): () => void {
+  if (caller.aborted) {
+    request.abort(caller.reason);
+    return () => undefined;
+  }
+  let requests = inFlightUnder.get(caller);
+  if (!requests) {
+    const set = new Set<AbortController>();
+    requests = set;
+    inFlightUnder.set(caller, set);
+    caller.addEventListener('abort', () => {
+      for (const r of set) r.abort(caller.reason);
+      set.clear();
+    }, { once: true });
+  }
+  const set = requests;
+  set.add(request);
+  return () => void set.delete(request);
 }
 
 /** AgentTls is the TLS material a keep-alive agent is bound to. */

@@ -28,7 +28,9 @@ export type CachedObject = DeepReadonly<KubeObject>;
 export function deepFreeze<T>(value: T): DeepReadonly<T> {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
+    // Walked in place: Object.values would allocate an array for every object of every event.
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    else for (const k in value) if (Object.hasOwn(value, k)) deepFreeze(value[k]);
   }
   return value as DeepReadonly<T>;
 }

@@ -155,6 +155,14 @@ export class ReferenceRegistry {
     return node.referrers.size;
   }
 
+  /** everyReferentOf says whether test holds for each referent the referrer references (true for none), without allocating. */
+  everyReferentOf(controller: string, referrer: ObjectKey, test: (referent: ObjectKey) => boolean): boolean {
+    const e = this.byController.get(controller)?.get(referrer);
+    if (!e) return true;
+    for (const referent of e.referents) if (!test(referent)) return false;
+    return true;
+  }
+
   /** multiplicity returns how many times the referrer references the referent. */
   multiplicity(controller: string, referrer: ObjectKey, referent: ObjectKey): number {
     const e = this.byController.get(controller)?.get(referrer);

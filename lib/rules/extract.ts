@@ -55,6 +55,25 @@ export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions =
   return out;
 }
 
+/**
+ * namespaceFieldOf says where the namespace of a reference found at fieldPath
+ * in a referrer of kind `referrer` would be written: the rule's namespaceField
+ * beside the name (`spec.parentRefs[0].namespace`), or null when the rule has
+ * none, so that the reference names objects of the referrer's own namespace
+ * only (a Pod's `spec.volumes[0].configMap.name`). Undefined when no rule of
+ * the kind yields fieldPath (a convention's field).
+ */
+export function namespaceFieldOf(rs: RuleSet, referrer: GroupKind, fieldPath: string): string | null | undefined {
+  const pattern = fieldPath.replace(/\[\d+\]/g, '[*]');
+  for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
+    if (rule.path.source.replace(/^\./, '') !== pattern) continue;
+    if (!rule.namespaceField) return null;
+    const dot = fieldPath.lastIndexOf('.');
+    return `${dot < 0 ? '' : fieldPath.slice(0, dot + 1)}${rule.namespaceField.source.replace(/^\./, '')}`;
+  }
+  return undefined;
+}
+
 interface Context {
   rs: RuleSet;
   opts: ScanOptions;

@@ -1,7 +1,7 @@
 import { conditionReadiness, defaultReadiness, existsReadiness, type Manager, type ReadinessPredicate } from '../engine';
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
-import { extractReferences, referrerKinds } from './extract';
+import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -75,6 +75,7 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           name,
           for: scope.namespace ? { ...gk, namespace: scope.namespace } : gk,
           workers: 1,
+          namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
           reconcile: (ctx) => {
             if (!ctx.object || (only && !only(ctx.key))) return;
             for (const ref of extractReferences(ruleSet, ctx.object)) ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });

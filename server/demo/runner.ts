@@ -17,7 +17,7 @@ export interface DemoRunnerOptions {
   installCrds?: boolean;
   /** Workers per controller, the same for both (default 8, as kube-controller-manager's --concurrent-*-syncs range). */
   workers?: number;
-  /** What wakes the watch controller's Apps when a referent changes (default 'readiness': an App waits only on its referents' verdicts). */
+  /** What wakes the watch controller's Apps when a referent changes (default 'resolution': an App waits until all its referents are Ready). */
   wakeOn?: WakeOn;
   /**
    * Runs kept with their objects and watch controllers (default 5); starting
@@ -67,7 +67,7 @@ export class DemoRunner {
       workers: this.opts.workers ?? 8,
       installCrds: this.opts.installCrds ?? false,
       serverRequestCount: this.opts.serverRequestCount,
-      wakeOn: this.opts.wakeOn ?? 'readiness',
+      wakeOn: this.opts.wakeOn ?? 'resolution',
     });
     this.runs.set(id, run);
     return run;

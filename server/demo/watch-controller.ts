@@ -5,6 +5,9 @@ import { patchResolved, resolvedBy } from './backoff-controller';
 import type { CountedClient } from './counted-client';
 import { appReferences, DEMO_GROUP } from './scenario';
 
+/** How long after a 409 Conflict the App is tried again: a watch event reaches the cache within milliseconds. */
+const CONFLICT_RETRY_MS = 50;
+
 /** The prefix of every demo watch controller's name on the manager (and on the dashboard). */
 export const WATCH_CONTROLLER = 'demo/watch';
 
@@ -32,15 +35,18 @@ export interface WatchControllerOptions {
  * watchController is refwatch's way of reconciling Apps: declare the three
  * references through ctx.resolve, read the referents from the shared caches,
  * and return while one is not Ready. The engine queues the App again the
- * moment a referent changes (with wakeOn 'readiness': the moment its verdict
- * does, not at every status write), so there is no requeue and no backoff. Once the
- * run has ended it keeps declaring the references, so the engine (and the
- * dashboard) still shows the run's graph until the run is deleted.
+ * moment a referent changes (with wakeOn 'resolution': the moment the last of
+ * them turns Ready), so there is no requeue and no backoff. Its own status
+ * writes, and the backoff controller's, leave the App's generation and so do
+ * not queue it (forWakeOn 'generation'). Once the run has ended it keeps
+ * declaring the references, so the engine (and the dashboard) still shows the
+ * run's graph until the run is deleted.
  */
 export function watchController(o: WatchControllerOptions): ControllerOptions {
   return {
     name: o.name,
     for: { group: DEMO_GROUP, kind: 'App', namespace: o.namespace },
+    forWakeOn: 'generation',
     workers: o.workers,
     async reconcile(ctx) {
       const app = ctx.object;
@@ -53,8 +59,9 @@ export function watchController(o: WatchControllerOptions): ControllerOptions {
       try {
         await patchResolved(o.client.for(() => o.onRequest(ctx.key)), app, 'watch', resolvedAt, o.reconcilesOf(ctx.key), { signal: ctx.signal, optimisticLock: true });
       } catch (e) {
-        // The cached App is older than the server's: its newer version is on its way and queues the App again.
-        if (e instanceof KubeRequestError && e.status === 409) return;
+        // The cached App is older than the server's. Its newer version, on its way, changes only the
+        // status and so queues nothing: try again once the cache has it.
+        if (e instanceof KubeRequestError && e.status === 409) return { requeueAfter: CONFLICT_RETRY_MS };
         throw e;
       }
       o.onResolved(ctx.key, resolvedAt);

@@ -56,6 +56,8 @@ const createDatabase = async (ns: string, name: string) => {
 };
 const dbWatches = async () => (await cluster.openWatches())['databases.demo.refwatch.dev'] ?? 0;
 const databaseRefOf = (spec: unknown) => (spec as { databaseRef: { name: string } }).databaseRef.name;
+// status.resolvedBy keeps unknown fields on a real apiserver, which prunes those the App's schema lacks elsewhere.
+const observedOf = (status: unknown) => (status as { resolvedBy?: { observed?: string } } | undefined)?.resolvedBy?.observed;
 
 describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embedded'} cluster`, () => {
   it('a reconcile returning requeueAfter runs again after that delay, and not before', async () => {
@@ -121,6 +123,62 @@ describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embed
     expect(conflicts.length).toBeGreaterThanOrEqual(1);
     expect(m.controller('status')!.stats.errors).toBe(conflicts.length);
     await vi.waitFor(() => expect(m.changelog.get('referrer', `status|${appKey(ns, 'web')}`)?.state).toBe('Resolved'), { timeout: 15_000 });
+  });
+
+  it("forWakeOn 'generation': status and label writes to an App do not queue it, a spec change does; a 409 retried with requeueAfter ends written", async () => {
+    const ns = await cluster.newNamespace('forwake');
+    await createDatabase(ns, 'orders');
+    const reconciles: { generation: number | undefined; resourceVersion: string | undefined }[] = [];
+    let conflicts = 0;
+    const m = startManager([
+      {
+        name: 'apps',
+        for: { group: GROUP, kind: 'App', namespace: ns },
+        forWakeOn: 'generation',
+        async reconcile(ctx) {
+          const app = ctx.object!;
+          reconciles.push({ generation: app.metadata.generation, resourceVersion: app.metadata.resourceVersion });
+          ctx.resolve(`${DB}/${ns}/${databaseRefOf(app.spec)}`, 'spec.databaseRef');
+          if (observedOf(app.status) === databaseRefOf(app.spec)) return;
+          if (reconciles.length === 1) {
+            // Someone else writes the App's status first: the cached resourceVersion is stale, and the
+            // newer App, a status write, queues nothing.
+            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { status: { resolvedBy: { other: 'yes' } } } });
+          }
+          try {
+            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, {
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { resourceVersion: app.metadata.resourceVersion }, status: { resolvedBy: { observed: databaseRefOf(app.spec) } } },
+              signal: ctx.signal,
+            });
+          } catch (e) {
+            if (!(e instanceof KubeRequestError && e.status === 409)) throw e;
+            conflicts++;
+            return { requeueAfter: 200 };
+          }
+        },
+      },
+    ]);
+    const observed = async () => observedOf((await client.getJSON<{ status?: unknown }>(`${API}/namespaces/${ns}/apps/web`)).status);
+    await createApp(ns, 'web', 'orders');
+    await vi.waitFor(async () => expect(await observed()).toBe('orders'), { timeout: 20_000, interval: 100 });
+    expect(conflicts).toBeGreaterThanOrEqual(1);
+    // Settled: the Database cache primed (it queues its referrers) and the requeueAfter has fired.
+    const queue = m.controller('apps')!.queue;
+    await vi.waitFor(() => expect(m.referenceControllers.state(DB)).toBe('Active'), { timeout: 15_000 });
+    await vi.waitFor(() => expect({ ...queue.stats(), waiting: queue.waiting() }).toMatchObject({ depth: 0, processing: 0, waiting: 0 }), { timeout: 5_000 });
+    const settled = reconciles.length;
+    // Status and label writes leave the generation: nothing is queued.
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web/status`, { contentType: 'application/merge-patch+json', body: { status: { resolvedBy: { note: 'status only' } } } });
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, { contentType: 'application/merge-patch+json', body: { metadata: { labels: { touched: 'yes' } } } });
+    await vi.waitFor(() => expect(queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(reconciles).toHaveLength(settled);
+    // A spec change bumps the generation and queues the App.
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, { contentType: 'application/merge-patch+json', body: { spec: { databaseRef: { name: 'billing' } } } });
+    await vi.waitFor(async () => expect(await observed()).toBe('billing'), { timeout: 20_000, interval: 100 });
+    expect(reconciles.at(-1)!.generation).toBe(2);
+    expect(m.controller('apps')!.stats.errors).toBe(0);
   });
 
   it('referrers deleted, or forgotten without `for`, drop their references; the kind watch closes after the last', async () => {

@@ -37,6 +37,7 @@ const runs: { name: string; until?: string }[] = [
   { name: 'read-only caches' },
   { name: 'namespaces' },
   { name: 'observers' },
+  { name: 'waking only when it may resolve' },
 ];
 
 beforeAll(() => {

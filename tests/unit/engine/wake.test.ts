@@ -118,7 +118,7 @@ describe('wakeOn', () => {
     manager.start();
     source.apply(app('web', { databaseRef: 'orders' }));
     await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
-    expect(errors[0]).toMatchObject({ field: 'wakeOn', message: expect.stringContaining('wakeOn must be "change", "readiness" or "generation", got "status"') });
+    expect(errors[0]).toMatchObject({ field: 'wakeOn', message: expect.stringContaining('wakeOn must be "change", "readiness", "generation" or "resolution", got "status"') });
     expect(manager.registry.isReferenced(dbKey('orders'))).toBe(false);
   });
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -265,6 +266,16 @@ describe('request deadlines', () => {
       const pending = client.getJSON('/silent', {}, caller.signal).catch((x: unknown) => x);
       caller.abort();
       expect(((await pending) as Error).name).toBe('AbortError');
+      // A caller signal already aborted stops the request before it is sent.
+      expect(((await client.getJSON('/fast', {}, caller.signal).catch((x: unknown) => x)) as Error).name).toBe('AbortError');
+      // A long-lived caller signal (a controller's) gets one listener, however many requests share it.
+      const controller = new AbortController();
+      await Promise.all(Array.from({ length: 20 }, () => expect(client.getJSON('/fast', {}, controller.signal)).resolves.toEqual({ ok: true })));
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      // And it still aborts every request in flight under it.
+      const inFlight = Array.from({ length: 3 }, () => client.getJSON('/silent', {}, controller.signal).catch((x: unknown) => x));
+      controller.abort();
+      for (const e of await Promise.all(inFlight)) expect((e as Error).name).toBe('AbortError');
     } finally {
       client.close();
       server.closeAllConnections();

@@ -86,6 +86,18 @@ describe('Reflector: list then watch', () => {
     expect(o.metadata.managedFields).toBeUndefined();
   });
 
+  it('stripManagedFields builds metadata anew without managedFields, keeping every other field', () => {
+    const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop', managedFields: [{ manager: 'kubectl', operation: 'Apply' }], resourceVersion: '5' } };
+    const metadata = obj.metadata;
+    const out = stripManagedFields(obj);
+    expect(out.metadata).toEqual({ name: 'c', namespace: 'shop', resourceVersion: '5' });
+    expect('managedFields' in out.metadata).toBe(false);
+    // A new object, not the old one with a property deleted (which would turn it into a hash table).
+    expect(out.metadata).not.toBe(metadata);
+    const bare = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
+    expect(stripManagedFields(bare).metadata).toBe(bare.metadata);
+  });
+
   it('watches from the resourceVersion of the last bookmark after the server closes the watch, without repeating adds', async () => {
     server.create(DATABASE, 'a', { namespace: 'shop' });
     const { r, rec } = start(SHOP_DB, { watchList: false });
