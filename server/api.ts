@@ -9,7 +9,7 @@ import { RateLimiter, guardMutation } from './http/guard';
 import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
-import { buildSnapshot, snapshotJson } from './snapshot';
+import { captureSnapshot, compressed, contentCoding, snapshotBody } from './snapshot';
 
 /** The route handlers' logic: validate, call the runtime, serialize. Route files under app/ only delegate here. */
 
@@ -35,10 +35,14 @@ function stuckNow(rt: Runtime, olderThan = rt.config.stuckThresholdMs) {
   return stuck(rt.manager, { olderThan, now: Date.now() });
 }
 
-export function getSnapshot(rt: Runtime, req: Request): Response {
+/** GET snapshot: captured and encoded in slices (the event loop is never held long), compressed when the client accepts it. */
+export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
   const q = parseQuery(new URL(req.url), filterShape);
-  const snapshot = buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), toFilter(q), rt.config.stuckThresholdMs);
-  return new Response(snapshotJson(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
+  const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: toFilter(q), stuckThresholdMs: rt.config.stuckThresholdMs });
+  const coding = contentCoding(req.headers.get('accept-encoding'));
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: 'accept-encoding' };
+  if (coding !== 'identity') headers['content-encoding'] = coding;
+  return new Response(compressed(snapshotBody(snapshot), coding), { headers });
 }
 
 export function getStream(rt: Runtime, req: Request): Response {
@@ -47,7 +51,7 @@ export function getStream(rt: Runtime, req: Request): Response {
   const filter = toFilter(q);
   const body = sseStream({
     changelog: rt.changelog,
-    snapshot: () => buildSnapshot(rt.manager, rt.cluster(), stuckNow(rt), filter, rt.config.stuckThresholdMs),
+    snapshot: () => captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter, stuckThresholdMs: rt.config.stuckThresholdMs }),
     filter,
     lastEventId: req.headers.get('last-event-id') ?? q.lastEventId ?? null,
     cluster: { current: () => rt.cluster(), subscribe: (l) => rt.onCluster(l) },

@@ -51,6 +51,15 @@ interface Entry {
   older: Entry | undefined;
 }
 
+/** A snapshot being built in steps, at `revision`; `cursor` is the `created` of the last entry of `kind` read. */
+interface Reader {
+  readonly revision: number;
+  kind: EntityKind | undefined;
+  cursor: number;
+  readonly done: Set<EntityKind>;
+  readonly saved: Map<Entry, { value: AnyEntity; removed: boolean; visited: boolean }>;
+}
+
 /** Kinds whose entities expire silently: clients trim their own timelines. */
 const EPHEMERAL: ReadonlySet<EntityKind> = new Set<EntityKind>(['event']);
 
@@ -74,6 +83,8 @@ export class ChangeLog {
   #tombstones: { entry: Entry; revision: number }[] = [];
   #tombstoneHead = 0;
   readonly #listeners = new Set<(revision: number) => void>();
+  /** Snapshots being built in steps: each keeps the state at its revision of every entry changed since. */
+  readonly #readers = new Set<Reader>();
   readonly #waiters = new Set<{ after: number; resolve: (revision: number) => void }>();
   #batchDepth = 0;
   #notifyPending = false;
@@ -116,6 +127,7 @@ export class ChangeLog {
       this.#live.set(entity, this.#live.get(entity)! + 1);
       this.#pushNewest(created);
     } else {
+      this.#preserve(entry);
       if (entry.removed) {
         // Back after a removal: remember the gap, so a client that saw it gone is not told of it twice.
         entry.absentFrom = entry.revision;
@@ -151,6 +163,7 @@ export class ChangeLog {
       this.#drop(entry);
       return this.#revision;
     }
+    this.#preserve(entry);
     const revision = ++this.#revision;
     entry.removed = true;
     entry.revision = revision;
@@ -178,14 +191,54 @@ export class ChangeLog {
 
   /** The live entities matching the filter, each kind in the order first stored (events: least recently put first). */
   snapshot(filter: ChangeFilter = {}): EntitySnapshot {
-    const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
-    for (const kind of filter.entities ?? ENTITY_KINDS) {
-      const values: AnyEntity[] = entities[kind];
-      for (const entry of this.#entries(kind).values()) {
-        if (!entry.removed && matches(entry.value, filter)) values.push(entry.value);
-      }
+    const steps = this.snapshotSteps(filter, Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
     }
-    return { revision: this.#revision, entities };
+  }
+
+  /**
+   * snapshotSteps builds the same snapshot as `snapshot(filter)` at the
+   * revision of its first step, `step` entries per step, so a caller can yield
+   * the event loop between steps while the log keeps changing: an entry changed
+   * meanwhile is read as it was at that revision (one removed and compacted
+   * meanwhile comes at the end of its kind). Ephemeral kinds are read in one
+   * step. Run it to the end or call `return()`; until then the log keeps the
+   * old state of every entry changed.
+   */
+  *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
+    const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
+    const reader: Reader = { revision: this.#revision, kind: undefined, cursor: 0, done: new Set(), saved: new Map() };
+    this.#readers.add(reader);
+    try {
+      for (const kind of filter.entities ?? ENTITY_KINDS) {
+        const values: AnyEntity[] = entities[kind];
+        reader.kind = kind;
+        reader.cursor = 0;
+        let n = 0;
+        for (const entry of this.#entries(kind).values()) {
+          if (++n % step === 0 && !EPHEMERAL.has(kind)) yield;
+          const saved = reader.saved.get(entry);
+          if (saved !== undefined) {
+            if (saved.visited) continue;
+            saved.visited = true;
+            if (!saved.removed && matches(saved.value, filter)) values.push(saved.value);
+          } else if (entry.revision <= reader.revision && !entry.removed && matches(entry.value, filter)) {
+            values.push(entry.value); // unchanged since the reader's revision
+          }
+          reader.cursor = entry.created;
+        }
+        // Entries dropped from the log since the reader's revision, not reached before they went.
+        for (const [entry, saved] of reader.saved) {
+          if (entry.entity === kind && !saved.visited && !saved.removed && matches(saved.value, filter)) values.push(saved.value);
+        }
+        reader.done.add(kind);
+      }
+      return { revision: reader.revision, entities };
+    } finally {
+      this.#readers.delete(reader);
+    }
   }
 
   /**
@@ -302,6 +355,17 @@ export class ChangeLog {
     }
   }
 
+  /** Keeps the state of an entry about to change, for each snapshot reader at an earlier revision that has not read it yet. */
+  #preserve(entry: Entry): void {
+    for (const reader of this.#readers) {
+      // Past the reader's revision already: changed since, so saved at that first change, or created since.
+      if (entry.revision > reader.revision || reader.saved.has(entry)) continue;
+      // Map order is creation order, except for ephemeral kinds, which are read in one step.
+      const visited = reader.done.has(entry.entity) || (reader.kind === entry.entity && entry.created <= reader.cursor);
+      reader.saved.set(entry, { value: entry.value, removed: entry.removed, visited });
+    }
+  }
+
   /** Expires the oldest live entity of an ephemeral kind, without a tombstone. */
   #expireOldest(entity: EntityKind): void {
     const oldest = this.#entries(entity).values().next();
@@ -330,6 +394,7 @@ export class ChangeLog {
 
   /** Forgets an entry entirely: unlinked, unindexed, uncounted. */
   #drop(entry: Entry): void {
+    this.#preserve(entry);
     this.#entries(entry.entity).delete(entry.id);
     if (!entry.removed) this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
     this.#unlink(entry);

@@ -1,10 +1,10 @@
-import type { ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
-import { snapshotJson } from '../snapshot';
+import { encodeDelta, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
+import { snapshotText } from '../snapshot';
 
 export interface SseOptions {
   changelog: ChangeLog;
-  /** Builds a full snapshot (at the change log's current revision) for this client's filter. */
-  snapshot: () => Snapshot;
+  /** Captures a full snapshot (at the change log's current revision) for this client's filter. */
+  snapshot: () => Snapshot | Promise<Snapshot>;
   filter?: ChangeFilter;
   /** The client's Last-Event-ID: the revision it holds. */
   lastEventId?: string | null;
@@ -33,13 +33,18 @@ function message(event: string, data: unknown, id?: number, json = JSON.stringif
   return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${json}\n\n`);
 }
 
+const deltaMessage = (delta: Delta) => message('delta', delta, delta.revision, encodeDelta(delta));
+
 /**
  * sseStream serves GET /api/v1/stream to one client: a snapshot (or, with a
  * Last-Event-ID still retained, the deltas since it), then coalesced deltas
- * read from the change log. A client that stops reading is never buffered for
- * without bound: refwatch stops writing once highWaterBytes are queued and,
- * when the client reads again, sends one coalesced delta since its last
- * revision, or a resync and a snapshot if that revision was compacted.
+ * read from the change log, both in the lean wire format (lib/changelog/codec).
+ * A snapshot goes out in slices, yielding the event loop between them, and
+ * nothing else is written until its message is whole. A client that stops
+ * reading is never buffered for without bound: refwatch stops writing once
+ * highWaterBytes are queued and, when the client reads again, sends one
+ * coalesced delta since its last revision, or a resync and a snapshot if that
+ * revision was compacted.
  */
 export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
@@ -51,6 +56,10 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   let unsubscribe: (() => void) | undefined;
   let unsubscribeCluster: (() => void) | undefined;
   let ctrl: ReadableStreamDefaultController<Uint8Array>;
+  /** Set while a snapshot message is being written: nothing may interleave with it. */
+  let sending = false;
+  let deferredCluster: ClusterInfo | undefined;
+  let pulled: (() => void) | undefined;
 
   const cleanup = () => {
     if (closed) return;
@@ -60,6 +69,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     unsubscribe?.();
     unsubscribeCluster?.();
     opts.signal?.removeEventListener('abort', onAbort);
+    pulled?.();
     opts.onClose?.();
   };
   const onAbort = () => {
@@ -71,18 +81,47 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     }
   };
   const hasRoom = () => (ctrl.desiredSize ?? 0) > 0;
-  const sendSnapshot = () => {
-    const snap = opts.snapshot();
-    rev = snap.revision;
-    ctrl.enqueue(message('snapshot', snap, snap.revision, snapshotJson(snap)));
+  const sendCluster = (info: ClusterInfo) => {
+    if (sending) deferredCluster = info;
+    else if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
+  };
+  const sendSnapshot = async () => {
+    sending = true;
+    try {
+      const snap = await opts.snapshot();
+      if (closed) return;
+      rev = snap.revision;
+      ctrl.enqueue(encoder.encode(`id: ${snap.revision}\nevent: snapshot\ndata: `));
+      for await (const text of snapshotText(snap)) {
+        if (closed) return;
+        ctrl.enqueue(encoder.encode(text));
+        // A slow reader holds the snapshot back instead of buffering all of it.
+        while (!closed && !hasRoom()) await new Promise<void>((resolve) => (pulled = resolve));
+      }
+      if (closed) return;
+      ctrl.enqueue(encoder.encode('\n\n'));
+    } catch (error) {
+      if (closed) return;
+      cleanup();
+      ctrl.error(error);
+      return;
+    } finally {
+      sending = false;
+    }
+    if (deferredCluster !== undefined) {
+      const info = deferredCluster;
+      deferredCluster = undefined;
+      sendCluster(info);
+    }
+    if (opts.changelog.revision !== rev) schedule();
   };
   const flush = () => {
     flushTimer = undefined;
-    if (closed || !hasRoom()) return; // pull() flushes when the client reads again
+    if (closed || sending || !hasRoom()) return; // pull() flushes when the client reads again; a snapshot's end reschedules
     const since = opts.changelog.changesSince(rev, opts.filter);
     if (since.resnapshot) {
       ctrl.enqueue(message('resync', { revision: since.revision }));
-      sendSnapshot();
+      void sendSnapshot();
       return;
     }
     if (since.changes.length === 0) {
@@ -91,7 +130,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     }
     const delta: Delta = { from: rev, revision: since.revision, changes: since.changes };
     rev = since.revision;
-    ctrl.enqueue(message('delta', delta, delta.revision));
+    ctrl.enqueue(deltaMessage(delta));
   };
   const schedule = () => {
     if (!closed && flushTimer === undefined) flushTimer = setTimeout(flush, flushDelayMs);
@@ -113,28 +152,28 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
-          if (since.changes.length > 0) controller.enqueue(message('delta', { from: last, revision: since.revision, changes: since.changes } satisfies Delta, since.revision));
+          if (since.changes.length > 0) controller.enqueue(deltaMessage({ from: last, revision: since.revision, changes: since.changes }));
           else controller.enqueue(encoder.encode(`: resumed at ${since.revision}\n\n`));
         } else {
           if (last !== undefined) controller.enqueue(message('resync', { revision: opts.changelog.revision }));
-          sendSnapshot();
+          void sendSnapshot();
         }
         if (opts.cluster) {
-          controller.enqueue(message('cluster', opts.cluster.current()));
-          unsubscribeCluster = opts.cluster.subscribe((info) => {
-            if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
-          });
+          sendCluster(opts.cluster.current());
+          unsubscribeCluster = opts.cluster.subscribe(sendCluster);
         }
         unsubscribe = opts.changelog.subscribe(schedule);
         heartbeat = setInterval(() => {
-          if (!closed && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
+          if (!closed && !sending && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
         }, heartbeatMs);
-        // A change between the snapshot and the subscription is not lost.
-        if (opts.changelog.revision !== rev) schedule();
+        // A change between the resumed revision and the subscription is not lost (a snapshot's end looks itself).
+        if (!sending && opts.changelog.revision !== rev) schedule();
       },
       pull() {
+        pulled?.();
+        pulled = undefined;
         // The client read: catch it up if changes arrived while it was not reading.
-        if (!closed && opts.changelog.revision !== rev) schedule();
+        if (!closed && !sending && opts.changelog.revision !== rev) schedule();
       },
       cancel() {
         cleanup();

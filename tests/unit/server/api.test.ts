@@ -7,6 +7,8 @@ import { readJsonBody } from '@/server/http/validate';
 import { startRuntime, type Runtime } from '@/server/runtime';
 import { BASE, callHandler } from './call';
 import { z } from 'zod';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { decodeSnapshot } from '@/lib/changelog';
 
 let rt: Runtime;
 
@@ -63,11 +65,14 @@ describe('GET /api/v1/snapshot', () => {
   it('returns the whole state at one revision, without credentials', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot');
     expect(r.status).toBe(200);
-    expect(r.body.revision).toBe(rt.changelog.revision);
-    expect(r.body.cluster).toMatchObject({ mode: 'embedded', reachable: true });
-    expect(r.body.referrers.map((x: any) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
-    expect(r.body.controllers.map((x: any) => x.kind)).toContain('Database.demo.refwatch.dev');
-    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck']) expect(Array.isArray(r.body[k])).toBe(true);
+    expect(r.headers.get('content-encoding')).toBeNull();
+    const s = decodeSnapshot(r.body);
+    expect(s.revision).toBe(rt.changelog.revision);
+    expect(s.cluster).toMatchObject({ mode: 'embedded', reachable: true });
+    expect(s.referrers.map((x) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
+    expect(s.controllers.map((x) => x.kind)).toContain('Database.demo.refwatch.dev');
+    expect(s.references.map((x) => x.id)).toContain('test|App.demo.refwatch.dev/shop/good|Database.demo.refwatch.dev/shop/orders|metadata.annotations.ref0');
+    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck'] as const) expect(Array.isArray(s[k])).toBe(true);
     const token = (rt.connection.embedded!.kubeconfig() as any).users[0].user.token as string;
     expect(token.length).toBeGreaterThan(0);
     expect(r.text).not.toContain(token);
@@ -76,7 +81,21 @@ describe('GET /api/v1/snapshot', () => {
   it('filters by namespace', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot?namespace=billing');
     expect(r.status).toBe(200);
-    expect(r.body.referrers).toEqual([]);
+    expect(decodeSnapshot(r.body).referrers).toEqual([]);
+  });
+
+  it.each([
+    ['gzip', 'gzip, deflate', gunzipSync],
+    ['br', 'gzip, deflate, br', brotliDecompressSync],
+    ['gzip', 'br;q=0, gzip;q=0.5', gunzipSync],
+  ] as const)('compresses with %s when the client sends Accept-Encoding: %s', async (coding, accept, decompress) => {
+    const plain = decodeSnapshot((await call(getSnapshot, '/api/v1/snapshot')).body);
+    const res = await getSnapshot(rt, new Request(`${BASE}/api/v1/snapshot`, { headers: { 'accept-encoding': accept } }));
+    expect(res.headers.get('content-encoding')).toBe(coding);
+    expect(res.headers.get('vary')).toBe('accept-encoding');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const s = decodeSnapshot(JSON.parse(decompress(bytes).toString('utf8')));
+    expect({ ...s, stuck: s.stuck.map((x) => x.id) }).toEqual({ ...plain, stuck: plain.stuck.map((x) => x.id) });
   });
 
   it.each([

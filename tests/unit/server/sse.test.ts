@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
+import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
 import { sseStream } from '@/server/http/sse';
 import { buildSnapshot } from '@/server/snapshot';
 
@@ -40,6 +40,9 @@ function reader(stream: ReadableStream<Uint8Array>) {
             else if (line.startsWith('event: ')) m.event = line.slice(7);
             else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6));
           }
+          // Snapshots and deltas travel in the lean wire format.
+          if (m.event === 'snapshot') m.data = decodeSnapshot(m.data);
+          if (m.event === 'delta') m.data = decodeDelta(m.data);
           return m;
         }
         const { value, done } = await r.read();
@@ -185,5 +188,35 @@ describe('SSE stream', () => {
     await rd.next();
     await rd.cancel();
     expect(closed()).toBe(1);
+  });
+
+  it('sends a large snapshot in slices, whole, with the cluster and the changes made meanwhile after it', async () => {
+    const log = new ChangeLog();
+    for (let i = 0; i < 20_000; i++) log.put('referent', `r${i}`, referent(`r${i}`));
+    const revision = log.revision;
+    const listeners = new Set<(info: typeof cluster) => void>();
+    const { rd, abort } = open(log, {
+      heartbeatMs: 1,
+      cluster: { current: () => cluster, subscribe: (l) => (listeners.add(l), () => listeners.delete(l)) },
+      // Changes and a cluster event land while the snapshot is still being written.
+      snapshot: async () => {
+        const snap = buildSnapshot({ changelog: log }, cluster, []);
+        setImmediate(() => {
+          log.put('referent', 'late', referent('late', 'Ready'));
+          for (const l of listeners) l({ ...cluster, reachable: false });
+        });
+        return snap;
+      },
+    });
+    const first = await rd.next();
+    expect(first.event).toBe('snapshot');
+    expect(first.id).toBe(revision);
+    expect((first.data as Snapshot).referents).toHaveLength(20_000);
+    const rest = [await rd.until((m) => m.event !== 'message'), await rd.until((m) => m.event !== 'message')];
+    expect(rest.map((m) => m.event).sort()).toEqual(['cluster', 'delta']);
+    const delta = rest.find((m) => m.event === 'delta')!.data as Delta;
+    expect(delta).toMatchObject({ from: revision, changes: [{ id: 'late', removed: false }] });
+    expect(rest.find((m) => m.event === 'cluster')!.data).toMatchObject({ reachable: false });
+    abort.abort();
   });
 });
