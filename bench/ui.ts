@@ -5,6 +5,7 @@ import { chromium, type Page, type Route } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import { encodeDelta, encodeSnapshot } from '../lib/changelog/codec';
 import type { Change, Delta, Snapshot } from '../lib/changelog/wire';
 import { report, result } from './report';
 
@@ -120,7 +121,7 @@ function synthesize(now: number): Synthetic {
   return { snapshot, deltas, nodes, edges };
 }
 
-const sse = (id: number, event: string, data: unknown) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const sse = (id: number, event: string, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -142,17 +143,19 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
   let streams = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  await page.route('**/api/v1/snapshot', (route) => route.fulfill({ json: data.snapshot, headers: { 'cache-control': 'no-store' } }));
+  // In the lean wire format, as the server sends them; encoded before the page opens, as a server's would be ready.
+  const wire = { snapshot: encodeSnapshot(data.snapshot), deltas: data.deltas.map((d) => sse(d.revision, 'delta', encodeDelta(d))).join('') };
+  await page.route('**/api/v1/snapshot', (route) => route.fulfill({ body: wire.snapshot, contentType: 'application/json', headers: { 'cache-control': 'no-store' } }));
   await page.route('**/api/v1/stream', async (route: Route) => {
     const n = ++streams;
     const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
     if (n === 1) {
       // The first connection carries the snapshot and ends; the browser reconnects after `retry` ms, as on a dropped stream.
-      await route.fulfill({ status: 200, headers, body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', data.snapshot)}` });
+      await route.fulfill({ status: 200, headers, body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', wire.snapshot)}` });
     } else if (n === 2) {
       // The resumed connection carries the deltas since that revision, once the first render is done.
       await gate;
-      await route.fulfill({ status: 200, headers, body: data.deltas.map((d) => sse(d.revision, 'delta', d)).join('') });
+      await route.fulfill({ status: 200, headers, body: wire.deltas });
     } else {
       await route.fulfill({ status: 200, headers, body: 'retry: 3600000\n\n' });
     }
