@@ -36,7 +36,7 @@ function assemble(revision: number, e: Partial<Record<string, unknown[]>>, clust
 /** How long one slice of snapshot work may hold the event loop before it yields (ms). */
 export const SLICE_MS = 8;
 /** Entities read or encoded between looks at the clock. */
-const STEP = 2000;
+const STEP = 1000;
 
 const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -146,7 +146,7 @@ const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
 };
 
 /** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
-const STEP = 2000;
+const STEP = 500;
 
 /** Interner builds one message's string and key tables. */
 class Interner {

@@ -1,0 +1,163 @@
+/**
+ * wire: GET /api/v1/snapshot and the stream's first snapshot on a registry of
+ * a million references, served by the server's own handlers (getSnapshot,
+ * getStream) over node:http on 127.0.0.1. The registry is a Manager over
+ * MemoryInformerSource (bench/wire/cluster.ts): 333,334 Apps × 3 references.
+ *
+ * - api.snapshot.bytesPerReference: the uncompressed body's bytes / references;
+ *   the gzip and br bodies are reported beside it.
+ * - api.snapshot.maxBlockMs: the longest the event loop was held while the four
+ *   requests (identity, gzip, br, stream) were answered, one after the other,
+ *   while 1,000 referrers/s changed. A 1 ms interval timer measures it: each
+ *   gap beyond 1 ms is time nothing else could run (GC pauses included). On a
+ *   shared, loaded machine a gap is also time the OS ran other processes, so a
+ *   gap counts only the CPU time the process used in it (min of wall and CPU;
+ *   CPU includes GC and zlib threads, so this errs high); the wall-clock
+ *   maximum is reported beside it.
+ *
+ * The client reads each body in this process, counting bytes only.
+ *
+ *   npm run bench -- wire         REFWATCH_WIRE_APPS=10000 for a quick run
+ */
+import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import type { ClusterInfo } from '../../lib/changelog';
+import { getSnapshot, getStream } from '../../server/api';
+import type { Runtime } from '../../server/runtime';
+import { report, result } from '../report';
+import { buildRegistry } from './cluster';
+
+const HEAP_MB = 12_288;
+// A million references and their Manager need more than the default heap: rerun with more.
+if (!process.execArgv.some((a) => a.startsWith('--max-old-space-size'))) {
+  const r = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_MB}`, ...process.execArgv, import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+
+const APPS = Number(process.env.REFWATCH_WIRE_APPS ?? 333_334);
+const TARGET_BYTES = 150;
+const TARGET_BLOCK_MS = 50;
+const CHURN_PER_S = 1000;
+
+const cluster: ClusterInfo = { mode: 'embedded', server: 'http://127.0.0.1:1', context: 'embedded', reachable: true, version: 'v1.35.4' };
+
+const { manager, references, setupMs } = await buildRegistry(APPS);
+console.log(`wire: ${APPS} referrers, ${references} references, ${manager.changelog.size('referent')} referents; set up in ${(setupMs / 1000).toFixed(1)} s; heap ${(process.memoryUsage().heapUsed / 1e9).toFixed(2)} GB`);
+
+// The parts of the runtime the two handlers read.
+const rt = {
+  manager,
+  changelog: manager.changelog,
+  config: { stuckThresholdMs: 30_000 },
+  cluster: () => cluster,
+  onCluster: () => () => undefined,
+  metrics: { sseClients: { inc: () => undefined, dec: () => undefined } },
+} as unknown as Runtime;
+
+const server = http.createServer((req, res) => void serve(req, res));
+async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const abort = new AbortController();
+  res.on('close', () => abort.abort());
+  const request = new Request(`http://127.0.0.1${req.url}`, { headers: req.headers as Record<string, string>, signal: abort.signal });
+  const response = req.url!.startsWith('/api/v1/stream') ? getStream(rt, request) : await getSnapshot(rt, request);
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  const reader = response.body!.getReader();
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      if (!res.write(r.value)) await new Promise((resolve) => res.once('drain', resolve));
+    }
+  } catch {
+    // the client hung up
+  } finally {
+    res.end();
+  }
+}
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+/** get reads a response, counting its bytes; a stream is read until its first message (the snapshot) is whole. */
+function get(path: string, headers: Record<string, string>): Promise<{ bytes: number; ms: number; encoding?: string; tail: string }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${base}${path}`, { headers, agent: false }, (res) => {
+      let bytes = 0;
+      let tail = '';
+      const stream = path.startsWith('/api/v1/stream');
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        tail = (tail + chunk.toString('latin1', Math.max(0, chunk.length - 64))).slice(-64);
+        if (stream && tail.endsWith('\n\n') && bytes > 1000) {
+          req.destroy();
+          resolve({ bytes, ms: performance.now() - t0, tail });
+        }
+      });
+      res.on('end', () => resolve({ bytes, ms: performance.now() - t0, encoding: res.headers['content-encoding'], tail }));
+      res.on('error', reject);
+    });
+    req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
+  });
+}
+
+// The probe: a 1 ms timer; any longer gap is the loop held, for as long as the process ran in it.
+let maxGap = 0;
+let maxWallGap = 0;
+let last = performance.now();
+let lastCpu = process.cpuUsage();
+const probe = setInterval(() => {
+  const now = performance.now();
+  const cpu = process.cpuUsage(lastCpu);
+  const wall = now - last - 1;
+  maxWallGap = Math.max(maxWallGap, wall);
+  maxGap = Math.max(maxGap, Math.min(wall, (cpu.user + cpu.system) / 1000 - 1));
+  last = now;
+  lastCpu = process.cpuUsage();
+}, 1);
+// Churn: referrers change while snapshots are captured and encoded.
+let churned = 0;
+const referrerIds = manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer.map((r) => r.id);
+const churn = setInterval(() => {
+  for (let k = 0; k < CHURN_PER_S / 100; k++) {
+    const id = referrerIds[churned++ % referrerIds.length]!;
+    const prev = manager.changelog.get('referrer', id);
+    if (prev) manager.changelog.put('referrer', id, { ...prev, reconciles: prev.reconciles + 1, lastReconcileAt: Date.now() });
+  }
+}, 10);
+
+const runs: [string, string, Record<string, string>][] = [
+  ['identity', '/api/v1/snapshot', {}],
+  ['gzip', '/api/v1/snapshot', { 'accept-encoding': 'gzip' }],
+  ['br', '/api/v1/snapshot', { 'accept-encoding': 'gzip, br' }],
+  ['stream', '/api/v1/stream', { accept: 'text/event-stream' }],
+];
+const sizes: Record<string, number> = {};
+const blocks: number[] = [];
+const wallBlocks: number[] = [];
+for (const [name, path, headers] of runs) {
+  maxGap = 0;
+  maxWallGap = 0;
+  last = performance.now();
+  lastCpu = process.cpuUsage();
+  const r = await get(path, headers);
+  if (name !== 'stream' && (r.encoding ?? 'identity') !== name) throw new Error(`GET ${path} with ${JSON.stringify(headers)} came back ${r.encoding ?? 'identity'}`);
+  sizes[name] = r.bytes;
+  blocks.push(maxGap);
+  wallBlocks.push(maxWallGap);
+  console.log(`wire: ${name.padEnd(8)} ${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(2)} s; loop held at most ${maxGap.toFixed(1)} ms (wall-clock gap ${maxWallGap.toFixed(1)} ms)`);
+  report(`api.snapshot.maxBlockMs.${name}`, Number(maxGap.toFixed(1)), 'ms');
+}
+clearInterval(probe);
+clearInterval(churn);
+server.closeAllConnections();
+await new Promise((resolve) => server.close(resolve));
+await manager.stop();
+
+const maxBlock = Math.max(...blocks);
+console.log(`wire: ${churned} referrer changes during the run; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+report('api.snapshot.maxBlockMs.wallClock', Number(Math.max(...wallBlocks).toFixed(1)), 'ms(wall, includes time descheduled)');
+report('api.snapshot.bytes', sizes.identity!, 'bytes');
+report('api.snapshot.gzipBytesPerReference', Number((sizes.gzip! / references).toFixed(1)), 'bytes');
+report('api.snapshot.brBytesPerReference', Number((sizes.br! / references).toFixed(1)), 'bytes');
+result('api.snapshot.bytesPerReference', Number((sizes.identity! / references).toFixed(1)), 'bytes(uncompressed)', '<=', TARGET_BYTES);
+result('api.snapshot.maxBlockMs', Number(maxBlock.toFixed(1)), `ms(at ${references} references)`, '<=', TARGET_BLOCK_MS);
