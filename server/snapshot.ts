@@ -84,12 +84,11 @@ export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions):
 }
 
 /**
- * snapshotText yields a snapshot's wire JSON in slices, each encoded within
- * about `sliceMs`, yielding the event loop between them. The snapshot's
- * arrays and entities are not changed by anyone, so the text is of its revision.
+ * slicedText joins JSON text pieces into slices, each made within about
+ * `sliceMs`, yielding the event loop between them. The value the pieces
+ * encode is not changed by anyone, so the text is of one revision.
  */
-export async function* snapshotText(s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> {
-  const parts = encodeSnapshotParts(s);
+export async function* slicedText(parts: Iterable<string>, sliceMs = SLICE_MS): AsyncGenerator<string> {
   let pending: string[] = [];
   let sliceStart = performance.now();
   for (const part of parts) {
@@ -103,6 +102,9 @@ export async function* snapshotText(s: Snapshot, sliceMs = SLICE_MS): AsyncGener
   }
   if (pending.length > 0) yield pending.join('');
 }
+
+/** snapshotText is a snapshot's wire JSON, in slices. */
+export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> => slicedText(encodeSnapshotParts(s), sliceMs);
 
 const encoder = new TextEncoder();
 

@@ -1,5 +1,5 @@
-import { encodeDelta, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
-import { snapshotText } from '../snapshot';
+import { encodeDelta, encodeDeltaParts, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
+import { slicedText, snapshotText } from '../snapshot';
 
 export interface SseOptions {
   changelog: ChangeLog;
@@ -35,6 +35,9 @@ function message(event: string, data: unknown, id?: number, json = JSON.stringif
 
 const deltaMessage = (delta: Delta) => message('delta', delta, delta.revision, encodeDelta(delta));
 
+/** Deltas with more changes than this are encoded in slices, as snapshots are. */
+const SLICED_DELTA_CHANGES = 2000;
+
 /**
  * sseStream serves GET /api/v1/stream to one client: a snapshot (or, with a
  * Last-Event-ID still retained, the deltas since it), then coalesced deltas
@@ -56,7 +59,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   let unsubscribe: (() => void) | undefined;
   let unsubscribeCluster: (() => void) | undefined;
   let ctrl: ReadableStreamDefaultController<Uint8Array>;
-  /** Set while a snapshot message is being written: nothing may interleave with it. */
+  /** Set while a sliced message (a snapshot, a large delta) is being written: nothing may interleave with it. */
   let sending = false;
   let deferredCluster: ClusterInfo | undefined;
   let pulled: (() => void) | undefined;
@@ -85,21 +88,23 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     if (sending) deferredCluster = info;
     else if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
   };
-  const sendSnapshot = async () => {
+  /** writeSliced writes one message whose data comes in slices, holding back while the client does not read; false if the client left. */
+  const writeSliced = async (id: number, event: string, text: AsyncIterable<string>): Promise<boolean> => {
+    ctrl.enqueue(encoder.encode(`id: ${id}\nevent: ${event}\ndata: `));
+    for await (const slice of text) {
+      if (closed) return false;
+      ctrl.enqueue(encoder.encode(slice));
+      while (!closed && !hasRoom()) await new Promise<void>((resolve) => (pulled = resolve));
+    }
+    if (closed) return false;
+    ctrl.enqueue(encoder.encode('\n\n'));
+    return true;
+  };
+  /** sendSliced runs a sliced write with everything else held back, then sends what waited. */
+  const sendSliced = async (write: () => Promise<boolean>) => {
     sending = true;
     try {
-      const snap = await opts.snapshot();
-      if (closed) return;
-      rev = snap.revision;
-      ctrl.enqueue(encoder.encode(`id: ${snap.revision}\nevent: snapshot\ndata: `));
-      for await (const text of snapshotText(snap)) {
-        if (closed) return;
-        ctrl.enqueue(encoder.encode(text));
-        // A slow reader holds the snapshot back instead of buffering all of it.
-        while (!closed && !hasRoom()) await new Promise<void>((resolve) => (pulled = resolve));
-      }
-      if (closed) return;
-      ctrl.enqueue(encoder.encode('\n\n'));
+      if (!(await write())) return;
     } catch (error) {
       if (closed) return;
       cleanup();
@@ -115,6 +120,18 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     }
     if (opts.changelog.revision !== rev) schedule();
   };
+  const sendSnapshot = () =>
+    sendSliced(async () => {
+      const snap = await opts.snapshot();
+      if (closed) return false;
+      rev = snap.revision;
+      return writeSliced(snap.revision, 'snapshot', snapshotText(snap));
+    });
+  const sendDelta = (delta: Delta) => {
+    rev = delta.revision;
+    if (delta.changes.length <= SLICED_DELTA_CHANGES) ctrl.enqueue(deltaMessage(delta));
+    else void sendSliced(() => writeSliced(delta.revision, 'delta', slicedText(encodeDeltaParts(delta))));
+  };
   const flush = () => {
     flushTimer = undefined;
     if (closed || sending || !hasRoom()) return; // pull() flushes when the client reads again; a snapshot's end reschedules
@@ -128,9 +145,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
       rev = since.revision;
       return;
     }
-    const delta: Delta = { from: rev, revision: since.revision, changes: since.changes };
-    rev = since.revision;
-    ctrl.enqueue(deltaMessage(delta));
+    sendDelta({ from: rev, revision: since.revision, changes: since.changes });
   };
   const schedule = () => {
     if (!closed && flushTimer === undefined) flushTimer = setTimeout(flush, flushDelayMs);
@@ -152,7 +167,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
-          if (since.changes.length > 0) controller.enqueue(deltaMessage({ from: last, revision: since.revision, changes: since.changes }));
+          if (since.changes.length > 0) sendDelta({ from: last, revision: since.revision, changes: since.changes });
           else controller.enqueue(encoder.encode(`: resumed at ${since.revision}\n\n`));
         } else {
           if (last !== undefined) controller.enqueue(message('resync', { revision: opts.changelog.revision }));

@@ -219,4 +219,22 @@ describe('SSE stream', () => {
     expect(rest.find((m) => m.event === 'cluster')!.data).toMatchObject({ reachable: false });
     abort.abort();
   });
+
+  it('resumes with a delta of thousands of changes, written in slices, whole', async () => {
+    const log = new ChangeLog();
+    log.put('referent', 'a', referent('a'));
+    const seen = log.revision;
+    for (let i = 0; i < 5000; i++) log.put('referent', `r${i}`, referent(`r${i}`, 'Ready'));
+    const { rd, abort } = open(log, { lastEventId: String(seen), heartbeatMs: 1 });
+    const m = await rd.until((x) => x.event === 'delta');
+    const delta = m.data as Delta;
+    expect(m.id).toBe(log.revision);
+    expect(delta.from).toBe(seen);
+    expect(delta.changes).toHaveLength(5000);
+    expect(delta.changes.at(-1)).toMatchObject({ id: 'r4999', removed: false, value: { state: 'Ready' } });
+    log.put('referent', 'a', referent('a', 'Ready'));
+    const next = (await rd.until((x) => x.event === 'delta')).data as Delta;
+    expect(next).toMatchObject({ from: m.id, changes: [{ id: 'a' }] });
+    abort.abort();
+  });
 });
