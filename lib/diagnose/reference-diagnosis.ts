@@ -51,6 +51,17 @@ export class ReferenceDiagnosis {
     private readonly now: number,
   ) {}
 
+  /**
+   * prepare builds, `step` keys between steps, the similar-names index that
+   * explaining a missing referent of ref's kind would otherwise build at once.
+   */
+  *prepare(ref: Reference, step: number): Generator<void> {
+    const view = this.referenceControllers.inspectFor(ref.referent);
+    const sub = view?.subscription;
+    if (!view || !sub || !sub.isPrimed() || this.indexes.has(view.id) || sub.store.get(ref.referent)) return;
+    this.indexes.set(view.id, yield* SimilarNames.build(sub.store.keys(), step));
+  }
+
   explain(ref: Reference): ReferenceExplanation {
     const kind = kindOfKey(ref.referent);
     const observed = this.referenceControllers.observed(ref.referent, ref.fieldPath);

@@ -45,7 +45,10 @@ export function* stuckSteps(manager: DiagnosisSource, referrers: readonly Referr
   const entries: StuckEntry[] = [];
   for (let i = 0; i < sorted.length; i++) {
     if (i % step === step - 1) yield;
-    entries.push(entry(sorted[i]!, blockingReference(manager, diagnosis, sorted[i]!), now));
+    const r = sorted[i]!;
+    // A missing referent's kind is indexed for "did you mean" once, in steps, before it is explained.
+    if (step !== Infinity) for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
+    entries.push(entry(r, blockingReference(manager, diagnosis, r), now));
   }
   return entries;
 }
