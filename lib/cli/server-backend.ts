@@ -74,11 +74,17 @@ export class ServerBackend implements Backend {
     while (!signal.aborted) {
       const queue: WatchMessage[] = [];
       let wake: (() => void) | undefined;
+      // A message this CLI cannot read ends the watch with the reason, instead of reconnecting for ever.
+      let unreadable: unknown;
       const parser = createParser({
         onEvent: (ev) => {
-          if (ev.id) lastEventId = ev.id;
-          if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: this.decoded(decodeSnapshot, JSON.parse(ev.data)) });
-          else if (ev.event === 'delta') queue.push({ type: 'delta', changes: this.decoded(decodeDelta, JSON.parse(ev.data)).changes });
+          try {
+            if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: this.decoded(decodeSnapshot, JSON.parse(ev.data)) });
+            else if (ev.event === 'delta') queue.push({ type: 'delta', changes: this.decoded(decodeDelta, JSON.parse(ev.data)).changes });
+            if (ev.id) lastEventId = ev.id;
+          } catch (e) {
+            unreadable ??= e;
+          }
           wake?.();
         },
       });
@@ -111,6 +117,10 @@ export class ServerBackend implements Backend {
         }
       })();
       while (!done || queue.length > 0) {
+        if (unreadable !== undefined) {
+          onAbort();
+          throw unreadable instanceof CliError ? unreadable : new CliError(`--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`);
+        }
         const m = queue.shift();
         if (m) {
           yield m;
