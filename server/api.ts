@@ -9,7 +9,7 @@ import { RateLimiter, guardMutation } from './http/guard';
 import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
-import { captureSnapshot, compressed, contentCoding, snapshotBody } from './snapshot';
+import { captureSnapshot, snapshotBody } from './snapshot';
 
 /** The route handlers' logic: validate, call the runtime, serialize. Route files under app/ only delegate here. */
 
@@ -35,14 +35,14 @@ function stuckNow(rt: Runtime, olderThan = rt.config.stuckThresholdMs) {
   return stuck(rt.manager, { olderThan, now: Date.now() });
 }
 
-/** GET snapshot: captured and encoded in slices (the event loop is never held long), compressed when the client accepts it. */
+/**
+ * GET snapshot: captured and encoded in slices, so the event loop is never held long. The server
+ * gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
+ */
 export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
   const q = parseQuery(new URL(req.url), filterShape);
   const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: toFilter(q), stuckThresholdMs: rt.config.stuckThresholdMs });
-  const coding = contentCoding(req.headers.get('accept-encoding'));
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: 'accept-encoding' };
-  if (coding !== 'identity') headers['content-encoding'] = coding;
-  return new Response(compressed(snapshotBody(snapshot), coding), { headers });
+  return new Response(snapshotBody(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
 }
 
 export function getStream(rt: Runtime, req: Request): Response {

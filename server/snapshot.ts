@@ -1,5 +1,3 @@
-import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import { Duplex } from 'node:stream';
 import { encodeSnapshotParts, type ChangeFilter, type ClusterInfo, type EntitySnapshot, type Snapshot, type StuckEntry } from '../lib/changelog';
 import { stuckSteps, type DiagnosisSource } from '../lib/diagnose';
 
@@ -122,37 +120,4 @@ export function snapshotBody(s: Snapshot, sliceMs = SLICE_MS): ReadableStream<Ui
       await text.return(undefined);
     },
   });
-}
-
-export type ContentCoding = 'br' | 'gzip' | 'identity';
-
-/**
- * contentCoding picks the response's coding from an Accept-Encoding header:
- * br, else gzip, when the client accepts it (q > 0); identity otherwise.
- */
-export function contentCoding(acceptEncoding: string | null): ContentCoding {
-  if (!acceptEncoding) return 'identity';
-  const q = new Map<string, number>();
-  for (const item of acceptEncoding.split(',')) {
-    const [name, ...params] = item.trim().toLowerCase().split(';');
-    if (!name) continue;
-    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const value = qParam === undefined ? 1 : Number(qParam.slice(2));
-    q.set(name, Number.isFinite(value) ? value : 0);
-  }
-  const accepts = (coding: string) => (q.get(coding) ?? q.get('*') ?? 0) > 0;
-  if (accepts('br')) return 'br';
-  if (accepts('gzip')) return 'gzip';
-  return 'identity';
-}
-
-/**
- * compressed passes a body through br or gzip. The compressor runs on libuv's
- * thread pool, so the event loop only moves bytes; brotli at quality 4 keeps
- * pace with the encoder at a ratio near gzip's best.
- */
-export function compressed(body: ReadableStream<Uint8Array>, coding: ContentCoding): ReadableStream<Uint8Array> {
-  if (coding === 'identity') return body;
-  const compressor = coding === 'br' ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } }) : createGzip({ level: 6 });
-  return body.pipeThrough(Duplex.toWeb(compressor) as unknown as TransformStream<Uint8Array, Uint8Array>);
 }

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { gunzipSync } from 'node:zlib';
 import { ChangeLog, decodeSnapshot, type ReferrerEntity } from '@/lib/changelog';
 import type { CaptureSource } from '@/server/snapshot';
-import { buildSnapshot, captureSnapshot, compressed, contentCoding, snapshotBody } from '@/server/snapshot';
+import { buildSnapshot, captureSnapshot, snapshotBody } from '@/server/snapshot';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
@@ -14,10 +13,6 @@ function referrer(i: number, reconciles = 1): ReferrerEntity {
 /** A capture source over a bare change log: every referrer is Resolved, so stuck needs no registry. */
 function source(log: ChangeLog): CaptureSource {
   return { changelog: log } as unknown as CaptureSource;
-}
-
-async function text(body: ReadableStream<Uint8Array>): Promise<string> {
-  return new TextDecoder().decode(Buffer.from(await new Response(body).arrayBuffer()));
 }
 
 describe('captureSnapshot', () => {
@@ -59,32 +54,5 @@ describe('snapshotBody', () => {
     expect(chunks.length).toBeGreaterThan(1);
     expect(ticks).toBeGreaterThan(0);
     expect(decodeSnapshot(JSON.parse(Buffer.concat(chunks).toString('utf8')))).toEqual(snapshot);
-  });
-
-  it('gzips to the same text', async () => {
-    const log = new ChangeLog();
-    for (let i = 0; i < 1000; i++) log.put('referrer', referrer(i).id, referrer(i));
-    const snapshot = buildSnapshot({ changelog: log }, cluster, []);
-    const plain = await text(snapshotBody(snapshot));
-    const zipped = Buffer.from(await new Response(compressed(snapshotBody(snapshot), 'gzip')).arrayBuffer());
-    expect(zipped.length).toBeLessThan(plain.length / 4);
-    expect(gunzipSync(zipped).toString('utf8')).toBe(plain);
-  });
-});
-
-describe('contentCoding', () => {
-  it.each([
-    [null, 'identity'],
-    ['', 'identity'],
-    ['gzip', 'gzip'],
-    ['gzip, deflate, br', 'br'],
-    ['br;q=0, gzip', 'gzip'],
-    ['BR;Q=0.1', 'br'],
-    ['*', 'br'],
-    ['*;q=0, gzip;q=0.2', 'gzip'],
-    ['identity, deflate', 'identity'],
-    ['gzip;q=0', 'identity'],
-  ] as const)('answers %j with %s', (header, coding) => {
-    expect(contentCoding(header)).toBe(coding);
   });
 });
