@@ -24,10 +24,16 @@ interface Field {
   readonly base?: string;
 }
 
+/** A field rebuilt on decode from others; `holds` tells, without building it, whether a value is the one derive gives. */
+interface Derived {
+  derive(row: Row): unknown;
+  holds(row: Row, value: unknown): boolean;
+}
+
 /** A table's columns, and the fields rebuilt on decode from the others (carried only when they differ). */
 interface Schema {
   readonly fields: readonly Field[];
-  readonly derived: Readonly<Record<string, (row: Row) => unknown>>;
+  readonly derived: Readonly<Record<string, Derived>>;
 }
 
 type Row = Record<string, unknown>;
@@ -88,6 +94,42 @@ const namespaceOf = (key: unknown): string | undefined => {
   return a < 0 || b < 0 ? undefined : key.slice(a + 1, b);
 };
 
+/** The fields' values joined with '|' (an id). */
+const joined = (...names: string[]): Derived => ({
+  derive: (r) => names.map((n) => String(r[n])).join('|'),
+  holds: (r, value) => {
+    if (typeof value !== 'string') return false;
+    let at = 0;
+    for (let i = 0; i < names.length; i++) {
+      const part = r[names[i]!];
+      if (typeof part !== 'string' || !value.startsWith(part, at)) return false;
+      at += part.length;
+      if (i < names.length - 1 && value.charCodeAt(at++) !== 124) return false;
+    }
+    return at === value.length;
+  },
+});
+/** The field's value as is. */
+const same = (name: string): Derived => ({ derive: (r) => r[name], holds: (r, value) => value === r[name] });
+/** The kind of the key in the field. */
+const kindOfField = (name: string): Derived => ({
+  derive: (r) => kindOf(r[name]),
+  holds: (r, value) => {
+    const key = r[name];
+    return typeof key === 'string' && typeof value === 'string' && key.indexOf('/') === value.length && key.startsWith(value);
+  },
+});
+/** The namespace of the key in the field. */
+const namespaceOfField = (name: string): Derived => ({
+  derive: (r) => namespaceOf(r[name]),
+  holds: (r, value) => {
+    const key = r[name];
+    if (typeof key !== 'string' || typeof value !== 'string') return false;
+    const a = key.indexOf('/');
+    return a >= 0 && key.indexOf('/', a + 1) === a + 1 + value.length && key.startsWith(value, a + 1);
+  },
+});
+
 const f = (name: string, codec: Codec, base?: string): Field => (base === undefined ? { name, codec } : { name, codec, base });
 
 const SCHEMAS = {
@@ -96,19 +138,15 @@ const SCHEMAS = {
       f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('reason', 'str'), f('message', 'str'), f('since', 'time'),
       f('references', 'num'), f('reconciles', 'num'), f('lastReconcileAt', 'time', 'since'), f('resolvedAt', 'time', 'since'),
     ],
-    derived: { id: (r) => `${String(r.controller)}|${String(r.key)}`, kind: (r) => kindOf(r.key), namespace: (r) => namespaceOf(r.key) },
+    derived: { id: joined('controller', 'key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
   },
   referent: {
     fields: [f('key', 'key'), f('state', 'str'), f('message', 'str'), f('referencedBy', 'num'), f('uid', 'raw'), f('resourceVersion', 'raw'), f('changedAt', 'time')],
-    derived: { id: (r) => r.key, kind: (r) => kindOf(r.key), namespace: (r) => namespaceOf(r.key) },
+    derived: { id: same('key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
   },
   reference: {
     fields: [f('controller', 'str'), f('referrer', 'key'), f('referent', 'key'), f('fieldPath', 'str'), f('count', 'num')],
-    derived: {
-      id: (r) => `${String(r.controller)}|${String(r.referrer)}|${String(r.referent)}|${String(r.fieldPath)}`,
-      kind: (r) => kindOf(r.referent),
-      namespace: (r) => namespaceOf(r.referrer),
-    },
+    derived: { id: joined('controller', 'referrer', 'referent', 'fieldPath'), kind: kindOfField('referent'), namespace: namespaceOfField('referrer') },
   },
   event: {
     fields: [
@@ -122,7 +160,7 @@ const SCHEMAS = {
       f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('since', 'time'), f('ageMs', 'num'), f('reason', 'str'), f('message', 'str'),
       f('fix', 'str'), f('referent', 'key'),
     ],
-    derived: { id: (r) => `${String(r.controller)}|${String(r.key)}` },
+    derived: { id: joined('controller', 'key') },
   },
 } satisfies Record<string, Schema>;
 
@@ -187,7 +225,7 @@ class TableEncoder {
   readonly #columns: unknown[][];
   readonly #prev: number[];
   readonly #known: Set<string>;
-  readonly #derived: [string, (row: Row) => unknown][];
+  readonly #derived: [string, Derived][];
   readonly #x: Record<string, Row> = {};
   #rows = 0;
 
@@ -231,8 +269,8 @@ class TableEncoder {
       col.push(absent);
       (extra ??= {})[name] = v;
     }
-    for (const [name, derive] of this.#derived) {
-      if (row[name] !== derive(row)) (extra ??= {})[name] = row[name] === undefined ? null : row[name];
+    for (const [name, derived] of this.#derived) {
+      if (!derived.holds(row, row[name])) (extra ??= {})[name] = row[name] === undefined ? null : row[name];
     }
     for (const name in row) {
       if (!this.#known.has(name) && row[name] !== undefined) (extra ??= {})[name] = row[name];
@@ -465,7 +503,7 @@ class Decoder {
           else row[name] = value;
         }
       }
-      for (const [name, derive] of Object.entries(schema.derived)) {
+      for (const [name, { derive }] of Object.entries(schema.derived)) {
         if (extra && name in extra) continue;
         const d = derive(row);
         if (d !== undefined) row[name] = d;
