@@ -77,8 +77,8 @@ export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions):
   const { revision, entities } = await runSliced(src.changelog.snapshotSteps(filter, STEP), opts.sliceMs);
   const unfiltered = filter.namespace === undefined && filter.kind === undefined && (filter.entities === undefined || filter.entities.includes('referrer'));
   const referrers = unfiltered ? entities.referrer : (await runSliced(src.changelog.snapshotSteps({ entities: ['referrer'] }, STEP), opts.sliceMs)).entities.referrer;
-  // A diagnosis costs more than reading an entity: fewer per step.
-  const stuck = await runSliced(stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, STEP / 4), opts.sliceMs);
+  // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
+  const stuck = await runSliced(stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25), opts.sliceMs);
   return assemble(revision, entities, opts.cluster(), stuck, opts.stuckThresholdMs);
 }
 
