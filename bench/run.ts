@@ -11,7 +11,7 @@ const all = readdirSync(dir, { withFileTypes: true })
   .sort();
 const entry = (name: string) => (existsSync(path.join(dir, `${name}.ts`)) ? path.join(dir, `${name}.ts`) : path.join(dir, name, 'bench.ts'));
 // These need a real kube-apiserver (tens of minutes): run when named, or in the full run with REFWATCH_BENCH_REAL=1.
-const realOnly = new Set(['peer']);
+const realOnly = new Set(['peer', 'faults']);
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) {
   if (!all.includes(n)) {

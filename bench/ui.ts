@@ -123,7 +123,7 @@ function synthesize(now: number): Synthetic {
 
 const sse = (id: number, event: string, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -176,7 +176,7 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
   return { firstRender, batches };
 }
 
-async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
   const port = Number(process.env.REFWATCH_UI_PORT ?? 3190);
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'start.ts'), '--port', String(port)], {
     cwd: root,
@@ -263,7 +263,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+// Run when executed, not when bench/ui-overview.ts borrows its server start.
+if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
+  main().catch((e) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}

@@ -1,58 +1,67 @@
 import 'server-only';
 import { z } from 'zod';
-import type { ChangeFilter } from '../lib/changelog';
 import { explain, parseDuration, stuck } from '../lib/diagnose';
-import { RefwatchError, isRefwatchError, parseKey, parseKindKey, validateNamespace } from '../lib/model';
+import type { ChangeFilter, Snapshot } from '../lib/changelog';
+import { RefwatchError, isRefwatchError, parseKey } from '../lib/model';
 import type { DemoRunner } from './demo';
+import { objectDetails } from './details/object-details';
 import { ApiError, json } from './http/errors';
 import { RateLimiter, guardMutation } from './http/guard';
 import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
+import { ScopeView, scopeShape, toScope, type Scope } from './scope';
 import { captureSnapshot, snapshotBody } from './snapshot';
 
 /** The route handlers' logic: validate, call the runtime, serialize. Route files under app/ only delegate here. */
 
-const filterShape = {
-  namespace: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || validateNamespace(v).ok, 'must be a namespace name such as shop'),
-  kind: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || parseKindKey(v).ok, 'must be a kind such as Database.demo.refwatch.dev or Secret'),
-};
+const filterShape = { namespace: scopeShape.namespace, kind: scopeShape.kind };
 
-function toFilter(q: { namespace?: string; kind?: string }): ChangeFilter {
-  const f: ChangeFilter = {};
-  if (q.namespace) f.namespace = q.namespace;
-  if (q.kind) f.kind = q.kind;
-  return f;
-}
-
-function stuckNow(rt: Runtime, olderThan = rt.config.stuckThresholdMs) {
-  return stuck(rt.manager, { olderThan, now: Date.now() });
+/**
+ * scopedSnapshot captures the snapshot of one scope in slices (captureSnapshot):
+ * the stuck entries judged are the scope's own referrers, and a ScopeView adds
+ * the other ends of its references.
+ */
+async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Promise<Snapshot> {
+  const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: scope.filter, stuckThresholdMs: rt.config.stuckThresholdMs });
+  return view ? view.snapshot(snapshot) : snapshot;
 }
 
 /**
- * GET snapshot: captured and encoded in slices, so the event loop is never held long. The server
- * gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
+ * GET snapshot of a scope, in the lean wire format: captured and encoded in slices, so the event loop is
+ * never held long. The server gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
  */
 export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
-  const q = parseQuery(new URL(req.url), filterShape);
-  const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: toFilter(q), stuckThresholdMs: rt.config.stuckThresholdMs });
+  const q = parseQuery(new URL(req.url), scopeShape);
+  const scope = toScope(q, rt.summary);
+  const snapshot = await scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
   return new Response(snapshotBody(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
+}
+
+/** getSummary answers the overview: counts per namespace and kind, stuck first, and the oldest stuck referrers. */
+export function getSummary(rt: Runtime, req: Request): Response {
+  parseQuery(new URL(req.url), {});
+  return json(rt.summary.summary());
 }
 
 export function getStream(rt: Runtime, req: Request): Response {
   // access_token: the token, for EventSource, which cannot send headers; checked by guardAccess.
-  const q = parseQuery(new URL(req.url), { ...filterShape, lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(), access_token: z.string().optional() });
-  const filter = toFilter(q);
+  const q = parseQuery(new URL(req.url), {
+    ...scopeShape,
+    overview: z.enum(['1', 'true'], { error: 'must be 1 for the summary alone (no snapshot, no deltas); leave it out otherwise' }).optional(),
+    lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(),
+    access_token: z.string().optional(),
+  });
+  const scope = toScope(q, rt.summary);
+  const view = scope.expands ? new ScopeView(rt.changelog) : undefined;
+  const filter: ChangeFilter = scope.filter;
   const body = sseStream({
     changelog: rt.changelog,
-    snapshot: () => captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter, stuckThresholdMs: rt.config.stuckThresholdMs }),
+    snapshot: () => scopedSnapshot(rt, scope, view),
     filter,
+    ...(view ? { admit: (changes) => view.admit(changes) } : {}),
+    summary: { current: () => rt.summary.summary(), subscribe: (l) => rt.summaryFeed.subscribe(l) },
+    overview: q.overview !== undefined,
     lastEventId: req.headers.get('last-event-id') ?? q.lastEventId ?? null,
     cluster: { current: () => rt.cluster(), subscribe: (l) => rt.onCluster(l) },
     signal: req.signal,
@@ -74,6 +83,12 @@ export function getExplain(rt: Runtime, req: Request): Response {
   return json(r.value);
 }
 
+/** getObjectDetails answers one object's YAML (no Secret value), owners, Events, state history and fixes. */
+export async function getObjectDetails(rt: Runtime, req: Request): Promise<Response> {
+  const q = parseQuery(new URL(req.url), { key: z.string({ error: 'is required: give an object key such as Database.demo.refwatch.dev/shop/orders or Secret/shop/db-password' }) });
+  return json(await objectDetails(rt, q.key, req.signal));
+}
+
 export function getStuck(rt: Runtime, req: Request): Response {
   const q = parseQuery(new URL(req.url), { olderThan: z.string().optional(), ...filterShape });
   let olderThan = rt.config.stuckThresholdMs;
@@ -82,7 +97,7 @@ export function getStuck(rt: Runtime, req: Request): Response {
     if (!d.ok) throw new ApiError(400, 'InvalidParameter', d.error.message, 'olderThan');
     olderThan = d.value;
   }
-  const all = stuckNow(rt, olderThan);
+  const all = stuck(rt.manager, { olderThan, now: Date.now() });
   const items = all.filter((s) => (!q.namespace || s.key.split('/')[1] === q.namespace) && (!q.kind || s.key.startsWith(q.kind + '/')));
   return json({ olderThanMs: olderThan, items });
 }

@@ -10,6 +10,9 @@ import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 import { judgeReadiness, type Readiness } from './readiness';
+import { StateHistory } from './state-history';
+import { ReferrerSummary } from './summary';
+import { SummaryFeed } from './summary-feed';
 
 /**
  * Runtime is the process singleton behind every route handler: the cluster
@@ -24,8 +27,13 @@ export interface Runtime {
   readonly pool: SharedInformerPool;
   readonly manager: Manager;
   readonly changelog: ChangeLog;
+  /** The overview's counts, kept current from the change log, and their feed to the streams. */
+  readonly summary: ReferrerSummary;
+  readonly summaryFeed: SummaryFeed;
   readonly metrics: Metrics;
   readonly observer: Observer;
+  /** Each tracked object's recent state transitions, for its details. */
+  readonly history: StateHistory;
   /** Where the library's watch and leadership lines go (REFWATCH_LOG_LEVEL). */
   readonly logger: Logger;
   /** The fast-vs-backoff demo, when config.demo is on. */
@@ -40,7 +48,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 4;
+const RUNTIME_VERSION = 6;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 
@@ -89,6 +97,10 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog();
+  const history = new StateHistory(changelog);
+  history.start();
+  const summary = new ReferrerSummary(changelog, { stuckThresholdMs: config.stuckThresholdMs });
+  const summaryFeed = new SummaryFeed(summary);
   const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
@@ -158,8 +170,11 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     pool,
     manager,
     changelog,
+    summary,
+    summaryFeed,
     metrics,
     observer,
+    history,
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
@@ -178,6 +193,9 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await example?.stop();
         await removeKubeconfig?.();
         await manager.stop();
+        history.stop();
+        summaryFeed.stop();
+        summary.stop();
         metrics.detach();
         await connection.stop();
       })();

@@ -62,21 +62,20 @@ export interface CaptureSource extends DiagnosisSource {
 export interface CaptureOptions {
   cluster: () => ClusterInfo;
   filter?: ChangeFilter;
-  /** The stuck list's threshold; it lists every referrer, whatever the filter. */
+  /** The stuck list's threshold; it judges the snapshot's own referrers, the scope's. */
   stuckThresholdMs: number;
   sliceMs?: number;
 }
 
 /**
- * captureSnapshot reads the change log's snapshot at one revision, and the
- * stuck referrers, in slices that each hold the event loop at most about
- * `sliceMs`: on a registry of a million references, no request waits behind it.
+ * captureSnapshot reads the change log's snapshot at one revision, of the
+ * filter's scope, and the stuck referrers among its referrers, in slices that
+ * each hold the event loop at most about `sliceMs`: on a registry of a million
+ * references, no request waits behind it.
  */
 export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions): Promise<Snapshot> {
-  const filter = opts.filter ?? {};
-  const { revision, entities } = await runSliced(src.changelog.snapshotSteps(filter, STEP), opts.sliceMs);
-  const unfiltered = filter.namespace === undefined && filter.kind === undefined && (filter.entities === undefined || filter.entities.includes('referrer'));
-  const referrers = unfiltered ? entities.referrer : (await runSliced(src.changelog.snapshotSteps({ entities: ['referrer'] }, STEP), opts.sliceMs)).entities.referrer;
+  const { revision, entities } = await runSliced(src.changelog.snapshotSteps(opts.filter ?? {}, STEP), opts.sliceMs);
+  const referrers = entities.referrer;
   // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
   const stuck = await runSliced(stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25), opts.sliceMs);
   return assemble(revision, entities, opts.cluster(), stuck, opts.stuckThresholdMs);

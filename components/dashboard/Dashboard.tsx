@@ -2,8 +2,10 @@
 
 import { usePathname, useSearchParams } from 'next/navigation';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { Snapshot } from '@/lib/changelog/wire';
 import { ApiError } from '../data/snapshotQuery';
-import { useConnection, useSnapshot } from '../data/LiveData';
+import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
+import { chooseMode, hasScope, isLarge, type DataMode, type ScopeParams } from '../data/scope';
 import { DemoPanel } from '../demo/DemoPanel';
 import { GraphView } from '../graph/GraphView';
 import { Legend } from '../graph/Legend';
@@ -18,6 +20,7 @@ import { stuckList } from '../panels/stuck';
 import { ConnectionIndicator } from '../ui/ConnectionIndicator';
 import { Tabs, type TabSpec } from '../ui/Tabs';
 import { ThemeToggle } from '../ui/ThemeToggle';
+import { Overview, type OverviewChoice } from '../overview/Overview';
 import { useTheme } from '../ui/theme';
 import { useNow } from '../ui/useNow';
 import { NodeTable } from './NodeTable';
@@ -27,15 +30,33 @@ import { parseViewState, serializeViewState, type PanelTab, type ViewState } fro
 import styles from './Dashboard.module.css';
 
 /**
- * Dashboard is the whole page: header, filters, graph with its table
- * mirror, and the side column (the selected node's explanation, or the
- * Stuck / Controllers / Events / Cluster / Demo tabs). Filters and the
- * selection live in the URL so a link shows the same view.
+ * Dashboard is the whole page: header, then either the overview (a large
+ * registry's first screen) or filters, graph with its table mirror, and the
+ * side column (the selected node's explanation, or the Stuck / Controllers /
+ * Events / Cluster / Demo tabs). Scope, filters and the selection live in
+ * the URL so a link shows the same view.
  */
 export function Dashboard() {
   const params = useSearchParams();
   const pathname = usePathname();
   const view = useMemo(() => parseViewState(params), [params]);
+  const summary = useSummary();
+  // The registry's size decides once per page whether it opens on the overview: undefined
+  // when the server has no summary (it then loads everything, as it always did), null until known.
+  // Kept in a ref, not state, so the page asks for its data in the same render the summary arrives.
+  const sizeRef = useRef<number | undefined | null>(null);
+  if (sizeRef.current === null && (summary.data !== undefined || summary.isError)) sizeRef.current = summary.data?.totals.references;
+  const registrySize = sizeRef.current;
+  const scopeParams: ScopeParams = useMemo(
+    () => ({ ns: view.ns, kind: view.kind, q: view.q, object: view.object, stuck: view.stuck === '1', view: view.view }),
+    [view.ns, view.kind, view.q, view.object, view.stuck, view.view],
+  );
+  const mode: DataMode | undefined = useMemo(() => {
+    if (view.view === 'overview' && !hasScope(scopeParams)) return { mode: 'overview' };
+    return registrySize === null ? undefined : chooseMode(scopeParams, registrySize);
+  }, [scopeParams, registrySize, view.view]);
+  useDataMode(mode);
+  const large = isLarge(registrySize);
   const { data: snapshot, error, isPending, refetch } = useSnapshot();
   const connection = useConnection();
   const { theme } = useTheme();
@@ -54,16 +75,24 @@ export function Dashboard() {
     [pathname],
   );
 
-  const filters = useMemo(() => ({ q: view.q, ns: view.ns, kind: view.kind, state: view.state }), [view.q, view.ns, view.kind, view.state]);
-  const { model, facets, filtered, grouped } = useGraphModel(snapshot, modelNow, filters, view.group, expanded);
+  // Scoped, the server has done the namespace, kind and search; on a small registry the browser filters.
+  const scoped = mode?.mode === 'scoped';
+  const filters = useMemo(
+    () => (scoped ? { q: '', ns: '', kind: '', state: view.state } : { q: view.q, ns: view.ns, kind: view.kind, state: view.state || (view.stuck === '1' ? 'stuck' : '') }),
+    [scoped, view.q, view.ns, view.kind, view.state, view.stuck],
+  );
+  const selectKey = view.select || view.object;
+  // A scope carries every reference controller as context; the graph draws those of the kinds it holds.
+  const drawn = useMemo(() => (scoped && snapshot ? withControllersInScope(snapshot) : snapshot), [scoped, snapshot]);
+  const { model, facets, filtered, grouped } = useGraphModel(drawn, modelNow, filters, view.group, expanded);
   const stuck = useMemo(() => (snapshot ? stuckList(snapshot, now) : []), [snapshot, now]);
 
   const selectedNode = useMemo(() => {
-    if (!view.select) return undefined;
-    const objectId = objectNodeId(view.select);
-    const controllerId = controllerNodeId(view.select);
+    if (!selectKey) return undefined;
+    const objectId = objectNodeId(selectKey);
+    const controllerId = controllerNodeId(selectKey);
     return model.nodes.find((n) => n.id === objectId) ?? model.nodes.find((n) => n.id === controllerId);
-  }, [model, view.select]);
+  }, [model, selectKey]);
 
   const select = useCallback(
     (key: string | null) => {
@@ -74,20 +103,32 @@ export function Dashboard() {
   );
   const selectNodeId = useCallback((id: string | null) => select(id ? keyOfNodeId(id) : null), [select]);
   const closeInspector = useCallback(() => {
-    setView({ select: '' }, 'push');
+    setView({ select: '', ...(scoped ? {} : { object: '' }) }, 'push');
     const opener = openerRef.current;
     openerRef.current = null;
     if (opener?.isConnected) requestAnimationFrame(() => opener.focus());
-  }, [setView]);
+  }, [setView, scoped]);
+
+  const choose = useCallback(
+    (c: OverviewChoice) =>
+      setView({ ns: c.ns ?? '', kind: c.kind ?? '', q: c.q ?? '', object: c.object ?? '', select: c.object ?? '', stuck: c.stuck ? '1' : '', state: '', view: large ? '' : 'scope' }, 'push'),
+    [setView, large],
+  );
+  // A large registry's overview is its home and scopes are its way of loading; a small one's home is
+  // the whole graph, so its overview, and the scopes chosen from it, are asked for by name.
+  const backToOverview = useCallback(
+    () => setView({ ns: '', kind: '', q: '', object: '', select: '', stuck: '', state: '', view: large ? '' : 'overview' }, 'push'),
+    [setView, large],
+  );
 
   useEffect(() => {
-    if (!view.select) return;
+    if (!selectKey) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape' && !e.defaultPrevented) closeInspector();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [view.select, closeInspector]);
+  }, [selectKey, closeInspector]);
 
   const toggleGroup = useCallback((id: string) => {
     setExpanded((prev) => {
@@ -135,8 +176,29 @@ export function Dashboard() {
             {snapshot.cluster.version ? <span className={styles.muted}>{snapshot.cluster.version}</span> : null}
           </div>
         ) : null}
+        {mode && mode.mode !== 'overview' ? (
+          <button type="button" className={styles.overviewButton} onClick={backToOverview}>
+            ← Overview
+          </button>
+        ) : null}
+        {mode?.mode === 'scoped' ? <ScopeChip scope={scopeParams} /> : null}
         <div className={styles.spacer} />
-        {snapshot && !noReferences ? (
+        {mode?.mode === 'overview' && summary.data ? (
+          <dl className={styles.summary} aria-label="Summary">
+            <div>
+              <dt>Referrers</dt>
+              <dd>{summary.data.totals.referrers.toLocaleString('en-US')}</dd>
+            </div>
+            <div>
+              <dt>Resolved</dt>
+              <dd>{summary.data.totals.states.Resolved.toLocaleString('en-US')}</dd>
+            </div>
+            <div data-tone={summary.data.totals.stuck > 0 ? 'attention' : undefined}>
+              <dt>Stuck</dt>
+              <dd>{summary.data.totals.stuck.toLocaleString('en-US')}</dd>
+            </div>
+          </dl>
+        ) : snapshot && !noReferences ? (
           <dl className={styles.summary} aria-label="Summary">
             <div>
               <dt>Referrers</dt>
@@ -171,73 +233,110 @@ export function Dashboard() {
         </div>
       ) : null}
 
-      <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={setView} />
+      {mode?.mode === 'overview' ? (
+        summary.data ? (
+          <Overview summary={summary.data} now={now} onChoose={choose} />
+        ) : (
+          <div className={styles.centered}>
+            {summary.error ? <SnapshotError error={summary.error} onRetry={() => void summary.refetch()} /> : <p>Loading the overview…</p>}
+          </div>
+        )
+      ) : (
+        <>
+          <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={setView} />
 
-      <main className={styles.workspace}>
-        <div className={styles.graphColumn}>
-          <section className={styles.graphArea} aria-label="Reference graph">
-            <div className={styles.graphStage}>
-              {isPending ? (
-                <div className={styles.centered}>
-                  <div className={styles.spinner} aria-hidden="true" />
-                  <p>Loading the reference graph…</p>
+          <main className={styles.workspace}>
+            <div className={styles.graphColumn}>
+              <section className={styles.graphArea} aria-label="Reference graph">
+                <div className={styles.graphStage}>
+                  {isPending ? (
+                    <div className={styles.centered}>
+                      <div className={styles.spinner} aria-hidden="true" />
+                      <p>Loading the reference graph…</p>
+                    </div>
+                  ) : error && !snapshot ? (
+                    <SnapshotError error={error} onRetry={() => void refetch()} />
+                  ) : noReferences ? (
+                    <NoReferences />
+                  ) : (
+                    <>
+                      <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} />
+                      {filtered.nodes.length === 0 && hasFilters(filters) ? (
+                        <div className={styles.overlayNote} role="status">
+                          Nothing matches these filters.{' '}
+                          <button type="button" onClick={() => setView({ q: '', ns: '', kind: '', state: '' })}>
+                            Clear filters
+                          </button>
+                        </div>
+                      ) : null}
+                    </>
+                  )}
                 </div>
-              ) : error && !snapshot ? (
-                <SnapshotError error={error} onRetry={() => void refetch()} />
-              ) : noReferences ? (
-                <NoReferences />
+                {snapshot && !noReferences ? <Legend /> : null}
+              </section>
+              {snapshot && !noReferences ? <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} /> : null}
+            </div>
+
+            <aside className={styles.side} aria-label={selectedNode ? 'Selected object' : 'Panels'}>
+              {selectedNode && snapshot ? (
+                <Inspector node={selectedNode} snapshot={snapshot} now={now} onSelectKey={select} onClose={closeInspector} />
               ) : (
                 <>
-                  <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} />
-                  {filtered.nodes.length === 0 && hasFilters(filters) ? (
-                    <div className={styles.overlayNote} role="status">
-                      Nothing matches these filters.{' '}
-                      <button type="button" onClick={() => setView({ q: '', ns: '', kind: '', state: '' })}>
-                        Clear filters
+                  {selectKey && snapshot ? (
+                    <div className={styles.banner} data-tone="info" role="status">
+                      <span className="mono">{selectKey}</span> is not in the graph (any more).{' '}
+                      <button type="button" onClick={() => setView({ select: '', ...(scoped ? {} : { object: '' }) })}>
+                        Dismiss
                       </button>
                     </div>
                   ) : null}
+                  <Tabs tabs={tabs} active={view.tab} onChange={(tab) => setView({ tab })} label="Panels">
+                    {!snapshot ? (
+                      <p className={styles.panelPlaceholder}>Waiting for the first snapshot…</p>
+                    ) : view.tab === 'stuck' ? (
+                      <StuckPanel stuck={stuck} onSelectKey={select} />
+                    ) : view.tab === 'controllers' ? (
+                      <ControllersPanel controllers={snapshot.controllers} now={now} onSelectKind={select} />
+                    ) : view.tab === 'events' ? (
+                      <EventsPanel events={snapshot.events} onSelectKey={select} />
+                    ) : view.tab === 'cluster' ? (
+                      <ClusterPanel cluster={snapshot.cluster} watches={snapshot.watches} queues={snapshot.queues} />
+                    ) : (
+                      <MemoDemoPanel />
+                    )}
+                  </Tabs>
                 </>
               )}
-            </div>
-            {snapshot && !noReferences ? <Legend /> : null}
-          </section>
-          {snapshot && !noReferences ? <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} /> : null}
-        </div>
-
-        <aside className={styles.side} aria-label={selectedNode ? 'Selected object' : 'Panels'}>
-          {selectedNode && snapshot ? (
-            <Inspector node={selectedNode} snapshot={snapshot} now={now} onSelectKey={select} onClose={closeInspector} />
-          ) : (
-            <>
-              {view.select && snapshot ? (
-                <div className={styles.banner} data-tone="info" role="status">
-                  <span className="mono">{view.select}</span> is not in the graph (any more).{' '}
-                  <button type="button" onClick={() => setView({ select: '' })}>
-                    Dismiss
-                  </button>
-                </div>
-              ) : null}
-              <Tabs tabs={tabs} active={view.tab} onChange={(tab) => setView({ tab })} label="Panels">
-                {!snapshot ? (
-                  <p className={styles.panelPlaceholder}>Waiting for the first snapshot…</p>
-                ) : view.tab === 'stuck' ? (
-                  <StuckPanel stuck={stuck} onSelectKey={select} />
-                ) : view.tab === 'controllers' ? (
-                  <ControllersPanel controllers={snapshot.controllers} now={now} onSelectKind={select} />
-                ) : view.tab === 'events' ? (
-                  <EventsPanel events={snapshot.events} onSelectKey={select} />
-                ) : view.tab === 'cluster' ? (
-                  <ClusterPanel cluster={snapshot.cluster} watches={snapshot.watches} queues={snapshot.queues} />
-                ) : (
-                  <MemoDemoPanel />
-                )}
-              </Tabs>
-            </>
-          )}
-        </aside>
-      </main>
+            </aside>
+          </main>
+        </>
+      )}
     </div>
+  );
+}
+
+/** withControllersInScope keeps the reference controllers of the referent kinds a scoped snapshot holds. */
+function withControllersInScope(snapshot: Snapshot): Snapshot {
+  const kinds = new Set<string>();
+  for (const r of snapshot.referents) kinds.add(r.kind);
+  for (const r of snapshot.references) kinds.add(r.kind);
+  const controllers = snapshot.controllers.filter((c) => kinds.has(c.kind));
+  return controllers.length === snapshot.controllers.length ? snapshot : { ...snapshot, controllers };
+}
+
+/** ScopeChip says which scope the graph holds, as the URL asks for it. */
+function ScopeChip({ scope }: { scope: ScopeParams }) {
+  const parts = [
+    scope.ns && `namespace ${scope.ns}`,
+    scope.kind && `kind ${scope.kind}`,
+    scope.q && `search “${scope.q}”`,
+    scope.object && `object ${scope.object}`,
+    scope.stuck && 'stuck referrers',
+  ].filter(Boolean);
+  return (
+    <span className={styles.scopeChip} data-testid="scope">
+      Scope: {parts.join(' · ')}
+    </span>
   );
 }
 

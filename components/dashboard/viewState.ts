@@ -5,19 +5,25 @@ export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events'
 
 /**
  * ViewState is everything a shared link restores:
- * `?select=KEY&ns=…&kind=…&state=…&q=…&group=…&tab=…`. Empty means unset.
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…`.
+ * Empty means unset. On a large registry (or with view=scope) ns, kind, q,
+ * object and stuck are the scope the server is asked for; on a small one
+ * they filter in the browser.
  */
 export interface ViewState {
   select: string;
   q: string;
   ns: string;
   kind: string;
+  object: string;
+  stuck: '' | '1';
   state: string;
   group: GroupBy;
   tab: PanelTab;
+  view: '' | 'overview' | 'graph' | 'scope';
 }
 
-export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', state: '', group: 'none', tab: 'stuck' };
+export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', object: '', stuck: '', state: '', group: 'none', tab: 'stuck', view: '' };
 
 const MAX_PARAM = 512;
 
@@ -29,11 +35,15 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
   };
   const group = text('group');
   const tab = text('tab');
+  const view = text('view');
   return {
     select: text('select').trim(),
     q: text('q'),
     ns: text('ns').trim(),
     kind: text('kind').trim(),
+    object: text('object').trim(),
+    stuck: text('stuck') === '1' || text('stuck') === 'true' ? '1' : '',
+    view: view === 'overview' || view === 'graph' || view === 'scope' ? view : '',
     state: text('state').trim().toLowerCase(),
     group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
     tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,
@@ -43,7 +53,7 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
 /** serializeViewState writes only what differs from the default, in a stable order, so links stay short. */
 export function serializeViewState(v: ViewState): string {
   const out = new URLSearchParams();
-  for (const name of ['select', 'q', 'ns', 'kind', 'state', 'group', 'tab'] as const) {
+  for (const name of ['select', 'q', 'ns', 'kind', 'object', 'stuck', 'state', 'group', 'tab', 'view'] as const) {
     const value = v[name];
     if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);
   }

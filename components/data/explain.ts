@@ -1,4 +1,5 @@
 import { apiFetch } from './access';
+import { apiErrorMessage } from './apiError';
 
 /**
  * The explain answer for one object, read defensively: the endpoint's shape
@@ -23,18 +24,7 @@ export interface Explanation {
 
 export async function fetchExplain(key: string, signal?: AbortSignal): Promise<Explanation> {
   const res = await apiFetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) {
-    let detail = '';
-    try {
-      // Error envelope: {error: {code, message}}; older drafts used a bare {message}.
-      const body = (await res.json()) as { message?: unknown; error?: { message?: unknown } | string };
-      const e = body.error;
-      detail = typeof e === 'object' && e !== null && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : typeof body.message === 'string' ? body.message : '';
-    } catch {
-      // a body that is not JSON carries nothing to show
-    }
-    throw new Error(detail || `explain answered ${res.status}`);
-  }
+  if (!res.ok) throw new Error(await apiErrorMessage(res, 'explain'));
   return parseExplanation(await res.json(), key);
 }
 

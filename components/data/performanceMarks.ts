@@ -4,6 +4,7 @@ import type { Snapshot } from '@/lib/changelog/wire';
  * User Timing entries the dashboard leaves for benchmarks and DevTools:
  *   refwatch:graph:first-render  first snapshot with references in hand → graph drawn after its first layout
  *   refwatch:graph:apply-batch   one frame's batch of deltas handed over → graph elements updated
+ *   refwatch:overview:first-render  navigation start → the overview drawn with its summary
  */
 export const FIRST_RENDER = 'refwatch:graph:first-render';
 export const APPLY_BATCH = 'refwatch:graph:apply-batch';
@@ -42,4 +43,16 @@ export function measureAppliedBatch(): void {
   if (pending.length === 0) return;
   p.measure(APPLY_BATCH, { start: pending[0]!.startTime, end: p.now() });
   p.clearMarks(BATCH_FLUSHED);
+}
+
+/** OVERVIEW_RENDER: navigation start → the overview's first paint with its summary. */
+export const OVERVIEW_RENDER = 'refwatch:overview:first-render';
+
+/** markOverviewRendered records OVERVIEW_RENDER once per page, after the frame that shows the overview. */
+export function markOverviewRendered(): void {
+  const p = timing();
+  if (!p || p.getEntriesByName(OVERVIEW_RENDER, 'measure').length > 0) return;
+  requestAnimationFrame(() => {
+    if (p.getEntriesByName(OVERVIEW_RENDER, 'measure').length === 0) p.measure(OVERVIEW_RENDER, { start: 0, end: p.now() });
+  });
 }

@@ -1,6 +1,7 @@
 import { decodeSnapshot } from '@/lib/changelog/codec';
-import type { Snapshot } from '@/lib/changelog/wire';
+import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { apiFetch } from './access';
+import { isSummary } from './scope';
 
 export const SNAPSHOT_QUERY_KEY = ['snapshot'] as const;
 
@@ -15,8 +16,9 @@ export class ApiError extends Error {
   }
 }
 
-export async function fetchSnapshot(signal?: AbortSignal): Promise<Snapshot> {
-  const res = await apiFetch('/api/v1/snapshot', { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+/** fetchSnapshot reads GET /api/v1/snapshot, of one scope when `query` (e.g. `?namespace=shop`) says so. */
+export async function fetchSnapshot(signal?: AbortSignal, query = ''): Promise<Snapshot> {
+  const res = await apiFetch(`/api/v1/snapshot${query}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
   if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);
   const body: unknown = await res.json();
   try {
@@ -24,6 +26,17 @@ export async function fetchSnapshot(signal?: AbortSignal): Promise<Snapshot> {
   } catch (e) {
     throw new ApiError(`GET /api/v1/snapshot: ${e instanceof Error ? e.message : String(e)}`, 0);
   }
+}
+
+export const SUMMARY_QUERY_KEY = ['summary'] as const;
+
+/** fetchSummary reads GET /api/v1/summary; a server without one answers 404, and the dashboard then loads everything. */
+export async function fetchSummary(signal?: AbortSignal): Promise<Summary> {
+  const res = await apiFetch('/api/v1/summary', { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (!res.ok) throw new ApiError(`GET /api/v1/summary answered ${res.status} ${res.statusText}`.trim(), res.status);
+  const body: unknown = await res.json();
+  if (!isSummary(body)) throw new ApiError('GET /api/v1/summary did not answer a summary', 0);
+  return body;
 }
 
 /**

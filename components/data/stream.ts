@@ -1,5 +1,5 @@
 import { decodeDelta, decodeSnapshot } from '@/lib/changelog/codec';
-import type { ClusterInfo, Delta, Snapshot } from '@/lib/changelog/wire';
+import type { ClusterInfo, Delta, Snapshot, Summary } from '@/lib/changelog/wire';
 import { withAccessToken } from './access';
 
 /**
@@ -18,6 +18,8 @@ export interface StreamSink {
   cluster(info: ClusterInfo): void;
   /** The server says this client fell behind; a fresh snapshot is needed. */
   resync(): void;
+  /** The overview's counts changed (`event: summary`). */
+  summary?(summary: Summary): void;
   state(state: ConnectionState, detail?: string): void;
 }
 
@@ -144,6 +146,10 @@ export class SnapshotStream {
     es.addEventListener('cluster', (ev) => {
       const info = parse(ev.data, (raw) => raw as ClusterInfo);
       if (info && es === this.es) this.sink.cluster(info);
+    });
+    es.addEventListener('summary', (ev) => {
+      const summary = parse(ev.data, (raw) => raw as Summary);
+      if (summary && es === this.es) this.sink.summary?.(summary);
     });
     es.addEventListener('resync', () => {
       if (es !== this.es) return;

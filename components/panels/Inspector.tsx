@@ -13,6 +13,7 @@ import { StateBadge } from '../ui/StateBadge';
 import { formatAgo, formatDuration } from '../ui/format';
 import { ControllersPanel } from './ControllersPanel';
 import { objectDetails, type OutgoingReference } from './inspect';
+import { ObjectDetails } from './ObjectDetails';
 import styles from './panels.module.css';
 
 
@@ -28,7 +29,8 @@ export interface InspectorProps {
  * Inspector explains one selected node: for a referrer, each reference with
  * the referent's state, the reason and the fix (from /api/v1/explain, or
  * from the snapshot while explain is unavailable); for a referent, who
- * refers to it; for a reference controller, its lifecycle.
+ * refers to it; for any object, its details (kubectl fixes, Events, state
+ * history, owners, YAML); for a reference controller, its lifecycle.
  */
 export function Inspector({ node, snapshot, now, onSelectKey, onClose }: InspectorProps) {
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -130,6 +132,17 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
               ) : null}
             </p>
           </section>
+        ) : null}
+
+        {node.type === 'object' ? (
+          <ObjectDetails
+            objectKey={node.key}
+            version={`${node.state}|${node.since ?? ''}`}
+            now={now}
+            inGraph={(k) => snapshot.referrers.some((r) => r.key === k) || snapshot.referents.some((r) => r.key === k)}
+            onSelectKey={onSelectKey}
+            commandsOnly={isReferrer}
+          />
         ) : null}
 
         {details && details.incoming.length > 0 ? (

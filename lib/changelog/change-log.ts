@@ -10,7 +10,27 @@ export interface ChangeFilter {
   namespace?: string;
   kind?: string;
   entities?: readonly EntityKind[];
+  /** Case-insensitive substring of an object key the entity names: a referrer's or referent's key, either end of a reference, an event's object. */
+  q?: string;
+  /** Entity kinds that are in scope whatever the fields below say: the cluster-wide context of a scoped view (controllers, watches, queues). */
+  always?: readonly EntityKind[];
+  /** A further predicate, for scopes the fields above cannot say (one object and its neighbours, the stuck referrers). */
+  where?: (entity: EntityKind, value: AnyEntity) => boolean;
+  /**
+   * Set when `where` can change its verdict on an entity that did not change.
+   * changesSince then sends a tombstone for every changed entity outside the
+   * filter that the client may hold; the caller, who knows what it sent, trims them.
+   */
+  dynamic?: boolean;
 }
+
+/**
+ * ChangeObserver sees every put and remove as it is stored, with the value it
+ * replaces (`previous`, undefined when absent) and the new one (`next`,
+ * undefined when removed or expired). It keeps derived indexes current
+ * without rescanning the log.
+ */
+export type ChangeObserver = (entity: EntityKind, id: string, previous: AnyEntity | undefined, next: AnyEntity | undefined) => void;
 
 export interface ChangeLogOptions {
   /** Live `event` entities kept; the oldest expires silently beyond this. Default 1000. */
@@ -47,15 +67,22 @@ interface Entry {
   absentUntil: number;
   /** The revision at which its kind or namespace last changed; 0 if never. */
   movedAt: number;
+  /** Its number in its namespace's index, in the order entries were filed there; 0 if in none. */
+  filed: number;
   newer: Entry | undefined;
   older: Entry | undefined;
 }
 
-/** A snapshot being built in steps, at `revision`; `cursor` is the `created` of the last entry of `kind` read. */
+/**
+ * A snapshot being built in steps, at `revision`: `cursor` is the `created` of
+ * the last entry of `kind` read; while a namespace's index is read instead,
+ * `filed.cursor` is the `filed` of the last entry read there, of `filed.kinds`.
+ */
 interface Reader {
   readonly revision: number;
   kind: EntityKind | undefined;
   cursor: number;
+  filed: { readonly namespace: string; readonly kinds: ReadonlySet<EntityKind>; cursor: number } | undefined;
   readonly done: Set<EntityKind>;
   readonly saved: Map<Entry, { value: AnyEntity; removed: boolean; visited: boolean }>;
 }
@@ -79,6 +106,11 @@ export class ChangeLog {
   #newest: Entry | undefined;
   readonly #byKind = new Map<EntityKind, Map<string, Entry>>(ENTITY_KINDS.map((k) => [k, new Map()]));
   readonly #live = new Map<EntityKind, number>(ENTITY_KINDS.map((k) => [k, 0]));
+  /** Entries (live or tombstones) by their value's namespace, so a namespaced snapshot does not scan the whole log. */
+  readonly #byNamespace = new Map<string, Set<Entry>>();
+  /** The last `filed` number given. */
+  #filed = 0;
+  readonly #observers = new Set<ChangeObserver>();
   /** Tombstones in the order they were laid, each with the revision it was laid at; stale once revived. */
   #tombstones: { entry: Entry; revision: number }[] = [];
   #tombstoneHead = 0;
@@ -121,13 +153,16 @@ export class ChangeLog {
     if (entry === undefined) {
       const created: Entry = {
         entity, id, value, removed: false, revision, created: revision,
-        absentFrom: 0, absentUntil: 0, movedAt: 0, newer: undefined, older: undefined,
+        absentFrom: 0, absentUntil: 0, movedAt: 0, filed: 0, newer: undefined, older: undefined,
       };
       entries.set(id, created);
       this.#live.set(entity, this.#live.get(entity)! + 1);
       this.#pushNewest(created);
+      this.#indexNamespace(created, undefined);
+      this.#observe(entity, id, undefined, value);
     } else {
       this.#preserve(entry);
+      const previous = entry.removed ? undefined : entry.value;
       if (entry.removed) {
         // Back after a removal: remember the gap, so a client that saw it gone is not told of it twice.
         entry.absentFrom = entry.revision;
@@ -135,8 +170,10 @@ export class ChangeLog {
         entry.removed = false;
         this.#live.set(entity, this.#live.get(entity)! + 1);
       }
-      if (!sameScope(entry.value, value)) entry.movedAt = revision;
+      const before = entry.value;
+      if (!sameScope(before, value)) entry.movedAt = revision;
       entry.value = value;
+      this.#indexNamespace(entry, before);
       entry.revision = revision;
       this.#moveToNewest(entry);
       // Keep ephemeral kinds in revision order, so the first one is the oldest.
@@ -144,6 +181,7 @@ export class ChangeLog {
         entries.delete(id);
         entries.set(id, entry);
       }
+      this.#observe(entity, id, previous, value);
     }
     if (EPHEMERAL.has(entity) && this.#live.get(entity)! > this.#maxEvents) this.#expireOldest(entity);
     this.#compact();
@@ -170,6 +208,7 @@ export class ChangeLog {
     this.#live.set(entity, this.#live.get(entity)! - 1);
     this.#moveToNewest(entry);
     this.#tombstones.push({ entry, revision });
+    this.#observe(entity, id, entry.value, undefined);
     this.#compact();
     this.#changed();
     return revision;
@@ -203,42 +242,70 @@ export class ChangeLog {
    * revision of its first step, `step` entries per step, so a caller can yield
    * the event loop between steps while the log keeps changing: an entry changed
    * meanwhile is read as it was at that revision (one removed and compacted
-   * meanwhile comes at the end of its kind). Ephemeral kinds are read in one
-   * step. Run it to the end or call `return()`; until then the log keeps the
-   * old state of every entry changed.
+   * meanwhile, or moved out of the namespace read, comes at the end of its
+   * kind). A namespace is read from its index, the kinds in `always` and
+   * ephemeral kinds from their own lists; ephemeral kinds in one step. Run it to
+   * the end or call `return()`; until then the log keeps the old state of every
+   * entry changed.
    */
   *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
-    const reader: Reader = { revision: this.#revision, kind: undefined, cursor: 0, done: new Set(), saved: new Map() };
+    const reader: Reader = { revision: this.#revision, kind: undefined, cursor: 0, filed: undefined, done: new Set(), saved: new Map() };
     this.#readers.add(reader);
     try {
-      for (const kind of filter.entities ?? ENTITY_KINDS) {
-        const values: AnyEntity[] = entities[kind];
+      let kinds = filter.entities ?? ENTITY_KINDS;
+      if (filter.namespace !== undefined) {
+        // That namespace's entries only, in the order filed there: for an entry never moved, the order first stored.
+        const filed = { namespace: filter.namespace, kinds: new Set(kinds.filter((k) => !filter.always?.includes(k) && !EPHEMERAL.has(k))), cursor: 0 };
+        reader.filed = filed;
+        let n = 0;
+        for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
+          const at = entry.filed; // refiled with a new number if it moves out and back while this step waits
+          if (++n % step === 0) yield;
+          if (filed.kinds.has(entry.entity)) this.#read(reader, entry, filter, entities[entry.entity]);
+          filed.cursor = at;
+        }
+        for (const kind of filed.kinds) this.#readDropped(reader, kind, filter, entities[kind]);
+        reader.filed = undefined;
+        kinds = kinds.filter((k) => !filed.kinds.has(k));
+      }
+      for (const kind of kinds) {
         reader.kind = kind;
         reader.cursor = 0;
         let n = 0;
         for (const entry of this.#entries(kind).values()) {
           if (++n % step === 0 && !EPHEMERAL.has(kind)) yield;
-          const saved = reader.saved.get(entry);
-          if (saved !== undefined) {
-            if (saved.visited) continue;
-            saved.visited = true;
-            if (!saved.removed && matches(saved.value, filter)) values.push(saved.value);
-          } else if (entry.revision <= reader.revision && !entry.removed && matches(entry.value, filter)) {
-            values.push(entry.value); // unchanged since the reader's revision
-          }
+          this.#read(reader, entry, filter, entities[kind]);
           reader.cursor = entry.created;
         }
-        // Entries dropped from the log since the reader's revision, not reached before they went.
-        for (const [entry, saved] of reader.saved) {
-          if (entry.entity === kind && !saved.visited && !saved.removed && matches(saved.value, filter)) values.push(saved.value);
-        }
-        reader.done.add(kind);
+        this.#readDropped(reader, kind, filter, entities[kind]);
       }
       return { revision: reader.revision, entities };
     } finally {
       this.#readers.delete(reader);
     }
+  }
+
+  /** Reads an entry into `values` as it was at the reader's revision, once. */
+  #read(reader: Reader, entry: Entry, filter: ChangeFilter, values: AnyEntity[]): void {
+    const saved = reader.saved.get(entry);
+    if (saved !== undefined) {
+      if (saved.visited) return;
+      saved.visited = true;
+      if (!saved.removed && matches(entry.entity, saved.value, filter)) values.push(saved.value);
+    } else if (entry.revision <= reader.revision && !entry.removed && matches(entry.entity, entry.value, filter)) {
+      values.push(entry.value); // unchanged since the reader's revision
+    }
+  }
+
+  /** Reads the entries of `kind` that left the list being walked (dropped, or moved out of the namespace) before it reached them; the kind is then done. */
+  #readDropped(reader: Reader, kind: EntityKind, filter: ChangeFilter, values: AnyEntity[]): void {
+    for (const [entry, saved] of reader.saved) {
+      if (entry.entity !== kind || saved.visited) continue;
+      saved.visited = true;
+      if (!saved.removed && matches(kind, saved.value, filter)) values.push(saved.value);
+    }
+    reader.done.add(kind);
   }
 
   /**
@@ -259,7 +326,7 @@ export class ChangeLog {
     const changes: Change[] = [];
     for (let e = this.#newest; e !== undefined && e.revision > rev; e = e.older) {
       if (kinds !== undefined && !kinds.has(e.entity)) continue;
-      const inFilter = matches(e.value, filter);
+      const inFilter = matches(e.entity, e.value, filter);
       if (!e.removed && inFilter) {
         changes.push({ entity: e.entity, id: e.id, revision: e.revision, removed: false, value: e.value } as Change);
         continue;
@@ -267,7 +334,7 @@ export class ChangeLog {
       // Out of the client's view now: send a tombstone only if the client may hold it.
       if (e.created > rev) continue; // created since rev: the client never saw it
       if (e.absentFrom <= rev && rev < e.absentUntil) continue; // absent at rev, put again since: the client does not hold it
-      if (!inFilter && e.movedAt <= rev) continue; // outside the filter at rev as well
+      if (!inFilter && e.movedAt <= rev && !filter.dynamic) continue; // outside the filter at rev as well
       changes.push({ entity: e.entity, id: e.id, revision: e.revision, removed: true });
     }
     changes.reverse();
@@ -301,6 +368,14 @@ export class ChangeLog {
       this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** Calls `observer` synchronously for each put and remove from now on (see ChangeObserver). Returns the unsubscribe. */
+  observe(observer: ChangeObserver): () => void {
+    this.#observers.add(observer);
+    return () => {
+      this.#observers.delete(observer);
+    };
   }
 
   /** Calls `listener` with the new revision after each change (once per transaction). Returns the unsubscribe. */
@@ -360,10 +435,16 @@ export class ChangeLog {
     for (const reader of this.#readers) {
       // Past the reader's revision already: changed since, so saved at that first change, or created since.
       if (entry.revision > reader.revision || reader.saved.has(entry)) continue;
-      // Map order is creation order, except for ephemeral kinds, which are read in one step.
-      const visited = reader.done.has(entry.entity) || (reader.kind === entry.entity && entry.created <= reader.cursor);
+      // Map order is creation order, except for ephemeral kinds, which are read in one step; an index's order is filing order.
+      const visited = reader.done.has(entry.entity) || (reader.kind === entry.entity && entry.created <= reader.cursor) || this.#passed(reader, entry);
       reader.saved.set(entry, { value: entry.value, removed: entry.removed, visited });
     }
+  }
+
+  /** Whether the reader's walk of a namespace's index is past the entry (one of another namespace fails the filter whatever this says). */
+  #passed(reader: Reader, entry: Entry): boolean {
+    const filed = reader.filed;
+    return filed !== undefined && filed.kinds.has(entry.entity) && entry.filed <= filed.cursor;
   }
 
   /** Expires the oldest live entity of an ephemeral kind, without a tombstone. */
@@ -396,8 +477,45 @@ export class ChangeLog {
   #drop(entry: Entry): void {
     this.#preserve(entry);
     this.#entries(entry.entity).delete(entry.id);
-    if (!entry.removed) this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
+    if (!entry.removed) {
+      this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
+      this.#observe(entry.entity, entry.id, entry.value, undefined);
+    }
     this.#unlink(entry);
+    this.#unindexNamespace(entry, entry.value);
+  }
+
+  /** Files an entry under its value's namespace, moving it from the one `before` had. */
+  #indexNamespace(entry: Entry, before: AnyEntity | undefined): void {
+    const ns = namespaceOf(entry.value);
+    if (before !== undefined) {
+      if (namespaceOf(before) === ns) return;
+      this.#unindexNamespace(entry, before);
+    }
+    if (ns === undefined) return;
+    let set = this.#byNamespace.get(ns);
+    if (set === undefined) this.#byNamespace.set(ns, (set = new Set()));
+    entry.filed = ++this.#filed;
+    set.add(entry);
+  }
+
+  #unindexNamespace(entry: Entry, value: AnyEntity): void {
+    const ns = namespaceOf(value);
+    if (ns === undefined) return;
+    const set = this.#byNamespace.get(ns);
+    if (set === undefined) return;
+    set.delete(entry);
+    if (set.size === 0) this.#byNamespace.delete(ns);
+  }
+
+  #observe(entity: EntityKind, id: string, previous: AnyEntity | undefined, next: AnyEntity | undefined): void {
+    for (const observer of this.#observers) {
+      try {
+        observer(entity, id, previous, next);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
   }
 
   #pushNewest(entry: Entry): void {
@@ -425,10 +543,33 @@ export class ChangeLog {
 /** The fields filters match on; not every entity has them. */
 type Scope = { kind?: string; namespace?: string };
 
-function matches(value: AnyEntity, filter: ChangeFilter): boolean {
+function matches(entity: EntityKind, value: AnyEntity, filter: ChangeFilter): boolean {
+  if (filter.always?.includes(entity)) return true;
   if (filter.kind !== undefined && (value as Scope).kind !== filter.kind) return false;
   if (filter.namespace !== undefined && (value as Scope).namespace !== filter.namespace) return false;
+  if (filter.q !== undefined && filter.q !== '' && !objectKeysOf(entity, value).some((k) => k.toLowerCase().includes(filter.q!.toLowerCase()))) return false;
+  if (filter.where !== undefined && !filter.where(entity, value)) return false;
   return true;
+}
+
+/** The object keys an entity names, for `q`: none for controllers, watches and queues. */
+export function objectKeysOf(entity: EntityKind, value: AnyEntity): string[] {
+  switch (entity) {
+    case 'referrer':
+    case 'referent':
+      return [(value as { key: string }).key];
+    case 'reference':
+      return [(value as { referrer: string }).referrer, (value as { referent: string }).referent];
+    case 'event':
+      return (value as { key?: string }).key !== undefined ? [(value as { key: string }).key] : [];
+    default:
+      return [];
+  }
+}
+
+function namespaceOf(value: AnyEntity): string | undefined {
+  const ns = (value as Scope).namespace;
+  return typeof ns === 'string' ? ns : undefined;
 }
 
 function sameScope(a: AnyEntity, b: AnyEntity): boolean {

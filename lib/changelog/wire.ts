@@ -1,5 +1,6 @@
 import type {
   EntityKind,
+  ReferrerState,
   EntityByKind,
   EventEntity,
   QueueEntity,
@@ -73,6 +74,7 @@ export type Change = {
  *   event: delta      data: WireDelta     (decodeDelta gives the Delta) coalesced per entity, oldest first
  *   event: cluster    data: ClusterInfo
  *   event: resync     data: {revision}    the client fell behind; a snapshot follows
+ *   event: summary    data: Summary       the overview's counts (GET /api/v1/summary), at most once a second when they change
  *   `: ping` comment lines every 15 s.
  */
 export interface Delta {
@@ -91,3 +93,40 @@ export const SNAPSHOT_FIELD: { [K in EntityKind]: keyof Snapshot } = {
   queue: 'queues',
   event: 'events',
 };
+
+/** Counts for one namespace or one kind. `stuck` referrers are unresolved for longer than the threshold. */
+export interface SummaryGroup {
+  name: string;
+  referrers: number;
+  states: Record<ReferrerState, number>;
+  references: number;
+  /** Stuck referrers, and the references they hold. */
+  stuck: number;
+  stuckReferences: number;
+}
+
+/** One stuck referrer, for the overview's list; the oldest come first. */
+export interface SummaryStuck {
+  key: string;
+  controller: string;
+  namespace: string;
+  kind: string;
+  state: ReferrerState;
+  since: number;
+  reason?: string;
+}
+
+/**
+ * GET /api/v1/summary, and `event: summary` on the stream: what the overview
+ * draws, a few hundred bytes per namespace whatever the number of references.
+ * Groups are sorted stuck first, then by unresolved referrers, then by name.
+ */
+export interface Summary {
+  revision: number;
+  stuckThresholdMs: number;
+  totals: Omit<SummaryGroup, 'name'> & { referents: number };
+  namespaces: SummaryGroup[];
+  kinds: SummaryGroup[];
+  /** The oldest stuck referrers, at most `stuckListLimit`; `totals.stuck` says how many there are. */
+  stuckList: SummaryStuck[];
+}

@@ -4,3 +4,4 @@ export * from './similar-names';
 export * from './reference-diagnosis';
 export * from './explain';
 export * from './stuck';
+export * from './kubectl';

@@ -208,8 +208,8 @@ function groupKindOf(kind: string): GroupKind {
   return parsed.ok ? parsed.value : { group: '', kind };
 }
 
-/** resourceOf is the `resource.group` name kubectl and CRDs use (databases.demo.refwatch.dev). */
-function resourceOf(kind: string): string {
+/** resourceOf is the `resource.group` name kubectl and CRDs use (databases.demo.refwatch.dev), guessed from the kind. */
+export function resourceOf(kind: string): string {
   const gk = groupKindOf(kind);
   const resource = guessResource(gk.kind);
   return gk.group === '' ? resource : `${resource}.${gk.group}`;

@@ -8,6 +8,8 @@ export interface StuckOptions {
   olderThan: number;
   /** The instant to judge ages against (epoch ms); defaults to now. */
   now?: number;
+  /** Judge only these referrers (a scoped view's), instead of every referrer in the change log. */
+  referrers?: Iterable<ReferrerEntity>;
 }
 
 /**
@@ -18,7 +20,7 @@ export interface StuckOptions {
  * kind with a missing referent; per referrer, O(its references).
  */
 export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[] {
-  const steps = stuckSteps(manager, manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer, opts, Infinity);
+  const steps = stuckSteps(manager, opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer, opts, Infinity);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -26,18 +28,19 @@ export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[
 }
 
 /**
- * stuckSteps is stuck over the given referrers (a snapshot's), `step`
- * referrers between steps, so a caller can yield the event loop between them.
+ * stuckSteps is stuck over the given referrers (a snapshot's, whole or
+ * scoped; `opts.referrers` is not read), `step` referrers between steps, so a
+ * caller can yield the event loop between them.
  */
-export function* stuckSteps(manager: DiagnosisSource, referrers: readonly ReferrerEntity[], opts: StuckOptions, step = 10_000): Generator<void, StuckEntry[]> {
+export function* stuckSteps(manager: DiagnosisSource, referrers: Iterable<ReferrerEntity>, opts: Omit<StuckOptions, 'referrers'>, step = 10_000): Generator<void, StuckEntry[]> {
   if (typeof opts.olderThan !== 'number' || !Number.isFinite(opts.olderThan) || opts.olderThan < 0) {
     throw new RefwatchError('InvalidDuration', `olderThan must be a number of milliseconds from 0 up, got ${String(opts.olderThan)}`, { field: 'olderThan', example: '30000' });
   }
   const now = opts.now ?? Date.now();
   const unresolved: ReferrerEntity[] = [];
-  for (let i = 0; i < referrers.length; i++) {
-    if (i % step === step - 1) yield;
-    const r = referrers[i]!;
+  let n = 0;
+  for (const r of referrers) {
+    if (n++ % step === step - 1) yield;
     if (r.state !== 'Resolved' && now - r.since >= opts.olderThan) unresolved.push(r);
   }
   const sorted = yield* sortSteps(unresolved, (a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), step);

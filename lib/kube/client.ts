@@ -4,6 +4,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { RefwatchError } from '../model';
+import { sleep } from './backoff';
 import { credentialsFor, type ClusterConnection, type Credentials, type ExecConfig, type UserCredentials } from './credentials';
 import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './errors';
 
@@ -14,6 +15,9 @@ import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './err
  * response headers (Retry-After), swallows undecodable lines, and reports a
  * failed request as a bare status text.
  */
+
+/** The longest wait a Retry-After can impose on one retry of a throttled request. */
+const MAX_THROTTLE_WAIT_MS = 30_000;
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -227,6 +231,13 @@ export interface ClientOptions {
   context?: string;
   /** Timeout of non-watch requests (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * How many times a non-watch request answered 429 with Retry-After is sent
+   * again, each after the wait the server asked for (capped at 30 s), as
+   * client-go does (default 10; 0 never). The last 429 is thrown. Watches are
+   * not retried here: their reflector backs off, with Retry-After as a floor.
+   */
+  throttleRetries?: number;
 }
 
 /**
@@ -241,6 +252,7 @@ export class KubeClient implements KubeTransport {
   private readonly redactor: Redactor;
   private readonly description: ClusterDescription;
   private readonly requestTimeoutMs: number;
+  private readonly throttleRetries: number;
   private agent: { protocol: string; tls: AgentTls; agent: http.Agent } | undefined;
 
   private constructor(conn: { cluster: ClusterConnection; user: UserCredentials; context: string; namespace?: string }, source: string, secrets: string[], opts: ClientOptions) {
@@ -250,6 +262,10 @@ export class KubeClient implements KubeTransport {
     this.redactor = new Redactor(secrets);
     this.server = this.redactor.redact(cluster.server);
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+    this.throttleRetries = opts.throttleRetries ?? 10;
+    if (!Number.isInteger(this.throttleRetries) || this.throttleRetries < 0) {
+      throw new RefwatchError('InvalidOption', `throttleRetries must be a whole number from 0 up, got ${opts.throttleRetries}`, { field: 'throttleRetries', example: 'throttleRetries: 10' });
+    }
     this.description = {
       server: this.server,
       source,
@@ -386,8 +402,20 @@ export class KubeClient implements KubeTransport {
     return (await this.request('GET', p, { query, signal, accept: opts.accept })) as T;
   }
 
-  /** request sends one request with a JSON body and returns the parsed JSON answer. */
+  /** request sends one request with a JSON body and returns the parsed JSON answer; a 429 with Retry-After is sent again after the wait asked for (see throttleRetries). */
   async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.requestOnce(method, p, opts);
+      } catch (e) {
+        // APF and other throttles answer 429 before doing anything: sending the same request again is safe.
+        if (!(e instanceof KubeRequestError && e.status === 429 && e.retryAfterMs !== undefined) || attempt >= this.throttleRetries) throw e;
+        await sleep(Math.min(e.retryAfterMs, MAX_THROTTLE_WAIT_MS), opts.signal);
+      }
+    }
+  }
+
+  private async requestOnce(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string }): Promise<unknown> {
     // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
     // references, for the whole timeout after every request.
     const deadline = new AbortController();

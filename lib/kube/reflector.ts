@@ -28,7 +28,12 @@ export interface ReflectorOptions {
   /** A WatchList stream silent this long before its initial-events-end bookmark means the server ignores WatchList. Default 10 s. */
   initialEventsTimeoutMs?: number;
   backoff?: BackoffOptions;
-  /** Retry delay after 401/403: RBAC changes are made by people, not by retrying. Default 30 s. */
+  /**
+   * Longest retry delay after 401/403. Retries start at 1 s (or this, if
+   * shorter) and double up to it, as client-go's do: a role restored soon
+   * after it was removed is picked up within seconds, one missing for hours
+   * costs a request per this delay. Default 30 s.
+   */
   forbiddenRetryMs?: number;
   /** Retry delay after 400/422 (a bad selector does not heal itself). Default 30 s. */
   invalidRetryMs?: number;
@@ -97,7 +102,7 @@ const END_BOOKMARK = 'k8s.io/initial-events-end';
  * it syncs a full snapshot (a WatchList stream, or a paginated list), then
  * watches from the snapshot's resourceVersion for as long as it runs. It
  * retries every failure for ever: 410 by syncing again, 429/5xx/network with
- * backoff, 401/403 slowly. Each failure and recovery reaches onEvent as an
+ * backoff, 401/403 from 1 s up to forbiddenRetryMs. Each failure and recovery reaches onEvent as an
  * `error` / `recovered` event; the store keeps its last known state meanwhile.
  */
 export class Reflector {
@@ -107,6 +112,7 @@ export class Reflector {
   private readonly opts: ReflectorOptions;
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
+  private readonly forbiddenBackoff: Backoff;
   private readonly random: () => number;
   private done: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -140,6 +146,8 @@ export class Reflector {
     this.syncMode = opts.watchList === false ? 'ListWatch' : 'WatchList';
     this.random = opts.random ?? Math.random;
     this.backoff = new Backoff({ random: this.random, ...opts.backoff });
+    const forbiddenMaxMs = opts.forbiddenRetryMs ?? 30_000;
+    this.forbiddenBackoff = new Backoff({ random: this.random, initialMs: Math.min(1_000, forbiddenMaxMs), maxMs: forbiddenMaxMs });
   }
 
   /** start begins syncing; it returns at once. */
@@ -402,7 +410,7 @@ export class Reflector {
     if (werr.reason === 'KindUnknown') this.opts.discovery.invalidate(this.target);
     const delay =
       werr.reason === 'Forbidden'
-        ? (this.opts.forbiddenRetryMs ?? 30_000)
+        ? this.forbiddenBackoff.next()
         : werr.reason === 'Invalid'
           ? (this.opts.invalidRetryMs ?? 30_000)
           : this.backoff.next(e instanceof KubeRequestError ? e.retryAfterMs : undefined);
@@ -449,6 +457,7 @@ export class Reflector {
   /** healthy is called on every successful request: it ends a failure. */
   private healthy(): void {
     this.backoff.reset();
+    this.forbiddenBackoff.reset();
     if (this.failingSince !== undefined) {
       this.lifecycle({ type: 'recovered', downMs: Date.now() - this.failingSince, failures: this.failures });
       this.failingSince = undefined;

@@ -366,7 +366,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       return send(res, 200, one(registry.get({ ...target, name: r.name! })));
     case 'list': {
       const result = registry.list(target, {
-        selector: parseSelector(q.get('labelSelector'), q.get('fieldSelector')),
+        selector: parseSelector(q.get('labelSelector'), q.get('fieldSelector'), r.rt),
         limit: intParam(q, 'limit'),
         continue: q.get('continue') ?? undefined,
         resourceVersion: q.get('resourceVersion') ?? undefined,
@@ -401,7 +401,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       return send(res, 200, one(registry.delete({ ...target, name: r.name! }, pre)));
     }
     case 'deletecollection': {
-      const selector = parseSelector(q.get('labelSelector'), q.get('fieldSelector'));
+      const selector = parseSelector(q.get('labelSelector'), q.get('fieldSelector'), r.rt);
       return send(res, 200, many(registry.deleteCollection(target, selector)));
     }
   }
@@ -426,7 +426,7 @@ function methodNotAllowedOrNotFound(ctx: HandlerContext, path: string, segments:
 function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, q: URLSearchParams, rep: Representation): void {
   const store = ctx.registry.store;
   const fieldSelector = [q.get('fieldSelector'), r.name !== undefined ? `metadata.name=${r.name}` : null].filter(Boolean).join(',');
-  const selector: Selector = parseSelector(q.get('labelSelector'), fieldSelector || null);
+  const selector: Selector = parseSelector(q.get('labelSelector'), fieldSelector || null, r.rt);
   const rvParam = q.get('resourceVersion') ?? '';
   let match = q.get('resourceVersionMatch') ?? '';
   let sendInitial = boolParam(q, 'sendInitialEvents');

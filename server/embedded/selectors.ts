@@ -130,23 +130,41 @@ export function matchLabels(reqs: LabelRequirement[], labels: Labels): boolean {
   return true;
 }
 
-/** One requirement of a field selector: only metadata.name and metadata.namespace are served. */
+/** One requirement of a field selector: a field the resource can select on (selectableFields). */
 export interface FieldRequirement {
-  field: 'metadata.name' | 'metadata.namespace';
+  field: string;
   op: '=' | '!=';
   value: string;
 }
 
 const FIELD_TERM = /^([^!=\s]+)\s*(==|=|!=)\s*(.*)$/;
 
-export function parseFieldSelector(s: string | null | undefined): FieldRequirement[] {
+/** Every resource selects on its name and namespace (kube-apiserver's DefaultNamespaceScopedAttr). */
+const METADATA_FIELDS: Record<string, string[]> = { 'metadata.name': ['metadata', 'name'], 'metadata.namespace': ['metadata', 'namespace'] };
+
+/** Core Events select on their subject too (pkg/registry/core/event ToSelectableFields); `source` is source.component. */
+const EVENT_FIELDS: Record<string, string[]> = {
+  ...METADATA_FIELDS,
+  ...Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, ['involvedObject', f]])),
+  reason: ['reason'],
+  reportingComponent: ['reportingComponent'],
+  source: ['source', 'component'],
+  type: ['type'],
+};
+
+/** selectableFields maps the field names a resource's field selectors accept to where each lives in the object. */
+export function selectableFields(resource?: { group: string; resource: string }): Record<string, string[]> {
+  return resource?.group === '' && resource.resource === 'events' ? EVENT_FIELDS : METADATA_FIELDS;
+}
+
+export function parseFieldSelector(s: string | null | undefined, fields: Record<string, string[]> = METADATA_FIELDS): FieldRequirement[] {
   if (!s || s.trim() === '') return [];
   const reqs: FieldRequirement[] = [];
   for (const term of s.split(',').map((t) => t.trim())) {
     const m = FIELD_TERM.exec(term);
     if (!m) throw badRequest(`invalid selector: '${s}'; can't understand '${term}'`);
     const [, field, op, value] = m as unknown as [string, string, string, string];
-    if (field !== 'metadata.name' && field !== 'metadata.namespace') {
+    if (!Object.prototype.hasOwnProperty.call(fields, field)) {
       throw badRequest(`field label not supported: ${field}`);
     }
     reqs.push({ field, op: op === '!=' ? '!=' : '=', value: value.trim() });
@@ -154,9 +172,16 @@ export function parseFieldSelector(s: string | null | undefined): FieldRequireme
   return reqs;
 }
 
-export function matchFields(reqs: FieldRequirement[], name: string, namespace: string): boolean {
+/** fieldValue reads a selectable field; a missing one is the empty string, as in kube-apiserver. */
+function fieldValue(obj: object, path: string[]): string {
+  let v: unknown = obj;
+  for (const p of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+  return typeof v === 'string' ? v : '';
+}
+
+export function matchFields(reqs: FieldRequirement[], obj: object): boolean {
   for (const r of reqs) {
-    const actual = r.field === 'metadata.name' ? name : namespace;
+    const actual = fieldValue(obj, (EVENT_FIELDS[r.field] ?? METADATA_FIELDS[r.field])!);
     if (r.op === '=' ? actual !== r.value : actual === r.value) return false;
   }
   return true;
@@ -169,8 +194,8 @@ export interface Selector {
 }
 
 /** parseSelector parses both query parameters; it throws a 400 ApiError on bad syntax or an unsupported field. */
-export function parseSelector(labelSelector: string | null, fieldSelector: string | null): Selector {
-  return { labels: parseLabelSelector(labelSelector), fields: parseFieldSelector(fieldSelector) };
+export function parseSelector(labelSelector: string | null, fieldSelector: string | null, resource?: { group: string; resource: string }): Selector {
+  return { labels: parseLabelSelector(labelSelector), fields: parseFieldSelector(fieldSelector, selectableFields(resource)) };
 }
 
 export function isEmptySelector(sel: Selector): boolean {
@@ -183,5 +208,5 @@ interface HasMeta {
 
 export function matches(sel: Selector, obj: HasMeta): boolean {
   const md = obj.metadata ?? {};
-  return matchLabels(sel.labels, md.labels) && matchFields(sel.fields, md.name ?? '', md.namespace ?? '');
+  return matchLabels(sel.labels, md.labels) && matchFields(sel.fields, obj);
 }

@@ -1,5 +1,6 @@
-import { encodeDelta, encodeDeltaParts, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
+import { encodeDelta, encodeDeltaParts, type Change, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
 import { slicedText, snapshotText } from '../snapshot';
+import type { Summary } from '../summary';
 
 export interface SseOptions {
   changelog: ChangeLog;
@@ -9,6 +10,15 @@ export interface SseOptions {
   /** The client's Last-Event-ID: the revision it holds. */
   lastEventId?: string | null;
   cluster?: { current(): ClusterInfo; subscribe(listener: (info: ClusterInfo) => void): () => void };
+  /** The overview's summary: sent after the snapshot, then as `event: summary` whenever the feed says it changed. */
+  summary?: { current(): Summary; subscribe(listener: (summary: Summary) => void): () => void };
+  /** Only the summary (and cluster): no snapshot, no deltas. The dashboard's overview opens this. */
+  overview?: boolean;
+  /**
+   * Trims a delta's changes to what this client holds (a ScopeView). Set for
+   * scopes whose members change on their own; a resume then starts over with a snapshot.
+   */
+  admit?: (changes: Change[]) => Change[];
   heartbeatMs?: number;
   /** Bytes buffered for a client that does not read before refwatch stops writing to it. */
   highWaterBytes?: number;
@@ -58,10 +68,12 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let unsubscribe: (() => void) | undefined;
   let unsubscribeCluster: (() => void) | undefined;
+  let unsubscribeSummary: (() => void) | undefined;
   let ctrl: ReadableStreamDefaultController<Uint8Array>;
   /** Set while a sliced message (a snapshot, a large delta) is being written: nothing may interleave with it. */
   let sending = false;
-  let deferredCluster: ClusterInfo | undefined;
+  /** The latest cluster and summary messages that came while a sliced message was being written; they follow it. */
+  const deferred = new Map<'cluster' | 'summary', ClusterInfo | Summary>();
   let pulled: (() => void) | undefined;
 
   const cleanup = () => {
@@ -71,6 +83,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     if (heartbeat) clearInterval(heartbeat);
     unsubscribe?.();
     unsubscribeCluster?.();
+    unsubscribeSummary?.();
     opts.signal?.removeEventListener('abort', onAbort);
     pulled?.();
     opts.onClose?.();
@@ -84,9 +97,10 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     }
   };
   const hasRoom = () => (ctrl.desiredSize ?? 0) > 0;
-  const sendCluster = (info: ClusterInfo) => {
-    if (sending) deferredCluster = info;
-    else if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
+  /** sendLatest sends a cluster or summary message, which only its latest matters of: held back behind a sliced message, dropped for a client that does not read. */
+  const sendLatest = (event: 'cluster' | 'summary', data: ClusterInfo | Summary, always = false) => {
+    if (sending) deferred.set(event, data);
+    else if (!closed && (always || hasRoom())) ctrl.enqueue(message(event, data));
   };
   /** writeSliced writes one message whose data comes in slices, holding back while the client does not read; false if the client left. */
   const writeSliced = async (id: number, event: string, text: AsyncIterable<string>): Promise<boolean> => {
@@ -113,11 +127,9 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     } finally {
       sending = false;
     }
-    if (deferredCluster !== undefined) {
-      const info = deferredCluster;
-      deferredCluster = undefined;
-      sendCluster(info);
-    }
+    const waited = [...deferred];
+    deferred.clear();
+    for (const [event, data] of waited) sendLatest(event, data, true);
     if (opts.changelog.revision !== rev) schedule();
   };
   const sendSnapshot = () =>
@@ -141,11 +153,12 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
       void sendSnapshot();
       return;
     }
-    if (since.changes.length === 0) {
+    const changes = opts.admit ? opts.admit(since.changes) : since.changes;
+    if (changes.length === 0) {
       rev = since.revision;
       return;
     }
-    sendDelta({ from: rev, revision: since.revision, changes: since.changes });
+    sendDelta({ from: rev, revision: since.revision, changes });
   };
   const schedule = () => {
     if (!closed && flushTimer === undefined) flushTimer = setTimeout(flush, flushDelayMs);
@@ -162,9 +175,11 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         }
         opts.signal?.addEventListener('abort', onAbort);
         opts.onOpen?.();
-        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) ? Number(opts.lastEventId) : undefined;
-        const since = last !== undefined ? opts.changelog.changesSince(last, opts.filter) : undefined;
-        if (last !== undefined && since && !since.resnapshot) {
+        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) && !opts.admit ? Number(opts.lastEventId) : undefined;
+        const since = last !== undefined && !opts.overview ? opts.changelog.changesSince(last, opts.filter) : undefined;
+        if (opts.overview) {
+          // The summary below is all this client wants.
+        } else if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
           if (since.changes.length > 0) sendDelta({ from: last, revision: since.revision, changes: since.changes });
@@ -174,21 +189,25 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
           void sendSnapshot();
         }
         if (opts.cluster) {
-          sendCluster(opts.cluster.current());
-          unsubscribeCluster = opts.cluster.subscribe(sendCluster);
+          sendLatest('cluster', opts.cluster.current(), true);
+          unsubscribeCluster = opts.cluster.subscribe((info) => sendLatest('cluster', info));
         }
-        unsubscribe = opts.changelog.subscribe(schedule);
+        if (opts.summary) {
+          sendLatest('summary', opts.summary.current(), true);
+          unsubscribeSummary = opts.summary.subscribe((summary) => sendLatest('summary', summary));
+        }
+        if (!opts.overview) unsubscribe = opts.changelog.subscribe(schedule);
         heartbeat = setInterval(() => {
           if (!closed && !sending && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
         }, heartbeatMs);
         // A change between the resumed revision and the subscription is not lost (a snapshot's end looks itself).
-        if (!sending && opts.changelog.revision !== rev) schedule();
+        if (!opts.overview && !sending && opts.changelog.revision !== rev) schedule();
       },
       pull() {
         pulled?.();
         pulled = undefined;
         // The client read: catch it up if changes arrived while it was not reading.
-        if (!closed && !sending && opts.changelog.revision !== rev) schedule();
+        if (!closed && !sending && !opts.overview && opts.changelog.revision !== rev) schedule();
       },
       cancel() {
         cleanup();

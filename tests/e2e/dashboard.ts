@@ -56,6 +56,14 @@ export function objectRow(page: Page, name: string, namespace: string) {
   return page.locator('#objects tbody tr').filter({ has: page.getByRole('cell', { name, exact: true }) }).filter({ has: page.getByRole('cell', { name: namespace, exact: true }) });
 }
 
+/** stuckEntry is the Stuck panel's entry of an object, found by its namespace and name. */
+export function stuckEntry(page: Page, namespace: string, name: string) {
+  return page
+    .getByRole('list', { name: /Stuck references/ })
+    .getByRole('listitem')
+    .filter({ has: page.getByRole('button', { name: new RegExp(`${namespace}/\\s*${name}$`) }) });
+}
+
 /** graphNodeCount reads the node count the graph announces (its canvas has no DOM per node). */
 export async function graphNodeCount(page: Page): Promise<number> {
   const label = (await page.getByTestId('graph-canvas').getAttribute('aria-label')) ?? '';

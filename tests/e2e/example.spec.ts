@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { deleteAllRuns, objectRow, openDashboard, settle, startRun } from './dashboard';
+import { expect, test } from '@playwright/test';
+import { deleteAllRuns, objectRow, openDashboard, settle, startRun, stuckEntry } from './dashboard';
 
 /*
  * The first minute: npm start on the embedded cluster loads deploy/example.
@@ -16,13 +16,6 @@ test.afterEach(async ({ request }) => {
 
 const NAMESPACE = 'refwatch-example';
 
-function stuckEntry(page: Page, name: string) {
-  return page
-    .getByRole('list', { name: /Stuck references/ })
-    .getByRole('listitem')
-    .filter({ has: page.getByRole('button', { name: new RegExp(`${NAMESPACE}/\\s*${name}$`) }) });
-}
-
 test('opens on the example: resolved references, three stuck ones, and an App that resolved by itself', async ({ page, request }) => {
   await deleteAllRuns(request);
   await openDashboard(page, '', 'light');
@@ -31,13 +24,13 @@ test('opens on the example: resolved references, three stuck ones, and an App th
   // Database orders turns Ready 20 s after the server started; App shop then resolves without a reload.
   await expect(objectRow(page, 'orders', NAMESPACE)).toHaveAttribute('aria-label', /Resolved/, { timeout: 40_000 });
   await expect(objectRow(page, 'shop', NAMESPACE)).toHaveAttribute('aria-label', /Resolved/, { timeout: 5_000 });
-  await expect(stuckEntry(page, 'worker')).toContainText('NotFound');
-  await expect(stuckEntry(page, 'worker')).toContainText('did you mean db-password?');
-  await expect(stuckEntry(page, 'reporter')).toContainText('refwatch-shared');
-  await expect(stuckEntry(page, 'analytics')).toContainText('KindUnknown');
+  await expect(stuckEntry(page, NAMESPACE, 'worker')).toContainText('NotFound');
+  await expect(stuckEntry(page, NAMESPACE, 'worker')).toContainText('did you mean db-password?');
+  await expect(stuckEntry(page, NAMESPACE, 'reporter')).toContainText('refwatch-shared');
+  await expect(stuckEntry(page, NAMESPACE, 'analytics')).toContainText('KindUnknown');
   // The README's picture: the example's namespace only, leaving out what earlier tests' demo runs left behind.
   await openDashboard(page, `?ns=${NAMESPACE}`, 'light');
-  await expect(stuckEntry(page, 'worker')).toHaveCount(1);
+  await expect(stuckEntry(page, NAMESPACE, 'worker')).toHaveCount(1);
   await settle(page, 2000);
   await page.screenshot({ path: `${IMAGES}/example-graph.png` });
 });
@@ -45,7 +38,7 @@ test('opens on the example: resolved references, three stuck ones, and an App th
 test("a stuck Pod's explanation names the Secret it most likely meant", async ({ page, request }) => {
   await deleteAllRuns(request);
   await openDashboard(page, '', 'light');
-  await stuckEntry(page, 'worker').getByRole('button').first().click();
+  await stuckEntry(page, NAMESPACE, 'worker').getByRole('button').first().click();
   await expect(page).toHaveURL(/select=Pod%2Frefwatch-example%2Fworker/);
   const inspector = page.getByTestId('inspector');
   await expect(inspector).toContainText('db-pasword');

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { WatchEntity } from '@/lib/changelog';
 import { gatewayPack, type PackName } from '@/lib/rules';
-import { clusterRoleRules, grantsFor, type PolicyRule } from '@/scripts/rbac';
+import { grantsFor, serverRules, type PolicyRule } from '@/scripts/rbac';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 import { kubeRequest, type KubeEndpoint } from '../setup/kube-http';
 import { copyStandalone, startStandalone, waitReady, type StandaloneCopy } from '../setup/standalone';
@@ -166,7 +166,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     const out = docs(ok(helm, ['template', 'rw', chart, '--namespace', 'rw', ...args]));
     const role = out.find((o) => o.kind === 'ClusterRole')!;
     const extra = _name === 'every option' ? ['example.com/apps get,list,watch', 'example.com/databases get,list,watch'] : [];
-    expect(grants(role.rules)).toEqual([...grants(clusterRoleRules(grantsFor(packs))), ...extra].sort());
+    expect(grants(role.rules)).toEqual([...grants(serverRules(packs)), ...extra].sort());
     const deploy = out.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[]; securityContext: Record<string, unknown> }[] } } } };
     const c = deploy.spec.template.spec.containers[0]!;
     expect(c.env.find((e) => e.name === 'REFWATCH_RULE_PACKS')?.value).toBe(packs.length ? packs.join(',') : 'none');
@@ -296,6 +296,8 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     // Read-only for real: the ServiceAccount may list but not change anything.
     const as = `--as=system:serviceaccount:${ns}:rw-refwatch`;
     expect(k('auth', 'can-i', 'list', 'secrets', '--all-namespaces', as).trim()).toBe('yes');
+    // The details panel lists an object's Events.
+    expect(k('auth', 'can-i', 'list', 'events', '--all-namespaces', as).trim()).toBe('yes');
     for (const verb of ['create', 'update', 'patch', 'delete']) {
       expect(run(kubectl, ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'configmaps', '-n', ns, as]).stdout.trim(), verb).toBe('no');
     }

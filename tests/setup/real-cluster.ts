@@ -24,6 +24,8 @@ export interface RealClusterOptions {
   binDir?: string;
   /** How long to wait for /readyz; default 120 s. */
   readyTimeoutMs?: number;
+  /** Flags added after the defaults (a later flag wins), e.g. --watch-cache=false. */
+  apiserverFlags?: string[];
 }
 
 /** A kube-apiserver plus etcd on loopback, owned by this process. */
@@ -46,6 +48,8 @@ export interface RealCluster {
   stop(): Promise<void>;
   /** Stops and starts kube-apiserver only: same etcd, port, certificate and tokens. */
   restart(): Promise<void>;
+  /** Stops and starts etcd only, on the same data dir and port; kube-apiserver keeps running and reconnects. */
+  restartEtcd(): Promise<void>;
 }
 
 /** binariesDir returns the directory with both binaries, building them first if needed. */
@@ -72,11 +76,14 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
   const procs: Partial<Record<'etcd' | 'apiserver', Supervised>> = {};
   try {
     const [etcdClient, etcdPeer, apiPort] = await freePorts(3);
-    procs.etcd = supervise(path.join(bin, 'etcd'), etcdArgs(dir, etcdClient!, etcdPeer!), path.join(dir, 'etcd.log'));
-    await waitFor('etcd', procs.etcd, readyTimeoutMs, async () => {
-      const res = await kubeRequest({ url: `http://127.0.0.1:${etcdClient}`, token: '' }, 'GET', '/health', { timeoutMs: 2000 });
-      return res.status === 200 && res.body.includes('"health":"true"');
-    });
+    const startEtcd = async (): Promise<void> => {
+      procs.etcd = supervise(path.join(bin, 'etcd'), etcdArgs(dir, etcdClient!, etcdPeer!), path.join(dir, 'etcd.log'));
+      await waitFor('etcd', procs.etcd, readyTimeoutMs, async () => {
+        const res = await kubeRequest({ url: `http://127.0.0.1:${etcdClient}`, token: '' }, 'GET', '/health', { timeoutMs: 2000 });
+        return res.status === 200 && res.body.includes('"health":"true"');
+      });
+    };
+    await startEtcd();
 
     const token = randomBytes(24).toString('hex');
     const restrictedToken = randomBytes(24).toString('hex');
@@ -87,7 +94,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     );
     writeServiceAccountKeys(dir);
     const url = `https://127.0.0.1:${apiPort}`;
-    const apiArgs = apiserverArgs(dir, apiPort!, etcdClient!);
+    const apiArgs = [...apiserverArgs(dir, apiPort!, etcdClient!), ...(opts.apiserverFlags ?? [])];
     const startApiserver = async (): Promise<void> => {
       procs.apiserver = supervise(path.join(bin, 'kube-apiserver'), apiArgs, path.join(dir, 'kube-apiserver.log'));
       await waitFor('kube-apiserver', procs.apiserver, readyTimeoutMs, async () => {
@@ -125,6 +132,11 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
         if (stopped) throw new Error('restart() after stop(): start a new cluster instead');
         await procs.apiserver?.stop();
         await startApiserver();
+      },
+      restartEtcd: async () => {
+        if (stopped) throw new Error('restartEtcd() after stop(): start a new cluster instead');
+        await procs.etcd?.stop();
+        await startEtcd();
       },
     };
   } catch (e) {

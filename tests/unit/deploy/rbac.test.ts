@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { builtinRuleSet, PACK_NAMES, type PackName } from '@/lib/rules';
-import { clusterRoleRules, generatedFiles, grantsFor, type PolicyRule } from '@/scripts/rbac';
+import { SERVER_RULES, clusterRoleRules, generatedFiles, grantsFor, serverRules, type PolicyRule } from '@/scripts/rbac';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
@@ -73,10 +73,18 @@ describe('ClusterRole derived from the rule packs', () => {
     for (const [file, text] of Object.entries(generatedFiles())) expect(readFileSync(path.join(root, file), 'utf8'), file).toBe(text);
   });
 
-  it("the kustomize base's ClusterRole holds the core pack's rules", () => {
+  it("the kustomize base's ClusterRole holds the core pack's rules and the server's own", () => {
     const role = parse(readFileSync(path.join(root, 'deploy/kubernetes/base/clusterrole.yaml'), 'utf8')) as { kind: string; rules: PolicyRule[] };
     expect(role.kind).toBe('ClusterRole');
-    expect(flatten(role.rules)).toEqual(flatten(clusterRoleRules(grantsFor(['core']))));
+    expect(flatten(role.rules)).toEqual(flatten([...clusterRoleRules(grantsFor(['core'])), ...SERVER_RULES]));
+    expect(flatten(serverRules(['core']))).toEqual(flatten(role.rules));
+  });
+
+  it("the server's own rules only list Events, whatever the packs", () => {
+    expect(flatten([...SERVER_RULES])).toEqual(['/events list']);
+    const template = readFileSync(path.join(root, 'deploy/helm/refwatch/templates/clusterrole.yaml'), 'utf8');
+    // Unconditional in the chart: outside every pack's if-block.
+    expect(template).toMatch(/\{\{- end \}\}\n {2}- apiGroups: \[""\]\n {4}resources: \["events"\]\n {4}verbs: \["list"\]\n/);
   });
 
   it("the chart's ClusterRole renders each resource when, and only when, a pack that watches it is enabled", () => {

@@ -80,6 +80,23 @@ describe('embedded API server: list', () => {
     expect(bad.body).toMatchObject({ reason: 'BadRequest', message: 'field label not supported: spec.foo' });
   });
 
+  it('selects core Events on their subject, as kube-apiserver does, and nothing else on other kinds', async () => {
+    const s = await seeded(0);
+    const EV = '/api/v1/namespaces/shop/events';
+    const event = (name: string, kind: string, subject: string, reason: string) =>
+      api(s, 'POST', EV, { metadata: { name }, involvedObject: { apiVersion: 'v1', kind, name: subject, namespace: 'shop' }, reason, type: 'Warning', source: { component: 'kubelet' } });
+    await event('a', 'Pod', 'web', 'FailedMount');
+    await event('b', 'ConfigMap', 'web', 'Other');
+    await event('c', 'Pod', 'db', 'FailedMount');
+    const q = async (sel: string) => names((await api(s, 'GET', `${EV}?fieldSelector=${encodeURIComponent(sel)}`)).body);
+    expect(await q('involvedObject.kind=Pod,involvedObject.name=web')).toEqual(['a']);
+    expect(await q('involvedObject.kind!=Pod')).toEqual(['b']);
+    expect(await q('reason=FailedMount,source=kubelet,type=Warning,involvedObject.namespace=shop')).toEqual(['a', 'c']);
+    const bad = await api(s, 'GET', `${CM}?fieldSelector=${encodeURIComponent('involvedObject.name=web')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ reason: 'BadRequest', message: 'field label not supported: involvedObject.name' });
+  });
+
   it('pages through selector matches and omits remainingItemCount with a selector', async () => {
     const s = await seeded(6);
     const first = await api(s, 'GET', `${CM}?limit=2&labelSelector=tier%3Dodd`);

@@ -273,6 +273,84 @@ describe('request deadlines', () => {
   });
 });
 
+describe('throttling', () => {
+  /** A server that answers 429 with the given Retry-After to the first `throttled` requests, then 200; it records when each came. */
+  async function throttlingServer(throttled: number, retryAfter: string | undefined) {
+    const arrivals: number[] = [];
+    const srv = http.createServer((req, res) => {
+      arrivals.push(Date.now());
+      req.resume();
+      res.setHeader('content-type', 'application/json');
+      if (arrivals.length <= throttled) {
+        if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
+        res.writeHead(429).end('{"kind":"Status","code":429,"reason":"TooManyRequests","message":"too many requests, please try again later"}');
+      } else {
+        res.end('{"ok":true}');
+      }
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    const client = (opts: { throttleRetries?: number } = {}) =>
+      KubeClient.fromKubeconfig({ clusters: [{ name: 'c', cluster: { server: url } }], users: [{ name: 'u', user: { token: TOKEN } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }, opts);
+    const stop = async () => {
+      srv.closeAllConnections();
+      await new Promise((resolve) => srv.close(resolve));
+    };
+    return { arrivals, client, stop };
+  }
+
+  it('sends a write again after the Retry-After of a 429, and returns its answer', async () => {
+    const s = await throttlingServer(2, '1');
+    const client = s.client();
+    try {
+      await expect(client.request('PATCH', '/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/apps/web/status', { body: { status: {} }, contentType: 'application/merge-patch+json' })).resolves.toEqual({ ok: true });
+      expect(s.arrivals).toHaveLength(3);
+      expect(s.arrivals[1]! - s.arrivals[0]!).toBeGreaterThanOrEqual(990);
+      expect(s.arrivals[2]! - s.arrivals[1]!).toBeGreaterThanOrEqual(990);
+    } finally {
+      client.close();
+      await s.stop();
+    }
+  });
+
+  it('throws the last 429 once its retries are spent, and a 429 without Retry-After at once', async () => {
+    const spent = await throttlingServer(10, '0');
+    const bare = await throttlingServer(10, undefined);
+    const clients = [spent.client({ throttleRetries: 2 }), bare.client()];
+    try {
+      const e = await clients[0]!.getJSON('/api').catch((x: unknown) => x);
+      expect(e).toMatchObject({ status: 429, retryAfterMs: 0 });
+      expect(spent.arrivals).toHaveLength(3);
+      await expect(clients[1]!.getJSON('/api')).rejects.toMatchObject({ status: 429, retryAfterMs: undefined });
+      expect(bare.arrivals).toHaveLength(1);
+    } finally {
+      for (const c of clients) c.close();
+      await spent.stop();
+      await bare.stop();
+    }
+  });
+
+  it('stops waiting out a Retry-After when the caller aborts', async () => {
+    const s = await throttlingServer(1, '30');
+    const client = s.client();
+    const caller = new AbortController();
+    try {
+      const pending = client.getJSON('/api', {}, caller.signal).catch((x: unknown) => x);
+      await until(() => s.arrivals.length === 1, 'the first request');
+      caller.abort();
+      expect(((await pending) as Error).name).toBe('AbortError');
+      expect(s.arrivals).toHaveLength(1);
+    } finally {
+      client.close();
+      await s.stop();
+    }
+  });
+
+  it('names the option when throttleRetries is not a whole number', () => {
+    expect(() => KubeClient.fromKubeconfig(kubeconfig(), { throttleRetries: -1 })).toThrow(/throttleRetries/);
+  });
+});
+
 describe('connections', () => {
   it('reuses one keep-alive connection for successive requests, with the CA given as data', async () => {
     let connections = 0;

@@ -182,6 +182,19 @@ describe('Reflector: failures', () => {
     expect(rec.log).toEqual(['error Forbidden', 'recovered', 'primed']);
   });
 
+  it('retries 403 after 1 s, doubling up to forbiddenRetryMs, so a role restored soon is picked up soon', async () => {
+    server.failNext(2, 403);
+    const { r, rec } = start(SHOP_DB, { forbiddenRetryMs: 30_000, random: () => 0 });
+    await until(() => r.isPrimed(), 'primed', 10_000);
+    const delays = rec.events.flatMap((x) => (x.type === 'error' ? [x.error.retryAt! - x.error.at] : []));
+    expect(delays).toHaveLength(2);
+    expect(delays[0]).toBeGreaterThanOrEqual(1_000);
+    expect(delays[0]).toBeLessThan(1_100);
+    expect(delays[1]).toBeGreaterThanOrEqual(2_000);
+    expect(delays[1]).toBeLessThan(2_100);
+    expect(rec.log).toEqual(['error Forbidden', 'error Forbidden', 'recovered', 'primed']);
+  });
+
   it('reports 403 on the watch after a successful list', async () => {
     server.failNext(1, 403, { match: (_m, u) => u.searchParams.get('watch') === 'true' });
     const { rec } = start(DB, { watchList: false, forbiddenRetryMs: 50 });
