@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
 import { sseStream } from '@/server/http/sse';
 import { buildSnapshot } from '@/server/snapshot';
+import type { Summary } from '@/server/summary';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
@@ -190,20 +191,24 @@ describe('SSE stream', () => {
     expect(closed()).toBe(1);
   });
 
-  it('sends a large snapshot in slices, whole, with the cluster and the changes made meanwhile after it', async () => {
+  it('sends a large snapshot in slices, whole, with the latest cluster and summary and the changes made meanwhile after it', async () => {
     const log = new ChangeLog();
     for (let i = 0; i < 20_000; i++) log.put('referent', `r${i}`, referent(`r${i}`));
     const revision = log.revision;
     const listeners = new Set<(info: typeof cluster) => void>();
+    const summaries = new Set<(summary: Summary) => void>();
+    const summary = (stuck: number) => ({ revision: log.revision, stuck }) as unknown as Summary;
     const { rd, abort } = open(log, {
       heartbeatMs: 1,
       cluster: { current: () => cluster, subscribe: (l) => (listeners.add(l), () => listeners.delete(l)) },
-      // Changes and a cluster event land while the snapshot is still being written.
+      summary: { current: () => summary(1), subscribe: (l) => (summaries.add(l), () => summaries.delete(l)) },
+      // Changes, a cluster event and a new summary land while the snapshot is still being written.
       snapshot: async () => {
         const snap = buildSnapshot({ changelog: log }, cluster, []);
         setImmediate(() => {
           log.put('referent', 'late', referent('late', 'Ready'));
           for (const l of listeners) l({ ...cluster, reachable: false });
+          for (const l of summaries) l(summary(2));
         });
         return snap;
       },
@@ -212,11 +217,14 @@ describe('SSE stream', () => {
     expect(first.event).toBe('snapshot');
     expect(first.id).toBe(revision);
     expect((first.data as Snapshot).referents).toHaveLength(20_000);
-    const rest = [await rd.until((m) => m.event !== 'message'), await rd.until((m) => m.event !== 'message')];
-    expect(rest.map((m) => m.event).sort()).toEqual(['cluster', 'delta']);
+    const rest = [];
+    for (let i = 0; i < 3; i++) rest.push(await rd.until((m) => m.event !== 'message'));
+    expect(rest.map((m) => m.event).sort()).toEqual(['cluster', 'delta', 'summary']);
     const delta = rest.find((m) => m.event === 'delta')!.data as Delta;
     expect(delta).toMatchObject({ from: revision, changes: [{ id: 'late', removed: false }] });
     expect(rest.find((m) => m.event === 'cluster')!.data).toMatchObject({ reachable: false });
+    // Only the latest summary: the one current at the start waited behind the snapshot and was replaced.
+    expect(rest.find((m) => m.event === 'summary')!.data).toMatchObject({ stuck: 2 });
     abort.abort();
   });
 
