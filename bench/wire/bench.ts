@@ -34,6 +34,8 @@ import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import type { ClusterInfo } from '../../lib/changelog';
 import { getSnapshot, getStream } from '../../server/api';
 import type { Runtime } from '../../server/runtime';
+import { ReferrerSummary } from '../../server/summary';
+import { SummaryFeed } from '../../server/summary-feed';
 import { report, result } from '../report';
 import { buildRegistry } from './cluster';
 
@@ -54,10 +56,14 @@ const cluster: ClusterInfo = { mode: 'embedded', server: 'http://127.0.0.1:1', c
 const { manager, references, setupMs } = await buildRegistry(APPS);
 console.log(`wire: ${APPS} referrers, ${references} references, ${manager.changelog.size('referent')} referents; set up in ${(setupMs / 1000).toFixed(1)} s; heap ${(process.memoryUsage().heapUsed / 1e9).toFixed(2)} GB`);
 
-// The parts of the runtime the two handlers read.
+// The parts of the runtime the two handlers read; the overview's summary follows the change log, as in the server.
+const summary = new ReferrerSummary(manager.changelog, { stuckThresholdMs: 30_000 });
+const summaryFeed = new SummaryFeed(summary);
 const rt = {
   manager,
   changelog: manager.changelog,
+  summary,
+  summaryFeed,
   config: { stuckThresholdMs: 30_000 },
   cluster: () => cluster,
   onCluster: () => () => undefined,
@@ -181,6 +187,8 @@ const maxWithoutGc = Math.max(0, ...gaps.map(([start, end, held]) => held - inGa
 const maxGcPause = Math.max(0, ...gcPauses.map((g) => g.duration));
 server.closeAllConnections();
 await new Promise((resolve) => server.close(resolve));
+summaryFeed.stop();
+summary.stop();
 await manager.stop();
 
 const maxBlock = Math.max(...blocks);
