@@ -4,7 +4,9 @@ const nextConfig = {
   poweredByHeader: false,
   // The Kubernetes client, prom-client and selfsigned are Node-only; keep them out of the bundle.
   serverExternalPackages: ['@kubernetes/client-node', 'prom-client', 'selfsigned'],
-  compress: false,
+  // GET /api/v1/snapshot and other JSON go out gzipped when the client accepts it (route handlers cannot:
+  // Next drops their Content-Encoding). The SSE stream says Cache-Control: no-transform, which this skips.
+  compress: true,
   // .next/standalone holds a server that runs with `node server.js` alone (the container image, scripts/start.ts).
   output: 'standalone',
   // Trace from this folder, so server.js sits at the top of .next/standalone whatever lies above the repository.

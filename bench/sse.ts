@@ -9,14 +9,15 @@
  * 127.0.0.1, fed by a ChangeLog; the clients run in a child process so their
  * parsing does not share the server's event loop. The child's clock is
  * aligned to the server's over IPC (offset taken from the round trip with the
- * least delay).
+ * least delay). Deltas are in the lean wire format; clients decode each with
+ * decodeDelta, as the dashboard does.
  *
  *   npx tsx bench/sse.ts
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ChangeLog, type ClusterInfo, type Delta, type ReferentEntity, type ReferrerEntity } from '../lib/changelog';
+import { ChangeLog, decodeDelta, type ClusterInfo, type ReferentEntity, type ReferrerEntity } from '../lib/changelog';
 import { SSE_HEADERS, sseStream } from '../server/http/sse';
 import { buildSnapshot } from '../server/snapshot';
 import { percentile, report, result } from './report';
@@ -238,7 +239,7 @@ async function runClients(url: string, n: number): Promise<void> {
             }
             if (event !== 'delta') continue;
             const data = /^data: (.*)$/m.exec(block)?.[1];
-            const delta = JSON.parse(data!) as Delta;
+            const delta = decodeDelta(JSON.parse(data!));
             for (const ch of delta.changes) {
               if (ch.entity !== 'referent' || ch.removed) continue;
               latencies.push(arrived - ch.value.changedAt);

@@ -4,6 +4,7 @@
 // REFWATCH_UI_SCREENSHOT=path saves what the first view shows.
 import type { Page } from '@playwright/test';
 import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import { encodeSnapshot } from '../lib/changelog/codec';
 import type { Snapshot } from '../lib/changelog/wire';
 import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
 import { report, result } from './report';
@@ -85,10 +86,11 @@ function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: nu
 /** loadScope opens the namespace's view on the synthetic data and waits for the layered graph to be drawn. */
 async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<number> {
   const headers = { 'cache-control': 'no-store' };
-  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) => route.fulfill({ json: snapshot, headers }));
+  const wire = encodeSnapshot(snapshot); // the lean wire format, as the server sends it
+  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) => route.fulfill({ body: wire, contentType: 'application/json', headers }));
   // One connection with the snapshot; the browser then waits an hour before reconnecting.
   await page.route(/\/api\/v1\/stream(\?|$)/, (route) =>
-    route.fulfill({ status: 200, headers: { ...headers, 'content-type': 'text/event-stream' }, body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', snapshot)}` }),
+    route.fulfill({ status: 200, headers: { ...headers, 'content-type': 'text/event-stream' }, body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', wire)}` }),
   );
   await page.goto(url, { waitUntil: 'domcontentloaded' });
   return waitFor(FIRST_RENDER, 120_000, async () => (await measures(page, FIRST_RENDER))[0]);

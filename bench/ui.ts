@@ -3,6 +3,7 @@
 // and /api/v1/stream are answered in the browser with page.route. REFWATCH_UI_URL uses a server already up.
 import type { Page, Route } from '@playwright/test';
 import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import { encodeDelta, encodeSnapshot } from '../lib/changelog/codec';
 import type { Change, Delta, Snapshot } from '../lib/changelog/wire';
 import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
 import { report, result } from './report';
@@ -126,17 +127,19 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
   let streams = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  await page.route('**/api/v1/snapshot', (route) => route.fulfill({ json: data.snapshot, headers: { 'cache-control': 'no-store' } }));
+  // In the lean wire format, as the server sends them; encoded before the page opens, as a server's would be ready.
+  const wire = { snapshot: encodeSnapshot(data.snapshot), deltas: data.deltas.map((d) => sse(d.revision, 'delta', encodeDelta(d))).join('') };
+  await page.route('**/api/v1/snapshot', (route) => route.fulfill({ body: wire.snapshot, contentType: 'application/json', headers: { 'cache-control': 'no-store' } }));
   await page.route('**/api/v1/stream', async (route: Route) => {
     const n = ++streams;
     const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
     if (n === 1) {
       // The first connection carries the snapshot and ends; the browser reconnects after `retry` ms, as on a dropped stream.
-      await route.fulfill({ status: 200, headers, body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', data.snapshot)}` });
+      await route.fulfill({ status: 200, headers, body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', wire.snapshot)}` });
     } else if (n === 2) {
       // The resumed connection carries the deltas since that revision, once the first render is done.
       await gate;
-      await route.fulfill({ status: 200, headers, body: data.deltas.map((d) => sse(d.revision, 'delta', d)).join('') });
+      await route.fulfill({ status: 200, headers, body: wire.deltas });
     } else {
       await route.fulfill({ status: 200, headers, body: 'retry: 3600000\n\n' });
     }

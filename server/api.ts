@@ -11,27 +11,31 @@ import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
 import { ScopeView, scopeShape, toScope, type Scope } from './scope';
-import { buildSnapshot, snapshotJson } from './snapshot';
+import { captureSnapshot, snapshotBody } from './snapshot';
 
 /** The route handlers' logic: validate, call the runtime, serialize. Route files under app/ only delegate here. */
 
 const filterShape = { namespace: scopeShape.namespace, kind: scopeShape.kind };
 
 /**
- * scopedSnapshot builds the snapshot of one scope: the stuck entries judged
- * are the scope's own referrers, and a ScopeView adds the other ends of its references.
+ * scopedSnapshot captures the snapshot of one scope in slices (captureSnapshot):
+ * the stuck entries judged are the scope's own referrers, and a ScopeView adds
+ * the other ends of its references.
  */
-function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Snapshot {
-  const snapshot = buildSnapshot(rt.manager, rt.cluster(), [], scope.filter, rt.config.stuckThresholdMs);
-  snapshot.stuck = stuck(rt.manager, { olderThan: rt.config.stuckThresholdMs, now: Date.now(), referrers: snapshot.referrers });
+async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Promise<Snapshot> {
+  const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: scope.filter, stuckThresholdMs: rt.config.stuckThresholdMs });
   return view ? view.snapshot(snapshot) : snapshot;
 }
 
-export function getSnapshot(rt: Runtime, req: Request): Response {
+/**
+ * GET snapshot of a scope, in the lean wire format: captured and encoded in slices, so the event loop is
+ * never held long. The server gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
+ */
+export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
   const q = parseQuery(new URL(req.url), scopeShape);
   const scope = toScope(q, rt.summary);
-  const snapshot = scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
-  return new Response(snapshotJson(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
+  const snapshot = await scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
+  return new Response(snapshotBody(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
 }
 
 /** getSummary answers the overview: counts per namespace and kind, stuck first, and the oldest stuck referrers. */

@@ -1,15 +1,20 @@
-import type { ChangeFilter, ClusterInfo, Snapshot, StuckEntry } from '../lib/changelog';
+import { encodeSnapshotParts, type ChangeFilter, type ClusterInfo, type EntitySnapshot, type Snapshot, type StuckEntry } from '../lib/changelog';
+import { stuckSteps, type DiagnosisSource } from '../lib/diagnose';
 
 interface SnapshotSource {
   changelog: { snapshot(filter?: ChangeFilter): { revision: number; entities: Partial<Record<string, unknown[]>> } };
 }
 
 /**
- * buildSnapshot assembles the API snapshot from the change log at its current revision.
+ * buildSnapshot assembles the API snapshot from the change log at its current revision, at once.
  * `stuckThresholdMs` is the threshold `stuck` was computed with; the dashboard applies the same one between snapshots.
  */
 export function buildSnapshot(src: SnapshotSource, cluster: ClusterInfo, stuck: StuckEntry[], filter: ChangeFilter = {}, stuckThresholdMs?: number): Snapshot {
-  const { revision, entities: e } = src.changelog.snapshot(filter);
+  const { revision, entities } = src.changelog.snapshot(filter);
+  return assemble(revision, entities, cluster, stuck, stuckThresholdMs);
+}
+
+function assemble(revision: number, e: Partial<Record<string, unknown[]>>, cluster: ClusterInfo, stuck: StuckEntry[], stuckThresholdMs?: number): Snapshot {
   const list = <T>(k: string) => (e[k] ?? []) as T[];
   return {
     revision,
@@ -26,39 +31,92 @@ export function buildSnapshot(src: SnapshotSource, cluster: ClusterInfo, stuck: 
   };
 }
 
-// Entity values in the change log are immutable once put, so each one's JSON
-// can be kept until the value is replaced (then the WeakMap lets it go).
-const jsonOf = new WeakMap<object, string>();
+/** How long one slice of snapshot work may hold the event loop before it yields (ms). */
+export const SLICE_MS = 8;
+/** Entities read or encoded between looks at the clock. */
+const STEP = 1000;
 
-function entityJson(value: object): string {
-  let s = jsonOf.get(value);
-  if (s === undefined) {
-    s = JSON.stringify(value);
-    jsonOf.set(value, s);
+const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** runSliced runs a computation made of steps, yielding the event loop whenever a slice has run `sliceMs`. */
+export async function runSliced<T>(steps: Generator<unknown, T>, sliceMs = SLICE_MS): Promise<T> {
+  let sliceStart = performance.now();
+  try {
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      if (performance.now() - sliceStart >= sliceMs) {
+        await yieldLoop();
+        sliceStart = performance.now();
+      }
+    }
+  } finally {
+    steps.return(undefined as T); // a reader of the change log is released even if a step threw
   }
-  return s;
 }
 
-const ENTITY_FIELDS = ['controllers', 'watches', 'referrers', 'referents', 'references', 'queues', 'events'] as const;
+export interface CaptureSource extends DiagnosisSource {
+  changelog: DiagnosisSource['changelog'] & { snapshotSteps(filter?: ChangeFilter, step?: number): Generator<void, EntitySnapshot> };
+}
+
+export interface CaptureOptions {
+  cluster: () => ClusterInfo;
+  filter?: ChangeFilter;
+  /** The stuck list's threshold; it judges the snapshot's own referrers, the scope's. */
+  stuckThresholdMs: number;
+  sliceMs?: number;
+}
 
 /**
- * snapshotJson serializes a snapshot as JSON.stringify would, reusing each
- * unchanged entity's JSON from earlier snapshots: on a large registry most of
- * a snapshot's cost is serializing entities that did not change since the last one.
+ * captureSnapshot reads the change log's snapshot at one revision, of the
+ * filter's scope, and the stuck referrers among its referrers, in slices that
+ * each hold the event loop at most about `sliceMs`: on a registry of a million
+ * references, no request waits behind it.
  */
-export function snapshotJson(s: Snapshot): string {
-  const parts: string[] = [`{"revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`];
-  for (const field of ENTITY_FIELDS) {
-    const values = s[field] as object[];
-    const items = new Array<string>(values.length);
-    for (let i = 0; i < values.length; i++) items[i] = entityJson(values[i]!);
-    parts.push(`,"${field}":[${items.join(',')}]`);
+export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions): Promise<Snapshot> {
+  const { revision, entities } = await runSliced(src.changelog.snapshotSteps(opts.filter ?? {}, STEP), opts.sliceMs);
+  const referrers = entities.referrer;
+  // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
+  const stuck = await runSliced(stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25), opts.sliceMs);
+  return assemble(revision, entities, opts.cluster(), stuck, opts.stuckThresholdMs);
+}
+
+/**
+ * slicedText joins JSON text pieces into slices, each made within about
+ * `sliceMs`, yielding the event loop between them. The value the pieces
+ * encode is not changed by anyone, so the text is of one revision.
+ */
+export async function* slicedText(parts: Iterable<string>, sliceMs = SLICE_MS): AsyncGenerator<string> {
+  let pending: string[] = [];
+  let sliceStart = performance.now();
+  for (const part of parts) {
+    if (part !== '') pending.push(part);
+    if (performance.now() - sliceStart >= sliceMs) {
+      if (pending.length > 0) yield pending.join('');
+      pending = [];
+      await yieldLoop();
+      sliceStart = performance.now();
+    }
   }
-  parts.push(`,"stuck":${JSON.stringify(s.stuck)}`);
-  for (const [k, v] of Object.entries(s)) {
-    if (k === 'revision' || k === 'cluster' || k === 'stuck' || (ENTITY_FIELDS as readonly string[]).includes(k) || v === undefined) continue;
-    parts.push(`,${JSON.stringify(k)}:${JSON.stringify(v)}`);
-  }
-  parts.push('}');
-  return parts.join('');
+  if (pending.length > 0) yield pending.join('');
+}
+
+/** snapshotText is a snapshot's wire JSON, in slices. */
+export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> => slicedText(encodeSnapshotParts(s), sliceMs);
+
+const encoder = new TextEncoder();
+
+/** snapshotBody is a response body of the snapshot's wire JSON, encoded slice by slice as the client reads. */
+export function snapshotBody(s: Snapshot, sliceMs = SLICE_MS): ReadableStream<Uint8Array> {
+  const text = snapshotText(s, sliceMs);
+  return new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      const r = await text.next();
+      if (r.done) ctrl.close();
+      else ctrl.enqueue(encoder.encode(r.value));
+    },
+    async cancel() {
+      await text.return(undefined);
+    },
+  });
 }

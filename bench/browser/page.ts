@@ -17,7 +17,7 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 }
 
 /** sse is one server-sent event as the stream writes it. */
-export const sse = (id: number, event: string, data: unknown) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+export const sse = (id: number, event: string, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
 
 /** measures lists the durations of the page's User Timing measures of that name. */
 export const measures = (page: Page, name: string) => page.evaluate((n) => performance.getEntriesByName(n, 'measure').map((e) => e.duration), name);

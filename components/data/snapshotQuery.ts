@@ -1,3 +1,4 @@
+import { decodeSnapshot } from '@/lib/changelog/codec';
 import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { apiFetch } from './access';
 import { isSummary } from './scope';
@@ -19,7 +20,12 @@ export class ApiError extends Error {
 export async function fetchSnapshot(signal?: AbortSignal, query = ''): Promise<Snapshot> {
   const res = await apiFetch(`/api/v1/snapshot${query}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
   if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);
-  return normalizeSnapshot(await res.json());
+  const body: unknown = await res.json();
+  try {
+    return normalizeSnapshot(decodeSnapshot(body));
+  } catch (e) {
+    throw new ApiError(`GET /api/v1/snapshot: ${e instanceof Error ? e.message : String(e)}`, 0);
+  }
 }
 
 export const SUMMARY_QUERY_KEY = ['summary'] as const;

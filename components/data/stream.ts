@@ -1,3 +1,4 @@
+import { decodeDelta, decodeSnapshot } from '@/lib/changelog/codec';
 import type { ClusterInfo, Delta, Snapshot, Summary } from '@/lib/changelog/wire';
 import { withAccessToken } from './access';
 
@@ -131,23 +132,23 @@ export class SnapshotStream {
       }
     };
     es.addEventListener('snapshot', (ev) => {
-      const snapshot = parse<Snapshot>(ev.data);
+      const snapshot = parse(ev.data, decodeSnapshot);
       if (!snapshot || es !== this.es) return;
       this.pending = [];
       this.sink.snapshot(snapshot);
     });
     es.addEventListener('delta', (ev) => {
-      const delta = parse<Delta>(ev.data);
+      const delta = parse(ev.data, decodeDelta);
       if (!delta || es !== this.es || !Array.isArray(delta.changes)) return;
       this.pending.push(delta);
       if (this.frame === undefined) this.frame = this.requestFrame(() => this.flush());
     });
     es.addEventListener('cluster', (ev) => {
-      const info = parse<ClusterInfo>(ev.data);
+      const info = parse(ev.data, (raw) => raw as ClusterInfo);
       if (info && es === this.es) this.sink.cluster(info);
     });
     es.addEventListener('summary', (ev) => {
-      const summary = parse<Summary>(ev.data);
+      const summary = parse(ev.data, (raw) => raw as Summary);
       if (summary && es === this.es) this.sink.summary?.(summary);
     });
     es.addEventListener('resync', () => {
@@ -185,10 +186,11 @@ export class SnapshotStream {
   }
 }
 
-function parse<T>(data: unknown): T | undefined {
+/** parse reads a message's JSON and decodes it from the wire format. */
+function parse<T>(data: unknown, decode: (raw: unknown) => T): T | undefined {
   if (typeof data !== 'string') return undefined;
   try {
-    return JSON.parse(data) as T;
+    return decode(JSON.parse(data));
   } catch {
     return undefined; // a malformed message is skipped; the next snapshot or gap check repairs state
   }

@@ -67,8 +67,24 @@ interface Entry {
   absentUntil: number;
   /** The revision at which its kind or namespace last changed; 0 if never. */
   movedAt: number;
+  /** Its number in its namespace's index, in the order entries were filed there; 0 if in none. */
+  filed: number;
   newer: Entry | undefined;
   older: Entry | undefined;
+}
+
+/**
+ * A snapshot being built in steps, at `revision`: `cursor` is the `created` of
+ * the last entry of `kind` read; while a namespace's index is read instead,
+ * `filed.cursor` is the `filed` of the last entry read there, of `filed.kinds`.
+ */
+interface Reader {
+  readonly revision: number;
+  kind: EntityKind | undefined;
+  cursor: number;
+  filed: { readonly namespace: string; readonly kinds: ReadonlySet<EntityKind>; cursor: number } | undefined;
+  readonly done: Set<EntityKind>;
+  readonly saved: Map<Entry, { value: AnyEntity; removed: boolean; visited: boolean }>;
 }
 
 /** Kinds whose entities expire silently: clients trim their own timelines. */
@@ -92,11 +108,15 @@ export class ChangeLog {
   readonly #live = new Map<EntityKind, number>(ENTITY_KINDS.map((k) => [k, 0]));
   /** Entries (live or tombstones) by their value's namespace, so a namespaced snapshot does not scan the whole log. */
   readonly #byNamespace = new Map<string, Set<Entry>>();
+  /** The last `filed` number given. */
+  #filed = 0;
   readonly #observers = new Set<ChangeObserver>();
   /** Tombstones in the order they were laid, each with the revision it was laid at; stale once revived. */
   #tombstones: { entry: Entry; revision: number }[] = [];
   #tombstoneHead = 0;
   readonly #listeners = new Set<(revision: number) => void>();
+  /** Snapshots being built in steps: each keeps the state at its revision of every entry changed since. */
+  readonly #readers = new Set<Reader>();
   readonly #waiters = new Set<{ after: number; resolve: (revision: number) => void }>();
   #batchDepth = 0;
   #notifyPending = false;
@@ -133,7 +153,7 @@ export class ChangeLog {
     if (entry === undefined) {
       const created: Entry = {
         entity, id, value, removed: false, revision, created: revision,
-        absentFrom: 0, absentUntil: 0, movedAt: 0, newer: undefined, older: undefined,
+        absentFrom: 0, absentUntil: 0, movedAt: 0, filed: 0, newer: undefined, older: undefined,
       };
       entries.set(id, created);
       this.#live.set(entity, this.#live.get(entity)! + 1);
@@ -141,6 +161,7 @@ export class ChangeLog {
       this.#indexNamespace(created, undefined);
       this.#observe(entity, id, undefined, value);
     } else {
+      this.#preserve(entry);
       const previous = entry.removed ? undefined : entry.value;
       if (entry.removed) {
         // Back after a removal: remember the gap, so a client that saw it gone is not told of it twice.
@@ -180,6 +201,7 @@ export class ChangeLog {
       this.#drop(entry);
       return this.#revision;
     }
+    this.#preserve(entry);
     const revision = ++this.#revision;
     entry.removed = true;
     entry.revision = revision;
@@ -208,29 +230,82 @@ export class ChangeLog {
 
   /** The live entities matching the filter, each kind in the order first stored (events: least recently put first). */
   snapshot(filter: ChangeFilter = {}): EntitySnapshot {
+    const steps = this.snapshotSteps(filter, Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * snapshotSteps builds the same snapshot as `snapshot(filter)` at the
+   * revision of its first step, `step` entries per step, so a caller can yield
+   * the event loop between steps while the log keeps changing: an entry changed
+   * meanwhile is read as it was at that revision (one removed and compacted
+   * meanwhile, or moved out of the namespace read, comes at the end of its
+   * kind). A namespace is read from its index, the kinds in `always` and
+   * ephemeral kinds from their own lists; ephemeral kinds in one step. Run it to
+   * the end or call `return()`; until then the log keeps the old state of every
+   * entry changed.
+   */
+  *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
-    const kinds = filter.entities ?? ENTITY_KINDS;
-    if (filter.namespace !== undefined) {
-      // Only that namespace's entries; in insertion order, as the whole-log walk below gives them.
-      const always = new Set(filter.always ?? []);
-      const wanted = new Set(kinds.filter((k) => !always.has(k)));
-      for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
-        if (wanted.has(entry.entity) && !entry.removed && matches(entry.entity, entry.value, filter)) (entities[entry.entity] as AnyEntity[]).push(entry.value);
+    const reader: Reader = { revision: this.#revision, kind: undefined, cursor: 0, filed: undefined, done: new Set(), saved: new Map() };
+    this.#readers.add(reader);
+    try {
+      let kinds = filter.entities ?? ENTITY_KINDS;
+      if (filter.namespace !== undefined) {
+        // That namespace's entries only, in the order filed there: for an entry never moved, the order first stored.
+        const filed = { namespace: filter.namespace, kinds: new Set(kinds.filter((k) => !filter.always?.includes(k) && !EPHEMERAL.has(k))), cursor: 0 };
+        reader.filed = filed;
+        let n = 0;
+        for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
+          const at = entry.filed; // refiled with a new number if it moves out and back while this step waits
+          if (++n % step === 0) yield;
+          if (filed.kinds.has(entry.entity)) this.#read(reader, entry, filter, entities[entry.entity]);
+          filed.cursor = at;
+        }
+        for (const kind of filed.kinds) this.#readDropped(reader, kind, filter, entities[kind]);
+        reader.filed = undefined;
+        kinds = kinds.filter((k) => !filed.kinds.has(k));
       }
       for (const kind of kinds) {
-        if (!always.has(kind)) continue;
-        for (const entry of this.#entries(kind).values()) if (!entry.removed) (entities[kind] as AnyEntity[]).push(entry.value);
+        reader.kind = kind;
+        reader.cursor = 0;
+        let n = 0;
+        for (const entry of this.#entries(kind).values()) {
+          if (++n % step === 0 && !EPHEMERAL.has(kind)) yield;
+          this.#read(reader, entry, filter, entities[kind]);
+          reader.cursor = entry.created;
+        }
+        this.#readDropped(reader, kind, filter, entities[kind]);
       }
-      if (wanted.has('event')) entities.event.sort((a, b) => this.#entries('event').get(a.id)!.revision - this.#entries('event').get(b.id)!.revision);
-      return { revision: this.#revision, entities };
+      return { revision: reader.revision, entities };
+    } finally {
+      this.#readers.delete(reader);
     }
-    for (const kind of kinds) {
-      const values: AnyEntity[] = entities[kind];
-      for (const entry of this.#entries(kind).values()) {
-        if (!entry.removed && matches(kind, entry.value, filter)) values.push(entry.value);
-      }
+  }
+
+  /** Reads an entry into `values` as it was at the reader's revision, once. */
+  #read(reader: Reader, entry: Entry, filter: ChangeFilter, values: AnyEntity[]): void {
+    const saved = reader.saved.get(entry);
+    if (saved !== undefined) {
+      if (saved.visited) return;
+      saved.visited = true;
+      if (!saved.removed && matches(entry.entity, saved.value, filter)) values.push(saved.value);
+    } else if (entry.revision <= reader.revision && !entry.removed && matches(entry.entity, entry.value, filter)) {
+      values.push(entry.value); // unchanged since the reader's revision
     }
-    return { revision: this.#revision, entities };
+  }
+
+  /** Reads the entries of `kind` that left the list being walked (dropped, or moved out of the namespace) before it reached them; the kind is then done. */
+  #readDropped(reader: Reader, kind: EntityKind, filter: ChangeFilter, values: AnyEntity[]): void {
+    for (const [entry, saved] of reader.saved) {
+      if (entry.entity !== kind || saved.visited) continue;
+      saved.visited = true;
+      if (!saved.removed && matches(kind, saved.value, filter)) values.push(saved.value);
+    }
+    reader.done.add(kind);
   }
 
   /**
@@ -355,6 +430,23 @@ export class ChangeLog {
     }
   }
 
+  /** Keeps the state of an entry about to change, for each snapshot reader at an earlier revision that has not read it yet. */
+  #preserve(entry: Entry): void {
+    for (const reader of this.#readers) {
+      // Past the reader's revision already: changed since, so saved at that first change, or created since.
+      if (entry.revision > reader.revision || reader.saved.has(entry)) continue;
+      // Map order is creation order, except for ephemeral kinds, which are read in one step; an index's order is filing order.
+      const visited = reader.done.has(entry.entity) || (reader.kind === entry.entity && entry.created <= reader.cursor) || this.#passed(reader, entry);
+      reader.saved.set(entry, { value: entry.value, removed: entry.removed, visited });
+    }
+  }
+
+  /** Whether the reader's walk of a namespace's index is past the entry (one of another namespace fails the filter whatever this says). */
+  #passed(reader: Reader, entry: Entry): boolean {
+    const filed = reader.filed;
+    return filed !== undefined && filed.kinds.has(entry.entity) && entry.filed <= filed.cursor;
+  }
+
   /** Expires the oldest live entity of an ephemeral kind, without a tombstone. */
   #expireOldest(entity: EntityKind): void {
     const oldest = this.#entries(entity).values().next();
@@ -383,6 +475,7 @@ export class ChangeLog {
 
   /** Forgets an entry entirely: unlinked, unindexed, uncounted. */
   #drop(entry: Entry): void {
+    this.#preserve(entry);
     this.#entries(entry.entity).delete(entry.id);
     if (!entry.removed) {
       this.#live.set(entry.entity, this.#live.get(entry.entity)! - 1);
@@ -402,6 +495,7 @@ export class ChangeLog {
     if (ns === undefined) return;
     let set = this.#byNamespace.get(ns);
     if (set === undefined) this.#byNamespace.set(ns, (set = new Set()));
+    entry.filed = ++this.#filed;
     set.add(entry);
   }
 

@@ -1,3 +1,4 @@
 export * from './entities';
 export * from './wire';
 export * from './change-log';
+export * from './codec';

@@ -35,7 +35,17 @@ export interface StuckEntry {
   referent?: string;
 }
 
-/** GET /api/v1/snapshot, and the first message of GET /api/v1/stream. */
+/**
+ * GET /api/v1/snapshot, and the first message of GET /api/v1/stream, as a
+ * client holds it. On the wire it travels in the lean format of codec.ts
+ * (`WireSnapshot`; docs/api.md, "The lean wire format"): each reference once,
+ * without the fields its others give (an id is controller|referrer|referent|
+ * fieldPath, a namespace the referrer key's, a kind the referent key's), keys
+ * split into kind / namespace / name and every string interned in a table of
+ * its own message, columns instead of objects. Tables are per message, not
+ * per stream, so every message decodes alone, a resumed stream included.
+ * decodeSnapshot and decodeDelta give back these shapes exactly.
+ */
 export interface Snapshot {
   revision: number;
   cluster: ClusterInfo;
@@ -60,8 +70,8 @@ export type Change = {
 
 /**
  * SSE wire format of GET /api/v1/stream (each message's `id:` is its revision):
- *   event: snapshot   data: Snapshot
- *   event: delta      data: Delta         coalesced per entity, oldest first
+ *   event: snapshot   data: WireSnapshot  (decodeSnapshot gives the Snapshot)
+ *   event: delta      data: WireDelta     (decodeDelta gives the Delta) coalesced per entity, oldest first
  *   event: cluster    data: ClusterInfo
  *   event: resync     data: {revision}    the client fell behind; a snapshot follows
  *   event: summary    data: Summary       the overview's counts (GET /api/v1/summary), at most once a second when they change

@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import type { Delta, Snapshot, StuckEntry } from '../changelog';
+import { WireFormatError, decodeDelta, decodeSnapshot, type Snapshot, type StuckEntry } from '../changelog';
 import type { Explanation } from '../diagnose';
 import type { ObjectKey } from '../model';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
@@ -36,7 +36,7 @@ export class ServerBackend implements Backend {
     if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new CliError(`flag --server "${opts.url}" must be an http:// or https:// URL; for example --server http://127.0.0.1:3000`);
     this.base = base;
     this.namespace = opts.namespace ?? 'default';
-    this.kinds = new SnapshotKinds(() => (this.snapshotOnce ??= this.get<Snapshot>('/api/v1/snapshot')));
+    this.kinds = new SnapshotKinds(() => this.snapshot());
   }
 
   explain(key: ObjectKey): Promise<Explanation> {
@@ -50,7 +50,21 @@ export class ServerBackend implements Backend {
 
   graph(): Promise<Graph> {
     // The whole graph: a tree follows references across namespaces.
-    return (this.snapshotOnce ??= this.get<Snapshot>('/api/v1/snapshot'));
+    return this.snapshot();
+  }
+
+  private snapshot(): Promise<Snapshot> {
+    return (this.snapshotOnce ??= this.get<unknown>('/api/v1/snapshot').then((body) => this.decoded(decodeSnapshot, body)));
+  }
+
+  /** decoded reads a wire message; a server of another refwatch version is a usage error the user can act on. */
+  private decoded<T>(decode: (raw: unknown) => T, raw: unknown): T {
+    try {
+      return decode(raw);
+    } catch (e) {
+      if (e instanceof WireFormatError) throw new CliError(`--server ${this.base.origin}: ${e.message}`);
+      throw e;
+    }
   }
 
   async *watch(scope: WatchScope, signal: AbortSignal): AsyncIterable<WatchMessage> {
@@ -60,11 +74,17 @@ export class ServerBackend implements Backend {
     while (!signal.aborted) {
       const queue: WatchMessage[] = [];
       let wake: (() => void) | undefined;
+      // A message this CLI cannot read ends the watch with the reason, instead of reconnecting for ever.
+      let unreadable: unknown;
       const parser = createParser({
         onEvent: (ev) => {
-          if (ev.id) lastEventId = ev.id;
-          if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: JSON.parse(ev.data) as Snapshot });
-          else if (ev.event === 'delta') queue.push({ type: 'delta', changes: (JSON.parse(ev.data) as Delta).changes });
+          try {
+            if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: this.decoded(decodeSnapshot, JSON.parse(ev.data)) });
+            else if (ev.event === 'delta') queue.push({ type: 'delta', changes: this.decoded(decodeDelta, JSON.parse(ev.data)).changes });
+            if (ev.id) lastEventId = ev.id;
+          } catch (e) {
+            unreadable ??= e;
+          }
           wake?.();
         },
       });
@@ -97,6 +117,10 @@ export class ServerBackend implements Backend {
         }
       })();
       while (!done || queue.length > 0) {
+        if (unreadable !== undefined) {
+          onAbort();
+          throw unreadable instanceof CliError ? unreadable : new CliError(`--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`);
+        }
         const m = queue.shift();
         if (m) {
           yield m;

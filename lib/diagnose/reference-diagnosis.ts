@@ -52,6 +52,17 @@ export class ReferenceDiagnosis {
   ) {}
 
   /**
+   * prepare builds, `step` keys between steps, the similar-names index that
+   * explaining a missing referent of ref's kind would otherwise build at once.
+   */
+  *prepare(ref: Reference, step: number): Generator<void> {
+    const view = this.referenceControllers.inspectFor(ref.referent);
+    const sub = view?.subscription;
+    if (!view || !sub || !sub.isPrimed() || this.indexes.has(view.id) || sub.store.get(ref.referent)) return;
+    this.indexes.set(view.id, yield* SimilarNames.build(sub.store.keys(), step));
+  }
+
+  /**
    * explain diagnoses one reference. namespaceField is the field that would
    * hold its referent's namespace, null when the reference can only name its
    * referrer's namespace, undefined when unknown (then `<fieldPath>.namespace`).

@@ -30,13 +30,25 @@ export class SimilarNames {
   readonly truncated: boolean;
 
   constructor(keys: Iterable<string>, limit = MAX_INDEXED_KEYS) {
+    const steps = this.#index(keys, limit, Infinity);
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    this.truncated = r.value;
+  }
+
+  /** build indexes the keys as the constructor does, `step` keys between steps, so a caller can yield the event loop. */
+  static *build(keys: Iterable<string>, step: number, limit = MAX_INDEXED_KEYS): Generator<void, SimilarNames> {
+    const index = new SimilarNames([], limit);
+    (index as { truncated: boolean }).truncated = yield* index.#index(keys, limit, step);
+    return index;
+  }
+
+  /** Adds the keys to the index; returns whether some were left out at the limit. */
+  *#index(keys: Iterable<string>, limit: number, step: number): Generator<void, boolean> {
     let n = 0;
-    let truncated = false;
     for (const key of keys) {
-      if (n++ >= limit) {
-        truncated = true;
-        break;
-      }
+      if (n++ >= limit) return true;
+      if (n % step === 0) yield;
       const a = key.indexOf('/');
       const b = key.indexOf('/', a + 1);
       if (a < 0 || b < 0) continue;
@@ -51,7 +63,7 @@ export class SimilarNames {
       if (where) where.push(namespace);
       else this.namespacesOf.set(name, [namespace]);
     }
-    this.truncated = truncated;
+    return false;
   }
 
   /**

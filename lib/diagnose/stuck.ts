@@ -20,15 +20,67 @@ export interface StuckOptions {
  * kind with a missing referent; per referrer, O(its references).
  */
 export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[] {
+  const steps = stuckSteps(manager, opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer, opts, Infinity);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * stuckSteps is stuck over the given referrers (a snapshot's, whole or
+ * scoped; `opts.referrers` is not read), `step` referrers between steps, so a
+ * caller can yield the event loop between them.
+ */
+export function* stuckSteps(manager: DiagnosisSource, referrers: Iterable<ReferrerEntity>, opts: Omit<StuckOptions, 'referrers'>, step = 10_000): Generator<void, StuckEntry[]> {
   if (typeof opts.olderThan !== 'number' || !Number.isFinite(opts.olderThan) || opts.olderThan < 0) {
     throw new RefwatchError('InvalidDuration', `olderThan must be a number of milliseconds from 0 up, got ${String(opts.olderThan)}`, { field: 'olderThan', example: '30000' });
   }
   const now = opts.now ?? Date.now();
-  const unresolved = [...(opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer)]
-    .filter((r) => r.state !== 'Resolved' && now - r.since >= opts.olderThan)
-    .sort((a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const unresolved: ReferrerEntity[] = [];
+  let n = 0;
+  for (const r of referrers) {
+    if (n++ % step === step - 1) yield;
+    if (r.state !== 'Resolved' && now - r.since >= opts.olderThan) unresolved.push(r);
+  }
+  const sorted = yield* sortSteps(unresolved, (a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), step);
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
-  return unresolved.map((r) => entry(r, blockingReference(manager, diagnosis, r), now));
+  const entries: StuckEntry[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    if (i % step === step - 1) yield;
+    const r = sorted[i]!;
+    // A missing referent's kind is indexed for "did you mean" once, in steps, before it is explained.
+    if (step !== Infinity) for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
+    entries.push(entry(r, blockingReference(manager, diagnosis, r), now));
+  }
+  return entries;
+}
+
+/** A stable bottom-up merge sort, about `step` comparisons between steps. */
+function* sortSteps<T>(items: T[], cmp: (a: T, b: T) => number, step: number): Generator<void, T[]> {
+  const run = Math.min(Math.max(1, Math.floor(step / 16)), items.length || 1);
+  let a = items.slice();
+  for (let i = 0; i < a.length; i += run) {
+    const sorted = a.slice(i, i + run).sort(cmp);
+    for (let j = 0; j < sorted.length; j++) a[i + j] = sorted[j]!;
+    if (i + run < a.length) yield;
+  }
+  let b = new Array<T>(a.length);
+  let work = 0;
+  for (let width = run; width < a.length; width *= 2) {
+    for (let lo = 0; lo < a.length; lo += 2 * width) {
+      const mid = Math.min(lo + width, a.length);
+      const hi = Math.min(lo + 2 * width, a.length);
+      let i = lo;
+      let j = mid;
+      for (let k = lo; k < hi; k++) {
+        b[k] = i < mid && (j >= hi || cmp(a[i]!, a[j]!) <= 0) ? a[i++]! : a[j++]!;
+        if (++work % step === 0) yield;
+      }
+    }
+    [a, b] = [b, a];
+  }
+  return a;
 }
 
 function blockingReference(manager: DiagnosisSource, diagnosis: ReferenceDiagnosis, r: ReferrerEntity): ReferenceExplanation | undefined {

@@ -1,11 +1,11 @@
-import type { Change, ChangeFilter, ChangeLog, ClusterInfo, Delta, Snapshot } from '../../lib/changelog';
+import { encodeDelta, encodeDeltaParts, type Change, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
+import { slicedText, snapshotText } from '../snapshot';
 import type { Summary } from '../summary';
-import { snapshotJson } from '../snapshot';
 
 export interface SseOptions {
   changelog: ChangeLog;
-  /** Builds a full snapshot (at the change log's current revision) for this client's filter. */
-  snapshot: () => Snapshot;
+  /** Captures a full snapshot (at the change log's current revision) for this client's filter. */
+  snapshot: () => Snapshot | Promise<Snapshot>;
   filter?: ChangeFilter;
   /** The client's Last-Event-ID: the revision it holds. */
   lastEventId?: string | null;
@@ -43,13 +43,21 @@ function message(event: string, data: unknown, id?: number, json = JSON.stringif
   return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${json}\n\n`);
 }
 
+const deltaMessage = (delta: Delta) => message('delta', delta, delta.revision, encodeDelta(delta));
+
+/** Deltas with more changes than this are encoded in slices, as snapshots are. */
+const SLICED_DELTA_CHANGES = 2000;
+
 /**
  * sseStream serves GET /api/v1/stream to one client: a snapshot (or, with a
  * Last-Event-ID still retained, the deltas since it), then coalesced deltas
- * read from the change log. A client that stops reading is never buffered for
- * without bound: refwatch stops writing once highWaterBytes are queued and,
- * when the client reads again, sends one coalesced delta since its last
- * revision, or a resync and a snapshot if that revision was compacted.
+ * read from the change log, both in the lean wire format (lib/changelog/codec).
+ * A snapshot goes out in slices, yielding the event loop between them, and
+ * nothing else is written until its message is whole. A client that stops
+ * reading is never buffered for without bound: refwatch stops writing once
+ * highWaterBytes are queued and, when the client reads again, sends one
+ * coalesced delta since its last revision, or a resync and a snapshot if that
+ * revision was compacted.
  */
 export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
@@ -62,6 +70,11 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   let unsubscribeCluster: (() => void) | undefined;
   let unsubscribeSummary: (() => void) | undefined;
   let ctrl: ReadableStreamDefaultController<Uint8Array>;
+  /** Set while a sliced message (a snapshot, a large delta) is being written: nothing may interleave with it. */
+  let sending = false;
+  /** The latest cluster and summary messages that came while a sliced message was being written; they follow it. */
+  const deferred = new Map<'cluster' | 'summary', ClusterInfo | Summary>();
+  let pulled: (() => void) | undefined;
 
   const cleanup = () => {
     if (closed) return;
@@ -72,6 +85,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     unsubscribeCluster?.();
     unsubscribeSummary?.();
     opts.signal?.removeEventListener('abort', onAbort);
+    pulled?.();
     opts.onClose?.();
   };
   const onAbort = () => {
@@ -83,18 +97,60 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
     }
   };
   const hasRoom = () => (ctrl.desiredSize ?? 0) > 0;
-  const sendSnapshot = () => {
-    const snap = opts.snapshot();
-    rev = snap.revision;
-    ctrl.enqueue(message('snapshot', snap, snap.revision, snapshotJson(snap)));
+  /** sendLatest sends a cluster or summary message, which only its latest matters of: held back behind a sliced message, dropped for a client that does not read. */
+  const sendLatest = (event: 'cluster' | 'summary', data: ClusterInfo | Summary, always = false) => {
+    if (sending) deferred.set(event, data);
+    else if (!closed && (always || hasRoom())) ctrl.enqueue(message(event, data));
+  };
+  /** writeSliced writes one message whose data comes in slices, holding back while the client does not read; false if the client left. */
+  const writeSliced = async (id: number, event: string, text: AsyncIterable<string>): Promise<boolean> => {
+    ctrl.enqueue(encoder.encode(`id: ${id}\nevent: ${event}\ndata: `));
+    for await (const slice of text) {
+      if (closed) return false;
+      ctrl.enqueue(encoder.encode(slice));
+      while (!closed && !hasRoom()) await new Promise<void>((resolve) => (pulled = resolve));
+    }
+    if (closed) return false;
+    ctrl.enqueue(encoder.encode('\n\n'));
+    return true;
+  };
+  /** sendSliced runs a sliced write with everything else held back, then sends what waited. */
+  const sendSliced = async (write: () => Promise<boolean>) => {
+    sending = true;
+    try {
+      if (!(await write())) return;
+    } catch (error) {
+      if (closed) return;
+      cleanup();
+      ctrl.error(error);
+      return;
+    } finally {
+      sending = false;
+    }
+    const waited = [...deferred];
+    deferred.clear();
+    for (const [event, data] of waited) sendLatest(event, data, true);
+    if (opts.changelog.revision !== rev) schedule();
+  };
+  const sendSnapshot = () =>
+    sendSliced(async () => {
+      const snap = await opts.snapshot();
+      if (closed) return false;
+      rev = snap.revision;
+      return writeSliced(snap.revision, 'snapshot', snapshotText(snap));
+    });
+  const sendDelta = (delta: Delta) => {
+    rev = delta.revision;
+    if (delta.changes.length <= SLICED_DELTA_CHANGES) ctrl.enqueue(deltaMessage(delta));
+    else void sendSliced(() => writeSliced(delta.revision, 'delta', slicedText(encodeDeltaParts(delta))));
   };
   const flush = () => {
     flushTimer = undefined;
-    if (closed || !hasRoom()) return; // pull() flushes when the client reads again
+    if (closed || sending || !hasRoom()) return; // pull() flushes when the client reads again; a snapshot's end reschedules
     const since = opts.changelog.changesSince(rev, opts.filter);
     if (since.resnapshot) {
       ctrl.enqueue(message('resync', { revision: since.revision }));
-      sendSnapshot();
+      void sendSnapshot();
       return;
     }
     const changes = opts.admit ? opts.admit(since.changes) : since.changes;
@@ -102,9 +158,7 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
       rev = since.revision;
       return;
     }
-    const delta: Delta = { from: rev, revision: since.revision, changes };
-    rev = since.revision;
-    ctrl.enqueue(message('delta', delta, delta.revision));
+    sendDelta({ from: rev, revision: since.revision, changes });
   };
   const schedule = () => {
     if (!closed && flushTimer === undefined) flushTimer = setTimeout(flush, flushDelayMs);
@@ -128,34 +182,32 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         } else if (last !== undefined && since && !since.resnapshot) {
           // Resume: exactly what the client missed, coalesced.
           rev = since.revision;
-          if (since.changes.length > 0) controller.enqueue(message('delta', { from: last, revision: since.revision, changes: since.changes } satisfies Delta, since.revision));
+          if (since.changes.length > 0) sendDelta({ from: last, revision: since.revision, changes: since.changes });
           else controller.enqueue(encoder.encode(`: resumed at ${since.revision}\n\n`));
         } else {
           if (last !== undefined) controller.enqueue(message('resync', { revision: opts.changelog.revision }));
-          sendSnapshot();
+          void sendSnapshot();
         }
         if (opts.cluster) {
-          controller.enqueue(message('cluster', opts.cluster.current()));
-          unsubscribeCluster = opts.cluster.subscribe((info) => {
-            if (!closed && hasRoom()) ctrl.enqueue(message('cluster', info));
-          });
+          sendLatest('cluster', opts.cluster.current(), true);
+          unsubscribeCluster = opts.cluster.subscribe((info) => sendLatest('cluster', info));
         }
         if (opts.summary) {
-          controller.enqueue(message('summary', opts.summary.current()));
-          unsubscribeSummary = opts.summary.subscribe((summary) => {
-            if (!closed && hasRoom()) ctrl.enqueue(message('summary', summary));
-          });
+          sendLatest('summary', opts.summary.current(), true);
+          unsubscribeSummary = opts.summary.subscribe((summary) => sendLatest('summary', summary));
         }
         if (!opts.overview) unsubscribe = opts.changelog.subscribe(schedule);
         heartbeat = setInterval(() => {
-          if (!closed && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
+          if (!closed && !sending && hasRoom()) ctrl.enqueue(encoder.encode(': ping\n\n'));
         }, heartbeatMs);
-        // A change between the snapshot and the subscription is not lost.
-        if (!opts.overview && opts.changelog.revision !== rev) schedule();
+        // A change between the resumed revision and the subscription is not lost (a snapshot's end looks itself).
+        if (!opts.overview && !sending && opts.changelog.revision !== rev) schedule();
       },
       pull() {
+        pulled?.();
+        pulled = undefined;
         // The client read: catch it up if changes arrived while it was not reading.
-        if (!closed && !opts.overview && opts.changelog.revision !== rev) schedule();
+        if (!closed && !sending && !opts.overview && opts.changelog.revision !== rev) schedule();
       },
       cancel() {
         cleanup();

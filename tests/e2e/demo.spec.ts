@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { SCREENS, deleteAllRuns, openDashboard, settle } from './dashboard';
+import { decodeSnapshot } from '../../lib/changelog/codec';
 
 test.afterEach(async ({ request }) => {
   await deleteAllRuns(request);
@@ -94,7 +95,7 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
   // Stop keeps the run: its objects, its figures and exports, and its graph on the dashboard.
   const runs = async () => ((await (await request.get('/api/v1/demo/runs')).json()) as { items: { id: string; phase: string }[] }).items;
   const referrers = async () =>
-    ((await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()) as { referrers: { controller: string }[] }).referrers.filter((r) => r.controller === `demo/watch/${id}`).length;
+    decodeSnapshot(await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()).referrers.filter((r) => r.controller === `demo/watch/${id}`).length;
   await panel.getByRole('button', { name: 'Stop' }).click();
   await expect(run).toHaveAttribute('data-phase', 'Stopped');
   await expect(panel.getByRole('button', { name: 'Stop' })).toHaveCount(0);

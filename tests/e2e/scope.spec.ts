@@ -1,4 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
+import { decodeDelta, decodeSnapshot } from '../../lib/changelog/codec';
 import { SCREENS, deleteAllRuns, graphNodeCount, objectRow, openDashboard, settle, startRun } from './dashboard';
 
 /*
@@ -31,14 +32,16 @@ async function recordStream(page: Page): Promise<void> {
 
 type Entity = { key?: string; referrer?: string; referent?: string };
 
-/** The object keys a snapshot or delta carries (referrers, referents, references, events); the cluster-wide controllers and watches are context. */
+/** The object keys a snapshot or delta carries (referrers, referents, references, events), decoded from the wire format; the cluster-wide controllers and watches are context. */
 function objectKeys(m: { event: string; data: string }): string[] {
-  const data = JSON.parse(m.data) as { referrers?: Entity[]; referents?: Entity[]; references?: Entity[]; events?: Entity[]; changes?: { entity: string; id: string; value?: Entity }[] };
   const keysOf = (e: Entity) => [e.key, e.referrer, e.referent].filter((k): k is string => k !== undefined);
   if (m.event === 'delta') {
-    return (data.changes ?? []).filter((c) => ['referrer', 'referent', 'reference', 'event'].includes(c.entity)).flatMap((c) => (c.value ? keysOf(c.value) : [c.id]));
+    return decodeDelta(JSON.parse(m.data))
+      .changes.filter((c) => ['referrer', 'referent', 'reference', 'event'].includes(c.entity))
+      .flatMap((c) => (c.removed ? [c.id] : keysOf(c.value as Entity)));
   }
-  return [...(data.referrers ?? []), ...(data.referents ?? []), ...(data.references ?? []), ...(data.events ?? [])].flatMap(keysOf);
+  const s = decodeSnapshot(JSON.parse(m.data));
+  return [...s.referrers, ...s.referents, ...s.references, ...s.events].flatMap((e) => keysOf(e as Entity));
 }
 
 const received = (page: Page) => page.evaluate(() => (window as unknown as { __sse: { url: string; event: string; data: string }[] }).__sse);
@@ -98,7 +101,7 @@ test('a scoped page receives no change from outside its scope', async ({ page, r
   await expect(cache).toHaveAttribute('aria-label', /Resolved|Ready/, { timeout: 30_000 });
   const messages = await received(page);
   const deltas = messages.filter((m) => m.event === 'delta');
-  expect(deltas.some((m) => m.data.includes(`${kind}/${run.namespace}/sessions-0`))).toBe(true);
+  expect(deltas.some((m) => objectKeys(m).includes(`${kind}/${run.namespace}/sessions-0`))).toBe(true);
   // Every object the page got is inside the scope: the run's Cache, or an App's reference to it; no Database, nothing from another namespace.
   const keys = messages.filter((m) => m.event === 'snapshot' || m.event === 'delta').flatMap(objectKeys);
   expect(keys.length).toBeGreaterThan(0);

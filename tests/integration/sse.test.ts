@@ -1,12 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ChangeLog, SNAPSHOT_FIELD, type ClusterInfo, type Delta, type EntityKind, type Snapshot } from '@/lib/changelog';
-import { stuck } from '@/lib/diagnose';
+import { ChangeLog, SNAPSHOT_FIELD, decodeDelta, decodeSnapshot, type ClusterInfo, type Delta, type EntityKind, type Snapshot } from '@/lib/changelog';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { SSE_HEADERS, sseStream } from '@/server/http/sse';
-import { buildSnapshot } from '@/server/snapshot';
+import { captureSnapshot } from '@/server/snapshot';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -140,7 +139,7 @@ async function serveSse(manager: Manager): Promise<SseServer> {
     res.on('close', () => abort.abort());
     const body = sseStream({
       changelog: manager.changelog,
-      snapshot: () => buildSnapshot(manager, info, stuck(manager, { olderThan: 30_000 })),
+      snapshot: () => captureSnapshot(manager, { cluster: () => info, stuckThresholdMs: 30_000 }),
       lastEventId: req.headers['last-event-id'] as string | undefined,
       highWaterBytes: HIGH_WATER_BYTES,
       signal: abort.signal,
@@ -228,6 +227,9 @@ class SseClient {
           else if (line.startsWith('event: ')) m.event = line.slice(7);
           else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6));
         }
+        // Snapshots and deltas travel in the lean wire format.
+        if (m.event === 'snapshot') m.data = decodeSnapshot(m.data);
+        if (m.event === 'delta') m.data = decodeDelta(m.data);
         this.apply(m);
         this.messages.push(m);
         return m;

@@ -70,4 +70,29 @@ describe('ChangeLog scopes', () => {
     expect(ids(log, { namespace: 'shop', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/shop/a', 'queue apps']);
     expect(ids(log, { q: 'billing', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/billing/b', 'queue apps']);
   });
+
+  it('reads a namespace in steps as it was at the first step, when entries move out, back in, or in from elsewhere meanwhile', () => {
+    const log = new ChangeLog();
+    const a = referent('shop', 'a');
+    const b = referent('shop', 'b');
+    const c = referent('shop', 'c');
+    const d = referent('shop', 'd');
+    for (const r of [a, b, c, d]) log.put('referent', r.id, r);
+    const elsewhere = referent('billing', 'e');
+    log.put('referent', elsewhere.id, elsewhere);
+    const steps = log.snapshotSteps({ namespace: 'shop' }, 1);
+    steps.next(); // waits before a
+    // a moves out and back: filed again at the end of the index, read once, as it was.
+    log.put('referent', a.id, { ...a, namespace: 'billing' });
+    log.put('referent', a.id, { ...a, state: 'NotReady' });
+    steps.next(); // a read; waits before b
+    // c changes after a was read: the walk has not reached it, so its old state is kept for it.
+    log.put('referent', c.id, referent('shop', 'c', 'NotReady'));
+    // d moves out before the walk reaches it; e moves in.
+    log.put('referent', d.id, { ...d, namespace: 'billing' });
+    log.put('referent', elsewhere.id, { ...elsewhere, namespace: 'shop' });
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    expect(r.value.entities.referent.map((e) => `${e.key} ${e.state}`).sort()).toEqual([a, b, c, d].map((e) => `${e.key} Ready`));
+  });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Delta } from '@/lib/changelog/wire';
+import { encodeDelta, encodeSnapshot } from '@/lib/changelog/codec';
+import type { Delta, Snapshot } from '@/lib/changelog/wire';
 import { SnapshotStream, type ConnectionState, type EventSourceLike, type StreamSink } from '@/components/data/stream';
 import { demoSnapshot } from '@/tests/fixtures/snapshot';
 
@@ -20,8 +21,10 @@ class FakeEventSource implements EventSourceLike {
     this.readyState = 1;
     this.onopen?.(new Event('open'));
   }
+  /** emit sends a message as the server does: snapshots and deltas in the lean wire format. */
   emit(type: string, data: unknown) {
-    for (const l of this.listeners.get(type) ?? []) l(new MessageEvent(type, { data: JSON.stringify(data) }));
+    const text = type === 'snapshot' ? encodeSnapshot(data as Snapshot) : type === 'delta' ? encodeDelta(data as Delta) : JSON.stringify(data);
+    for (const l of this.listeners.get(type) ?? []) l(new MessageEvent(type, { data: text }));
   }
   fail(readyState: number) {
     this.readyState = readyState;
@@ -110,6 +113,7 @@ describe('SnapshotStream', () => {
     h.runFrames();
     expect(h.batches).toHaveLength(0);
     expect(h.sink.snapshot).toHaveBeenCalledTimes(1);
+    expect(h.sink.snapshot).toHaveBeenCalledWith(demoSnapshot(0, 50)); // decoded back to the entity shapes
     es.emit('resync', { revision: 60 });
     es.emit('cluster', { mode: 'embedded', server: 'x', reachable: false });
     expect(h.sink.resync).toHaveBeenCalledTimes(1);
@@ -122,6 +126,8 @@ describe('SnapshotStream', () => {
     const es = h.sources[0]!;
     const listeners = (es as unknown as { listeners: Map<string, ((ev: MessageEvent) => void)[]> }).listeners;
     expect(() => listeners.get('delta')![0]!(new MessageEvent('delta', { data: '{not json' }))).not.toThrow();
+    // A delta in the old, verbose format is not the wire format: skipped too.
+    expect(() => listeners.get('delta')![0]!(new MessageEvent('delta', { data: JSON.stringify(delta(1)) }))).not.toThrow();
     h.runFrames();
     expect(h.batches).toHaveLength(0);
   });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stuck } from '@/lib/diagnose';
+import { stuck, stuckSteps } from '@/lib/diagnose';
 import { RefwatchError } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
 import { APP, CACHE, DB, app, appKey, database, dbKey, harness, reconcileApp, type Harness } from './fixtures';
@@ -36,6 +36,14 @@ describe('stuck', () => {
     const now = clock.now();
 
     const all = stuck(h.manager, { olderThan: 0, now });
+    // In steps of one (sorting and indexing similar names included), the same list.
+    const referrers = h.manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer;
+    const steps = stuckSteps(h.manager, referrers, { olderThan: 0, now }, 1);
+    let stepped = steps.next();
+    let count = 0;
+    for (; !stepped.done; stepped = steps.next()) count++;
+    expect(count).toBeGreaterThan(3);
+    expect(stepped.value).toEqual(all);
     expect(all).toEqual([
       {
         id: `watch|${appKey('missing')}`,

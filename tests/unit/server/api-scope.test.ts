@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceEntity, ReferrerEntity } from '@/lib/changelog';
+import { decodeSnapshot, type ReferenceEntity, type ReferrerEntity } from '@/lib/changelog';
 import { getSnapshot, getStream, getSummary } from '@/server/api';
 import { parseConfig } from '@/server/config';
 import { startRuntime, type Runtime } from '@/server/runtime';
@@ -44,16 +44,17 @@ describe('GET /api/v1/summary', () => {
 
 describe('scoped GET /api/v1/snapshot', () => {
   it('answers a search, an object and the stuck referrers, each with the scope’s own stuck entries', async () => {
-    const search = await call(getSnapshot, '/api/v1/snapshot?q=LOST');
-    expect(search.body.referrers.map((r: ReferrerEntity) => r.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
-    expect(search.body.stuck.map((s: { key: string }) => s.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
-    const object = await call(getSnapshot, `/api/v1/snapshot?object=${encodeURIComponent('Secret/shop/ok')}`);
-    expect(object.body.references).toHaveLength(1);
-    expect(object.body.referrers.map((r: ReferrerEntity) => r.key)).toEqual(['App.demo.refwatch.dev/shop/fine']); // the other end
-    expect(object.body.stuck).toEqual([]);
-    const stuck = await call(getSnapshot, '/api/v1/snapshot?stuck=1');
-    expect(stuck.body.referrers.map((r: ReferrerEntity) => r.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
-    expect(stuck.body.references.map((r: ReferenceEntity) => r.referent)).toEqual(['Secret/billing/missing']);
+    const snapshot = async (path: string) => decodeSnapshot((await call(getSnapshot, path)).body);
+    const search = await snapshot('/api/v1/snapshot?q=LOST');
+    expect(search.referrers.map((r) => r.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
+    expect(search.stuck.map((s) => s.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
+    const object = await snapshot(`/api/v1/snapshot?object=${encodeURIComponent('Secret/shop/ok')}`);
+    expect(object.references).toHaveLength(1);
+    expect(object.referrers.map((r) => r.key)).toEqual(['App.demo.refwatch.dev/shop/fine']); // the other end
+    expect(object.stuck).toEqual([]);
+    const stuck = await snapshot('/api/v1/snapshot?stuck=1');
+    expect(stuck.referrers.map((r) => r.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
+    expect(stuck.references.map((r) => r.referent)).toEqual(['Secret/billing/missing']);
   });
 
   it.each([

@@ -7,6 +7,7 @@ import { readJsonBody } from '@/server/http/validate';
 import { startRuntime, type Runtime } from '@/server/runtime';
 import { BASE, callHandler } from './call';
 import { z } from 'zod';
+import { decodeSnapshot } from '@/lib/changelog';
 
 let rt: Runtime;
 
@@ -63,11 +64,13 @@ describe('GET /api/v1/snapshot', () => {
   it('returns the whole state at one revision, without credentials', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot');
     expect(r.status).toBe(200);
-    expect(r.body.revision).toBe(rt.changelog.revision);
-    expect(r.body.cluster).toMatchObject({ mode: 'embedded', reachable: true });
-    expect(r.body.referrers.map((x: any) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
-    expect(r.body.controllers.map((x: any) => x.kind)).toContain('Database.demo.refwatch.dev');
-    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck']) expect(Array.isArray(r.body[k])).toBe(true);
+    const s = decodeSnapshot(r.body);
+    expect(s.revision).toBe(rt.changelog.revision);
+    expect(s.cluster).toMatchObject({ mode: 'embedded', reachable: true });
+    expect(s.referrers.map((x) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
+    expect(s.controllers.map((x) => x.kind)).toContain('Database.demo.refwatch.dev');
+    expect(s.references.map((x) => x.id)).toContain('test|App.demo.refwatch.dev/shop/good|Database.demo.refwatch.dev/shop/orders|metadata.annotations.ref0');
+    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck'] as const) expect(Array.isArray(s[k])).toBe(true);
     const token = (rt.connection.embedded!.kubeconfig() as any).users[0].user.token as string;
     expect(token.length).toBeGreaterThan(0);
     expect(r.text).not.toContain(token);
@@ -76,7 +79,7 @@ describe('GET /api/v1/snapshot', () => {
   it('filters by namespace', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot?namespace=billing');
     expect(r.status).toBe(200);
-    expect(r.body.referrers).toEqual([]);
+    expect(decodeSnapshot(r.body).referrers).toEqual([]);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, type Delta, type ReferenceEntity, type ReferentEntity, type ReferrerEntity, type Snapshot } from '@/lib/changelog';
+import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferenceEntity, type ReferentEntity, type ReferrerEntity, type Snapshot } from '@/lib/changelog';
 import { sseStream, type SseOptions } from '@/server/http/sse';
 import { ScopeView, toScope, type ScopeQuery } from '@/server/scope';
 import { buildSnapshot } from '@/server/snapshot';
@@ -38,7 +38,7 @@ function fixture() {
   return { log, summary, put, web, orders, pay, ledger, old };
 }
 
-/** Reads SSE messages until `count` of them have arrived or the stream pauses. */
+/** Reads SSE messages until `count` of them have arrived or the stream pauses; snapshots and deltas decoded from the lean wire format. */
 async function read(stream: ReadableStream<Uint8Array>, count: number): Promise<{ event: string; data: unknown }[]> {
   const reader = stream.getReader();
   const out: { event: string; data: unknown }[] = [];
@@ -53,7 +53,8 @@ async function read(stream: ReadableStream<Uint8Array>, count: number): Promise<
       text = text.slice(end + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1];
       const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event) out.push({ event, data: data ? JSON.parse(data) : undefined });
+      const raw: unknown = data ? JSON.parse(data) : undefined;
+      if (event) out.push({ event, data: event === 'snapshot' ? decodeSnapshot(raw) : event === 'delta' ? decodeDelta(raw) : raw });
     }
   }
   reader.releaseLock();

@@ -1,34 +1,58 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { ChangeLog, type ReferrerEntity } from '@/lib/changelog';
-import { buildSnapshot, snapshotJson } from '@/server/snapshot';
+import { ChangeLog, decodeSnapshot, type ReferrerEntity } from '@/lib/changelog';
+import type { CaptureSource } from '@/server/snapshot';
+import { buildSnapshot, captureSnapshot, snapshotBody } from '@/server/snapshot';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
-function referrer(i: number, state: ReferrerEntity['state'], note: string): ReferrerEntity {
+function referrer(i: number, reconciles = 1): ReferrerEntity {
   const key = `App.demo.refwatch.dev/shop/app-${i}`;
-  return { id: `watch|${key}`, key, controller: 'watch', kind: 'App.demo.refwatch.dev', namespace: 'shop', state, since: i, references: 1, reconciles: 1, message: note };
+  return { id: `watch|${key}`, key, controller: 'watch', kind: 'App.demo.refwatch.dev', namespace: 'shop', state: 'Resolved', since: 1_700_000_000_000 + i, references: 0, reconciles };
 }
 
-describe('snapshotJson', () => {
-  it('is JSON.stringify of the snapshot, also after entities change between snapshots', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.record({ i: fc.integer({ min: 0, max: 20 }), state: fc.constantFrom('Resolved', 'Waiting', 'NotFound', 'Error'), note: fc.string() }), { maxLength: 30 }),
-        fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 10 }),
-        (puts, removals) => {
-          const log = new ChangeLog();
-          const half = Math.floor(puts.length / 2);
-          for (const p of puts.slice(0, half)) log.put('referrer', `watch|App.demo.refwatch.dev/shop/app-${p.i}`, referrer(p.i, p.state as ReferrerEntity['state'], p.note));
-          const first = buildSnapshot({ changelog: log }, cluster, []);
-          expect(snapshotJson(first)).toBe(JSON.stringify(first));
-          for (const p of puts.slice(half)) log.put('referrer', `watch|App.demo.refwatch.dev/shop/app-${p.i}`, referrer(p.i, p.state as ReferrerEntity['state'], p.note));
-          for (const r of removals) log.remove('referrer', `watch|App.demo.refwatch.dev/shop/app-${r}`);
-          const second = buildSnapshot({ changelog: log }, cluster, []);
-          expect(JSON.parse(snapshotJson(second))).toEqual(JSON.parse(JSON.stringify(second)));
-          expect(snapshotJson(second)).toBe(JSON.stringify(second));
-        },
-      ),
-    );
+/** A capture source over a bare change log: every referrer is Resolved, so stuck needs no registry. */
+function source(log: ChangeLog): CaptureSource {
+  return { changelog: log } as unknown as CaptureSource;
+}
+
+describe('captureSnapshot', () => {
+  it('is the snapshot of the revision it started at, though the log changes while it yields', async () => {
+    const log = new ChangeLog();
+    for (let i = 0; i < 30_000; i++) log.put('referrer', referrer(i).id, referrer(i));
+    const expected = buildSnapshot({ changelog: log }, cluster, [], {}, 30_000);
+    // Changes land between slices: a timer fires whenever the capture yields the event loop.
+    let changed = 0;
+    const churn = setInterval(() => {
+      const i = changed++ % 30_000;
+      log.put('referrer', referrer(i).id, referrer(i, 2));
+      if (i % 7 === 0) log.remove('referrer', referrer(i + 1).id);
+    }, 0);
+    try {
+      const captured = await captureSnapshot(source(log), { cluster: () => cluster, stuckThresholdMs: 30_000, sliceMs: 1 });
+      expect(changed).toBeGreaterThan(0);
+      expect(captured).toEqual(expected);
+    } finally {
+      clearInterval(churn);
+    }
+  });
+});
+
+describe('snapshotBody', () => {
+  it('is the wire JSON of the snapshot, in slices that let timers run between them', async () => {
+    const log = new ChangeLog();
+    for (let i = 0; i < 20_000; i++) log.put('referrer', referrer(i).id, referrer(i));
+    const snapshot = buildSnapshot({ changelog: log }, cluster, []);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const chunks: Uint8Array[] = [];
+    try {
+      const reader = snapshotBody(snapshot, 1).getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(ticks).toBeGreaterThan(0);
+    expect(decodeSnapshot(JSON.parse(Buffer.concat(chunks).toString('utf8')))).toEqual(snapshot);
   });
 });

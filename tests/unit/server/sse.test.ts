@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
+import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
 import { sseStream } from '@/server/http/sse';
 import { buildSnapshot } from '@/server/snapshot';
+import type { Summary } from '@/server/summary';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
@@ -40,6 +41,9 @@ function reader(stream: ReadableStream<Uint8Array>) {
             else if (line.startsWith('event: ')) m.event = line.slice(7);
             else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6));
           }
+          // Snapshots and deltas travel in the lean wire format.
+          if (m.event === 'snapshot') m.data = decodeSnapshot(m.data);
+          if (m.event === 'delta') m.data = decodeDelta(m.data);
           return m;
         }
         const { value, done } = await r.read();
@@ -185,5 +189,60 @@ describe('SSE stream', () => {
     await rd.next();
     await rd.cancel();
     expect(closed()).toBe(1);
+  });
+
+  it('sends a large snapshot in slices, whole, with the latest cluster and summary and the changes made meanwhile after it', async () => {
+    const log = new ChangeLog();
+    for (let i = 0; i < 20_000; i++) log.put('referent', `r${i}`, referent(`r${i}`));
+    const revision = log.revision;
+    const listeners = new Set<(info: typeof cluster) => void>();
+    const summaries = new Set<(summary: Summary) => void>();
+    const summary = (stuck: number) => ({ revision: log.revision, stuck }) as unknown as Summary;
+    const { rd, abort } = open(log, {
+      heartbeatMs: 1,
+      cluster: { current: () => cluster, subscribe: (l) => (listeners.add(l), () => listeners.delete(l)) },
+      summary: { current: () => summary(1), subscribe: (l) => (summaries.add(l), () => summaries.delete(l)) },
+      // Changes, a cluster event and a new summary land while the snapshot is still being written.
+      snapshot: async () => {
+        const snap = buildSnapshot({ changelog: log }, cluster, []);
+        setImmediate(() => {
+          log.put('referent', 'late', referent('late', 'Ready'));
+          for (const l of listeners) l({ ...cluster, reachable: false });
+          for (const l of summaries) l(summary(2));
+        });
+        return snap;
+      },
+    });
+    const first = await rd.next();
+    expect(first.event).toBe('snapshot');
+    expect(first.id).toBe(revision);
+    expect((first.data as Snapshot).referents).toHaveLength(20_000);
+    const rest = [];
+    for (let i = 0; i < 3; i++) rest.push(await rd.until((m) => m.event !== 'message'));
+    expect(rest.map((m) => m.event).sort()).toEqual(['cluster', 'delta', 'summary']);
+    const delta = rest.find((m) => m.event === 'delta')!.data as Delta;
+    expect(delta).toMatchObject({ from: revision, changes: [{ id: 'late', removed: false }] });
+    expect(rest.find((m) => m.event === 'cluster')!.data).toMatchObject({ reachable: false });
+    // Only the latest summary: the one current at the start waited behind the snapshot and was replaced.
+    expect(rest.find((m) => m.event === 'summary')!.data).toMatchObject({ stuck: 2 });
+    abort.abort();
+  });
+
+  it('resumes with a delta of thousands of changes, written in slices, whole', async () => {
+    const log = new ChangeLog();
+    log.put('referent', 'a', referent('a'));
+    const seen = log.revision;
+    for (let i = 0; i < 5000; i++) log.put('referent', `r${i}`, referent(`r${i}`, 'Ready'));
+    const { rd, abort } = open(log, { lastEventId: String(seen), heartbeatMs: 1 });
+    const m = await rd.until((x) => x.event === 'delta');
+    const delta = m.data as Delta;
+    expect(m.id).toBe(log.revision);
+    expect(delta.from).toBe(seen);
+    expect(delta.changes).toHaveLength(5000);
+    expect(delta.changes.at(-1)).toMatchObject({ id: 'r4999', removed: false, value: { state: 'Ready' } });
+    log.put('referent', 'a', referent('a', 'Ready'));
+    const next = (await rd.until((x) => x.event === 'delta')).data as Delta;
+    expect(next).toMatchObject({ from: m.id, changes: [{ id: 'a' }] });
+    abort.abort();
   });
 });

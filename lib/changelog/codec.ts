@@ -1,0 +1,576 @@
+import type { EntityKind } from './entities';
+import type { Change, Delta, Snapshot } from './wire';
+
+/**
+ * The lean wire format of GET /api/v1/snapshot and the stream's `snapshot`
+ * and `delta` events (see wire.ts for the layout). encodeSnapshotParts and
+ * encodeDeltaParts produce the JSON text in pieces, so a server can send a
+ * large snapshot in slices; decodeSnapshot and decodeDelta turn the parsed
+ * JSON back into the entity shapes of entities.ts. decode(encode(x)) equals x.
+ */
+export const WIRE_FORMAT = 'refwatch.lean/1';
+
+/** How one column encodes its field's values; every codec has an "absent" mark (0 or null). */
+type Codec =
+  | 'key' // an object key: index into the message's key table, minus the previous row's index
+  | 'str' // an interned string: 1 + index into the message's string table; 0 absent
+  | 'num' // a finite number, as is
+  | 'time' // an integer (epoch ms): minus `base` of the same row when given, else minus the previous row's
+  | 'raw'; // any JSON value but null, as is
+
+interface Field {
+  readonly name: string;
+  readonly codec: Codec;
+  readonly base?: string;
+}
+
+/** A field rebuilt on decode from others; `holds` tells, without building it, whether a value is the one derive gives. */
+interface Derived {
+  derive(row: Row): unknown;
+  holds(row: Row, value: unknown): boolean;
+}
+
+/** A table's columns, and the fields rebuilt on decode from the others (carried only when they differ). */
+interface Schema {
+  readonly fields: readonly Field[];
+  readonly derived: Readonly<Record<string, Derived>>;
+}
+
+type Row = Record<string, unknown>;
+
+/** An encoded table: `n` rows, one array per field, and `x`: per row, the fields its columns could not carry. */
+export interface WireTable {
+  n: number;
+  x?: Record<string, Row>;
+  [column: string]: unknown;
+}
+
+/** Object keys split as kind / namespace / name; kind and namespace are string references (0: the name is the whole key). */
+export interface WireKeys {
+  kind: number[];
+  namespace: number[];
+  name: string[];
+}
+
+export interface WireSnapshot {
+  format: typeof WIRE_FORMAT;
+  revision: number;
+  cluster: Snapshot['cluster'];
+  stuckThresholdMs?: number;
+  controllers: Snapshot['controllers'];
+  watches: Snapshot['watches'];
+  queues: Snapshot['queues'];
+  referrers: WireTable;
+  referents: WireTable;
+  references: WireTable;
+  events: WireTable;
+  stuck: WireTable;
+  keys: WireKeys;
+  strings: string[];
+}
+
+export interface WireDelta {
+  format: typeof WIRE_FORMAT;
+  from: number;
+  revision: number;
+  /** One letter per change, oldest first (see ENTITY_LETTER); upper case is a tombstone. */
+  changes: { entity: string; revision: number[]; removed: number[]; ids?: Record<string, string> };
+  controllers?: unknown[];
+  referrers?: WireTable;
+  referents?: WireTable;
+  references?: WireTable;
+  events?: WireTable;
+  watches?: unknown[];
+  queues?: unknown[];
+  keys: WireKeys;
+  strings: string[];
+}
+
+const kindOf = (key: unknown): string | undefined => (typeof key === 'string' && key.includes('/') ? key.slice(0, key.indexOf('/')) : undefined);
+const namespaceOf = (key: unknown): string | undefined => {
+  if (typeof key !== 'string') return undefined;
+  const a = key.indexOf('/');
+  const b = key.indexOf('/', a + 1);
+  return a < 0 || b < 0 ? undefined : key.slice(a + 1, b);
+};
+
+/** The fields' values joined with '|' (an id). */
+const joined = (...names: string[]): Derived => ({
+  derive: (r) => names.map((n) => String(r[n])).join('|'),
+  holds: (r, value) => {
+    if (typeof value !== 'string') return false;
+    let at = 0;
+    for (let i = 0; i < names.length; i++) {
+      const part = r[names[i]!];
+      if (typeof part !== 'string' || !value.startsWith(part, at)) return false;
+      at += part.length;
+      if (i < names.length - 1 && value.charCodeAt(at++) !== 124) return false;
+    }
+    return at === value.length;
+  },
+});
+/** The field's value as is. */
+const same = (name: string): Derived => ({ derive: (r) => r[name], holds: (r, value) => value === r[name] });
+/** The kind of the key in the field. */
+const kindOfField = (name: string): Derived => ({
+  derive: (r) => kindOf(r[name]),
+  holds: (r, value) => {
+    const key = r[name];
+    return typeof key === 'string' && typeof value === 'string' && key.indexOf('/') === value.length && key.startsWith(value);
+  },
+});
+/** The namespace of the key in the field. */
+const namespaceOfField = (name: string): Derived => ({
+  derive: (r) => namespaceOf(r[name]),
+  holds: (r, value) => {
+    const key = r[name];
+    if (typeof key !== 'string' || typeof value !== 'string') return false;
+    const a = key.indexOf('/');
+    return a >= 0 && key.indexOf('/', a + 1) === a + 1 + value.length && key.startsWith(value, a + 1);
+  },
+});
+
+const f = (name: string, codec: Codec, base?: string): Field => (base === undefined ? { name, codec } : { name, codec, base });
+
+const SCHEMAS = {
+  referrer: {
+    fields: [
+      f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('reason', 'str'), f('message', 'str'), f('since', 'time'),
+      f('references', 'num'), f('reconciles', 'num'), f('lastReconcileAt', 'time', 'since'), f('resolvedAt', 'time', 'since'),
+    ],
+    derived: { id: joined('controller', 'key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
+  },
+  referent: {
+    fields: [f('key', 'key'), f('state', 'str'), f('message', 'str'), f('referencedBy', 'num'), f('uid', 'raw'), f('resourceVersion', 'raw'), f('changedAt', 'time')],
+    derived: { id: same('key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
+  },
+  reference: {
+    fields: [f('controller', 'str'), f('referrer', 'key'), f('referent', 'key'), f('fieldPath', 'str'), f('count', 'num')],
+    derived: { id: joined('controller', 'referrer', 'referent', 'fieldPath'), kind: kindOfField('referent'), namespace: namespaceOfField('referrer') },
+  },
+  event: {
+    fields: [
+      f('id', 'raw'), f('at', 'time'), f('type', 'str'), f('message', 'str'), f('key', 'key'), f('kind', 'str'), f('namespace', 'str'),
+      f('controller', 'str'), f('latencyMs', 'num'),
+    ],
+    derived: {},
+  },
+  stuck: {
+    fields: [
+      f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('since', 'time'), f('ageMs', 'num'), f('reason', 'str'), f('message', 'str'),
+      f('fix', 'str'), f('referent', 'key'),
+    ],
+    derived: { id: joined('controller', 'key') },
+  },
+} satisfies Record<string, Schema>;
+
+type TableName = keyof typeof SCHEMAS;
+
+/** Snapshot fields sent as tables, and those sent as plain entity arrays (few entities each). */
+const TABLES = [
+  ['referrers', 'referrer'],
+  ['referents', 'referent'],
+  ['references', 'reference'],
+  ['events', 'event'],
+] as const;
+const PLAIN = ['controllers', 'watches', 'queues'] as const;
+
+/** The letter of each entity kind in a delta's `changes.entity`. */
+export const ENTITY_LETTER: Readonly<Record<EntityKind, string>> = { referrer: 'r', referent: 'n', reference: 'f', controller: 'c', watch: 'w', queue: 'q', event: 'e' };
+const LETTER_ENTITY = new Map(Object.entries(ENTITY_LETTER).map(([k, v]) => [v, k as EntityKind]));
+const TABLE_OF: Partial<Record<EntityKind, TableName>> = { referrer: 'referrer', referent: 'referent', reference: 'reference', event: 'event' };
+const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
+  referrer: 'referrers', referent: 'referents', reference: 'references', event: 'events', controller: 'controllers', watch: 'watches', queue: 'queues',
+};
+
+/** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
+const STEP = 500;
+
+/** Interner builds one message's string and key tables. */
+class Interner {
+  readonly strings: string[] = [];
+  readonly keys: WireKeys = { kind: [], namespace: [], name: [] };
+  readonly #strings = new Map<string, number>();
+  readonly #keys = new Map<string, number>();
+
+  /** 1 + the string's index. */
+  str(s: string): number {
+    let i = this.#strings.get(s);
+    if (i === undefined) {
+      i = this.strings.push(s) - 1;
+      this.#strings.set(s, i);
+    }
+    return i + 1;
+  }
+
+  key(k: string): number {
+    let i = this.#keys.get(k);
+    if (i === undefined) {
+      const a = k.indexOf('/');
+      const b = a < 0 ? -1 : k.indexOf('/', a + 1);
+      const whole = b < 0;
+      this.keys.kind.push(whole ? 0 : this.str(k.slice(0, a)));
+      this.keys.namespace.push(whole ? 0 : this.str(k.slice(a + 1, b)));
+      i = this.keys.name.push(whole ? k : k.slice(b + 1)) - 1;
+      this.#keys.set(k, i);
+    }
+    return i;
+  }
+}
+
+/** TableEncoder fills one table's columns, a range of rows at a time. */
+class TableEncoder {
+  readonly #schema: Schema;
+  readonly #tables: Interner;
+  readonly #columns: unknown[][];
+  readonly #prev: number[];
+  readonly #known: Set<string>;
+  readonly #derived: [string, Derived][];
+  readonly #x: Record<string, Row> = {};
+  #rows = 0;
+
+  constructor(schema: Schema, tables: Interner) {
+    this.#schema = schema;
+    this.#tables = tables;
+    this.#columns = schema.fields.map(() => []);
+    this.#prev = schema.fields.map(() => 0);
+    this.#derived = Object.entries(schema.derived);
+    this.#known = new Set([...schema.fields.map((fl) => fl.name), ...this.#derived.map(([name]) => name)]);
+  }
+
+  add(rows: readonly object[], from: number, to: number): void {
+    for (let i = from; i < to; i++) this.#add(rows[i] as Row);
+  }
+
+  table(): WireTable {
+    const table: WireTable = { n: this.#rows };
+    this.#schema.fields.forEach((fl, c) => (table[fl.name] = this.#columns[c]));
+    if (Object.keys(this.#x).length > 0) table.x = this.#x;
+    return table;
+  }
+
+  #add(row: Row): void {
+    const fields = this.#schema.fields;
+    let extra: Row | undefined;
+    for (let c = 0; c < fields.length; c++) {
+      const { name, codec, base } = fields[c]!;
+      const v = row[name];
+      const col = this.#columns[c]!;
+      const absent = codec === 'str' ? 0 : null;
+      if (v === undefined) {
+        col.push(absent);
+        continue;
+      }
+      const encoded = this.#encode(c, codec, base, v, row);
+      if (encoded !== undefined) {
+        col.push(encoded);
+        continue;
+      }
+      col.push(absent);
+      (extra ??= {})[name] = v;
+    }
+    for (const [name, derived] of this.#derived) {
+      if (!derived.holds(row, row[name])) (extra ??= {})[name] = row[name] === undefined ? null : row[name];
+    }
+    for (const name in row) {
+      if (!this.#known.has(name) && row[name] !== undefined) (extra ??= {})[name] = row[name];
+    }
+    if (extra) this.#x[this.#rows] = extra;
+    this.#rows++;
+  }
+
+  /** The column value of v, or undefined when the codec cannot carry it. */
+  #encode(c: number, codec: Codec, base: string | undefined, v: unknown, row: Row): unknown {
+    switch (codec) {
+      case 'key': {
+        if (typeof v !== 'string') return undefined;
+        const k = this.#tables.key(v);
+        const d = k - this.#prev[c]!;
+        this.#prev[c] = k;
+        return d;
+      }
+      case 'str':
+        return typeof v === 'string' ? this.#tables.str(v) : undefined;
+      case 'num':
+        return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+      case 'time': {
+        if (!Number.isSafeInteger(v)) return undefined;
+        if (base !== undefined) return (v as number) - timeBase(row[base]);
+        const d = (v as number) - this.#prev[c]!;
+        this.#prev[c] = v as number;
+        return d;
+      }
+      case 'raw':
+        return v === null ? undefined : v;
+    }
+  }
+}
+
+/** Encodes rows into a table, STEP rows between checkpoints. */
+function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, WireTable> {
+  const encoder = new TableEncoder(schema, tables);
+  for (let i = 0; i < rows.length; i += STEP) {
+    encoder.add(rows, i, Math.min(rows.length, i + STEP));
+    if (i + STEP < rows.length) yield;
+  }
+  return encoder.table();
+}
+
+const timeBase = (v: unknown): number => (Number.isSafeInteger(v) ? (v as number) : 0);
+
+/** JSON text of an encoded table, in pieces of at most STEP values. */
+function* tableJson(table: WireTable): Generator<string> {
+  yield `{"n":${table.n}`;
+  for (const [name, value] of Object.entries(table)) {
+    if (name === 'n' || name === 'x') continue;
+    yield* arrayJson(name, value as unknown[]);
+  }
+  if (table.x) yield `,"x":${JSON.stringify(table.x)}`;
+  yield '}';
+}
+
+function* arrayJson(name: string, values: readonly unknown[], lead = ','): Generator<string> {
+  yield `${lead}${JSON.stringify(name)}:[`;
+  for (let i = 0; i < values.length; i += STEP) {
+    const part = values.slice(i, i + STEP);
+    yield (i > 0 ? ',' : '') + JSON.stringify(part).slice(1, -1);
+  }
+  yield ']';
+}
+
+function* tablesJson(tables: Interner): Generator<string> {
+  yield ',"keys":{';
+  yield* arrayJson('kind', tables.keys.kind, '');
+  yield* arrayJson('namespace', tables.keys.namespace);
+  yield* arrayJson('name', tables.keys.name);
+  yield '}';
+  yield* arrayJson('strings', tables.strings);
+}
+
+/**
+ * encodeSnapshotParts yields the JSON text of a snapshot's wire form in
+ * pieces; joined, they are one JSON document. Between pieces the caller may
+ * yield the event loop: the snapshot's arrays are read, never changed, and
+ * entity values are immutable. An empty piece is a checkpoint.
+ */
+export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
+  const tables = new Interner();
+  yield `{"format":"${WIRE_FORMAT}","revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`;
+  if (s.stuckThresholdMs !== undefined) yield `,"stuckThresholdMs":${JSON.stringify(s.stuckThresholdMs)}`;
+  for (const field of PLAIN) yield* arrayJson(field, s[field]);
+  for (const [field, schema] of [...TABLES, ['stuck', 'stuck'] as const]) {
+    const table = yield* checkpoints(encodeTable(SCHEMAS[schema], s[field], tables));
+    yield `,"${field}":`;
+    yield* tableJson(table);
+  }
+  yield* tablesJson(tables);
+  yield '}';
+}
+
+/** encodeDeltaParts yields the JSON text of a delta's wire form in pieces, as encodeSnapshotParts does. */
+export function* encodeDeltaParts(d: Delta): Generator<string> {
+  const tables = new Interner();
+  const letters: string[] = [];
+  const revisions: number[] = [];
+  const removed: number[] = [];
+  const ids: Record<string, string> = {};
+  const values = new Map<EntityKind, object[]>();
+  let prev = d.from;
+  d.changes.forEach((change, i) => {
+    const letter = ENTITY_LETTER[change.entity];
+    letters.push(change.removed ? letter.toUpperCase() : letter);
+    revisions.push(change.revision - prev);
+    prev = change.revision;
+    if (change.removed) {
+      removed.push(tables.str(change.id));
+      return;
+    }
+    if ((change.value as { id?: unknown }).id !== change.id) ids[i] = change.id;
+    const list = values.get(change.entity);
+    if (list) list.push(change.value);
+    else values.set(change.entity, [change.value]);
+  });
+  const changes: WireDelta['changes'] = { entity: letters.join(''), revision: revisions, removed };
+  if (Object.keys(ids).length > 0) changes.ids = ids;
+  yield `{"format":"${WIRE_FORMAT}","from":${d.from},"revision":${d.revision},"changes":${JSON.stringify(changes)}`;
+  for (const [entity, list] of values) {
+    const schema = TABLE_OF[entity];
+    yield `,"${FIELD_OF[entity]}":`;
+    if (schema === undefined) {
+      yield JSON.stringify(list);
+      continue;
+    }
+    yield* tableJson(yield* checkpoints(encodeTable(SCHEMAS[schema], list, tables)));
+  }
+  yield* tablesJson(tables);
+  yield '}';
+}
+
+/** Runs an encoder's steps, passing each checkpoint on as an empty piece. */
+function* checkpoints<T>(steps: Generator<void, T>): Generator<string, T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    yield '';
+  }
+}
+
+/** encodeSnapshot and encodeDelta: the whole JSON text at once. */
+export const encodeSnapshot = (s: Snapshot): string => [...encodeSnapshotParts(s)].join('');
+export const encodeDelta = (d: Delta): string => [...encodeDeltaParts(d)].join('');
+
+/** WireFormatError: a message that is not the lean wire format this client reads. */
+export class WireFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WireFormatError';
+  }
+}
+
+function checkFormat(raw: unknown, what: string): asserts raw is Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object') throw new WireFormatError(`${what} is not a JSON object`);
+  const format = (raw as { format?: unknown }).format;
+  if (format !== WIRE_FORMAT) {
+    throw new WireFormatError(`${what} has format ${JSON.stringify(format ?? null)}, this client reads ${WIRE_FORMAT}: use a client and server of the same refwatch version`);
+  }
+}
+
+/** Decoder reads one message's tables. */
+class Decoder {
+  readonly #keys: string[];
+  readonly #strings: readonly string[];
+
+  constructor(raw: Record<string, unknown>, what: string) {
+    const keys = raw.keys as WireKeys | undefined;
+    const strings = raw.strings;
+    if (!Array.isArray(strings) || !keys || !Array.isArray(keys.name) || !Array.isArray(keys.kind) || !Array.isArray(keys.namespace)) {
+      throw new WireFormatError(`${what} lacks its "keys" or "strings" table`);
+    }
+    this.#strings = strings as string[];
+    this.#keys = keys.name.map((name, i) => {
+      const kind = keys.kind[i]!;
+      return kind === 0 ? name : `${this.str(kind)}/${this.str(keys.namespace[i]!)}/${name}`;
+    });
+  }
+
+  str(ref: number): string {
+    const s = this.#strings[ref - 1];
+    if (s === undefined) throw new WireFormatError(`string reference ${ref} is outside the message's string table`);
+    return s;
+  }
+
+  table(schema: Schema, raw: unknown, field: string): Row[] {
+    if (raw === undefined) return [];
+    const t = raw as WireTable;
+    if (t === null || typeof t !== 'object' || !Number.isInteger(t.n)) throw new WireFormatError(`"${field}" is not a table`);
+    const cols = schema.fields.map((fl) => {
+      const col = t[fl.name];
+      if (!Array.isArray(col) || col.length !== t.n) throw new WireFormatError(`"${field}.${fl.name}" is not a column of ${t.n} values`);
+      return col as unknown[];
+    });
+    const prev = schema.fields.map(() => 0);
+    const rows = new Array<Row>(t.n);
+    for (let i = 0; i < t.n; i++) {
+      const row: Row = {};
+      for (let c = 0; c < cols.length; c++) {
+        const { name, codec, base } = schema.fields[c]!;
+        const v = cols[c]![i];
+        if (v === null || (codec === 'str' && v === 0)) continue;
+        switch (codec) {
+          case 'key': {
+            const k = prev[c]! + (v as number);
+            prev[c] = k;
+            const key = this.#keys[k];
+            if (key === undefined) throw new WireFormatError(`"${field}.${name}" refers to key ${k}, outside the message's key table`);
+            row[name] = key;
+            break;
+          }
+          case 'str':
+            row[name] = this.str(v as number);
+            break;
+          case 'time':
+            if (base === undefined) row[name] = prev[c] = prev[c]! + (v as number);
+            else row[name] = timeBase(row[base]) + (v as number);
+            break;
+          default:
+            row[name] = v;
+        }
+      }
+      const extra = t.x?.[i];
+      if (extra) {
+        for (const [name, value] of Object.entries(extra)) {
+          if (value === null) delete row[name];
+          else row[name] = value;
+        }
+      }
+      for (const [name, { derive }] of Object.entries(schema.derived)) {
+        if (extra && name in extra) continue;
+        const d = derive(row);
+        if (d !== undefined) row[name] = d;
+      }
+      rows[i] = row;
+    }
+    return rows;
+  }
+}
+
+/** decodeSnapshot turns a parsed GET /api/v1/snapshot body (or a stream's `snapshot` event) into a Snapshot. */
+export function decodeSnapshot(raw: unknown): Snapshot {
+  checkFormat(raw, 'the snapshot');
+  const d = new Decoder(raw, 'the snapshot');
+  const plain = <T>(field: string): T[] => (Array.isArray(raw[field]) ? (raw[field] as T[]) : []);
+  const s = {
+    revision: typeof raw.revision === 'number' ? raw.revision : 0,
+    cluster: raw.cluster,
+    controllers: plain('controllers'),
+    watches: plain('watches'),
+    referrers: d.table(SCHEMAS.referrer, raw.referrers, 'referrers'),
+    referents: d.table(SCHEMAS.referent, raw.referents, 'referents'),
+    references: d.table(SCHEMAS.reference, raw.references, 'references'),
+    queues: plain('queues'),
+    events: d.table(SCHEMAS.event, raw.events, 'events'),
+    stuck: d.table(SCHEMAS.stuck, raw.stuck, 'stuck'),
+  } as unknown as Snapshot;
+  if (typeof raw.stuckThresholdMs === 'number') s.stuckThresholdMs = raw.stuckThresholdMs;
+  return s;
+}
+
+/** decodeDelta turns a parsed stream `delta` event into a Delta. */
+export function decodeDelta(raw: unknown): Delta {
+  checkFormat(raw, 'the delta');
+  const d = new Decoder(raw, 'the delta');
+  const c = raw.changes as WireDelta['changes'] | undefined;
+  if (!c || typeof c.entity !== 'string' || !Array.isArray(c.revision) || !Array.isArray(c.removed) || c.revision.length !== c.entity.length) {
+    throw new WireFormatError('the delta\'s "changes" lacks its entity letters, revisions or removed ids');
+  }
+  const from = raw.from as number;
+  const rows = new Map<EntityKind, { list: unknown[]; at: number }>();
+  const next = (entity: EntityKind): unknown => {
+    let read = rows.get(entity);
+    if (read === undefined) {
+      const field = FIELD_OF[entity];
+      const table = TABLE_OF[entity];
+      read = { list: table === undefined ? ((raw[field] as unknown[] | undefined) ?? []) : d.table(SCHEMAS[table], raw[field], field), at: 0 };
+      rows.set(entity, read);
+    }
+    const value = read.list[read.at++];
+    if (value === undefined) throw new WireFormatError(`the delta has more ${entity} changes than ${FIELD_OF[entity]}`);
+    return value;
+  };
+  const changes: Change[] = [];
+  let revision = from;
+  let tombstone = 0;
+  for (let i = 0; i < c.entity.length; i++) {
+    const letter = c.entity[i]!;
+    const entity = LETTER_ENTITY.get(letter.toLowerCase());
+    if (entity === undefined) throw new WireFormatError(`the delta names an unknown entity letter "${letter}"`);
+    revision += c.revision[i]!;
+    if (letter !== letter.toLowerCase()) {
+      changes.push({ entity, id: d.str(c.removed[tombstone++]!), revision, removed: true });
+      continue;
+    }
+    const value = next(entity) as { id: string };
+    changes.push({ entity, id: c.ids?.[i] ?? value.id, revision, removed: false, value } as Change);
+  }
+  return { from, revision: raw.revision as number, changes };
+}

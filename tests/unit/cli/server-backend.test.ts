@@ -1,0 +1,70 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeDelta, encodeSnapshot, type Delta, type Snapshot } from '@/lib/changelog';
+import { CliError } from '@/lib/cli/errors';
+import { ServerBackend } from '@/lib/cli/server-backend';
+import { demoSnapshot } from '@/tests/fixtures/snapshot';
+
+/** A stand-in refwatch server on 127.0.0.1: the snapshot body, and the stream's messages, as given. */
+async function serve(snapshotBody: string, streamBody: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    if (req.url!.startsWith('/api/v1/snapshot')) res.writeHead(200, { 'content-type': 'application/json' }).end(snapshotBody);
+    else if (req.url!.startsWith('/api/v1/stream')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(streamBody);
+    } else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const snapshot: Snapshot = demoSnapshot(0, 20);
+const delta: Delta = { from: snapshot.revision, revision: snapshot.revision + 1, changes: [{ entity: 'referrer', id: snapshot.referrers[0]!.id, revision: snapshot.revision + 1, removed: true }] };
+const sse = (event: string, id: number, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+describe('ServerBackend', () => {
+  it('decodes the lean snapshot and stream into the graph and changes', async () => {
+    const server = await serve(encodeSnapshot(snapshot), sse('snapshot', snapshot.revision, encodeSnapshot(snapshot)) + sse('delta', delta.revision, encodeDelta(delta)));
+    stop = server.close;
+    const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
+    expect(await backend.graph()).toEqual(snapshot);
+    const abort = new AbortController();
+    const messages = [];
+    for await (const m of backend.watch({}, abort.signal)) {
+      messages.push(m);
+      if (messages.length === 2) abort.abort();
+    }
+    expect(messages).toEqual([
+      { type: 'snapshot', graph: snapshot },
+      { type: 'delta', changes: delta.changes },
+    ]);
+    await backend.close();
+  });
+
+  it('says what to do when the server speaks another format', async () => {
+    const server = await serve(JSON.stringify(snapshot), sse('snapshot', snapshot.revision, JSON.stringify(snapshot)));
+    stop = server.close;
+    const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
+    await expect(backend.graph()).rejects.toThrow(CliError);
+    await expect(backend.graph()).rejects.toThrow(/has format null, this client reads refwatch\.lean\/1: use a client and server of the same refwatch version/);
+    const abort = new AbortController();
+    const watching = (async () => {
+      for await (const m of backend.watch({}, abort.signal)) void m;
+    })();
+    await expect(watching).rejects.toThrow(/refwatch\.lean\/1/);
+    await backend.close();
+  });
+});
