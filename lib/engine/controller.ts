@@ -164,6 +164,30 @@ export class Controller {
     this.queue.add(key);
   }
 
+  /**
+   * restate refreshes what the change log says of a waiting referrer that a
+   * referent event did not wake (its wakeOn filtered the event out): the state
+   * a reconcile would report now, judged from the caches, without a reconcile
+   * and without counting one. A 'resolution' referrer sleeps through changes
+   * that cannot resolve it, yet the dashboard and `stuck` still say why it
+   * waits now: NotFound becomes Waiting once its referent exists.
+   */
+  restate(key: ObjectKey): void {
+    const id = `${this.name}|${key}`;
+    const prev = this.engine.changelog.get('referrer', id);
+    if (!prev || prev.state === 'Resolved' || prev.state === 'Error' || this.inFlight.has(key)) return;
+    const resolutions = this.engine.registry.referencesOf(this.name, key).map((ref) => this.engine.referenceControllers.resolve(ref.referent, ref.fieldPath));
+    const blocking = blockingResolution(resolutions);
+    if (!blocking) return; // every referent Ready: the event that made it so wakes the referrer
+    const state: ReferrerState = blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
+    const reason = `${blocking.state}: ${blocking.referent}`;
+    if (prev.state === state && prev.reason === reason && prev.message === blocking.message) return;
+    const value: ReferrerEntity = { ...prev, state, reason, since: prev.state === state ? prev.since : this.engine.clock.now() };
+    if (blocking.message !== undefined) value.message = blocking.message;
+    else delete value.message;
+    this.engine.changelog.put('referrer', id, value);
+  }
+
   /** enqueueReferrer queues a referrer woken by a referent event, bypassing backoff. */
   enqueueReferrer(key: ObjectKey): void {
     this.queue.add(key);

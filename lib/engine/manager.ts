@@ -122,7 +122,11 @@ export class Manager {
     const namespaces = opts.namespaces === undefined ? undefined : validNamespaces(opts.namespaces);
     const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
     // Read lazily: the reference controllers are built below with this filter.
-    const wake = new WakeFilters(this.registry, (referent) => this.referenceControllers.isReady(referent));
+    const wake = new WakeFilters(
+      this.registry,
+      (referent) => this.referenceControllers.isReady(referent),
+      (controller, referrer) => this.restateReferrer(controller, referrer),
+    );
     this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue, wake });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
@@ -237,6 +241,11 @@ export class Manager {
     let c = this.lastEnqueued;
     if (c === undefined || c.name !== controller) c = this.lastEnqueued = this.controllers.get(controller);
     c?.enqueueReferrer(referrer);
+  }
+
+  /** restateReferrer refreshes the published state of a referrer an event did not wake (see Controller.restate). */
+  private restateReferrer(controller: string, referrer: ObjectKey): void {
+    this.controllers.get(controller)?.restate(referrer);
   }
 
   /** controllerNames lists the registered controllers in the order they were added. */

@@ -359,7 +359,7 @@ export class Observers {
     const wake = this.deps.wake;
     const bits = wakeBits(prev, observation);
     if (!wake?.filtered(key)) this.deps.registry.forEachReferrerOf(key, (r) => enqueue(r.controller, r.key));
-    else this.deps.registry.forEachReferrerOf(key, (r) => wake.wakes(key, r, bits) && enqueue(r.controller, r.key));
+    else this.deps.registry.forEachReferrerOf(key, (r) => wake.dispatch(key, r, bits, enqueue));
   }
 
   private transition(o: Observer, state: ReferenceControllerState, reason: string): void {

@@ -394,7 +394,7 @@ export class ReferenceControllers {
     const enqueue = this.deps.enqueue;
     const wake = this.deps.wake;
     if (!wake?.filtered(referent)) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
-    else this.deps.registry.forEachReferrerOf(referent, (r) => wake.wakes(referent, r, bits) && enqueue(r.controller, r.key));
+    else this.deps.registry.forEachReferrerOf(referent, (r) => wake.dispatch(referent, r, bits, enqueue));
   }
 
   private beginGrace(rc: ReferenceController | undefined): void {

@@ -91,10 +91,15 @@ export class WakeFilters {
   // referent -> `${controller}|${referrer}` -> the change bits that wake it
   private readonly byReferent = new Map<ObjectKey, Map<string, number>>();
 
-  /** isReady judges a referent as resolve() would, from its kind's cache or observer, starting nothing. */
+  /**
+   * isReady judges a referent as resolve() would, from its kind's cache or
+   * observer, starting nothing; restate refreshes the published state of a
+   * referrer an event did not wake.
+   */
   constructor(
     private readonly registry: ReferenceRegistry,
     private readonly isReady: (referent: ObjectKey) => boolean = () => false,
+    private readonly restate: (controller: string, referrer: ObjectKey) => void = () => {},
   ) {
     registry.subscribe({
       onDelta: (d) => {
@@ -138,6 +143,12 @@ export class WakeFilters {
     if ((mask & GATED) === 0) return true;
     const primed = bits === WAKE_PRIMED;
     return this.registry.everyReferentOf(r.controller, r.key, (other) => (!primed && other === referent) || this.isReady(other));
+  }
+
+  /** dispatch queues the referrer if a change with these bits wakes it, and otherwise refreshes what it is said to wait for. */
+  dispatch(referent: ObjectKey, r: Referrer, bits: number, enqueue: (controller: string, referrer: ObjectKey) => void): void {
+    if (this.wakes(referent, r, bits)) enqueue(r.controller, r.key);
+    else this.restate(r.controller, r.key);
   }
 
   /** size is the number of referents with filters, for tests. */

@@ -65,6 +65,25 @@ describe("wakeOn 'resolution'", () => {
     expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['change', 'readiness', 'resolution']);
   });
 
+  it('says what a sleeping referrer waits for now, without a reconcile: NotFound, then Waiting once its referent exists', async () => {
+    const { source, wakes } = await rig({ resolution: 'resolution' });
+    const state = () => {
+      const r = manager!.changelog.get('referrer', `watch|${appKey('resolution')}`)!;
+      return { state: r.state, reason: r.reason, reconciles: r.reconciles };
+    };
+    const before = state();
+    expect(before).toMatchObject({ state: 'NotFound', reason: `NotFound: ${dbKey('orders')}` });
+    expect(wakes(() => source.apply(referent('Database', 'orders', false)))).toEqual([]);
+    expect(state()).toEqual({ state: 'NotFound', reason: `NotFound: ${cacheKey('sessions')}`, reconciles: before.reconciles });
+    expect(wakes(() => source.apply(referent('Cache', 'sessions', false)))).toEqual([]);
+    expect(state()).toEqual({ state: 'Waiting', reason: `NotReady: ${dbKey('orders')}`, reconciles: before.reconciles });
+    expect(wakes(() => source.apply(referent('Database', 'orders', true)))).toEqual([]);
+    expect(state()).toEqual({ state: 'Waiting', reason: `NotReady: ${cacheKey('sessions')}`, reconciles: before.reconciles });
+    // The last one turning Ready wakes it; the reconcile reports Resolved.
+    expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['resolution']);
+    await vi.waitFor(() => expect(state()).toMatchObject({ state: 'Resolved', reconciles: before.reconciles + 1 }));
+  });
+
   it('wakes when a Ready referent stops being Ready or goes, while the others are Ready; not for a status message or a new spec', async () => {
     const { source, wakes } = await rig({ change: 'change', resolution: 'resolution' });
     source.apply(referent('Database', 'orders', true));
