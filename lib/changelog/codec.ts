@@ -186,12 +186,38 @@ const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
 /** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
 const STEP = 500;
 
+/** Shards of an IndexMap: a message of a million keys keeps each Map small. */
+const SHARDS = 64;
+
+/**
+ * IndexMap maps strings to indexes in SHARDS Maps picked by a hash of the
+ * string. One Map of a million entries rehashes all of them at once when it
+ * grows (~90 ms, holding the event loop); a shard grows a sixty-fourth as much.
+ */
+class IndexMap {
+  readonly #shards = Array.from({ length: SHARDS }, () => new Map<string, number>());
+
+  #shard(s: string): Map<string, number> {
+    let h = s.length;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+    return this.#shards[h & (SHARDS - 1)]!;
+  }
+
+  get(s: string): number | undefined {
+    return this.#shard(s).get(s);
+  }
+
+  set(s: string, i: number): void {
+    this.#shard(s).set(s, i);
+  }
+}
+
 /** Interner builds one message's string and key tables. */
 class Interner {
   readonly strings: string[] = [];
   readonly keys: WireKeys = { kind: [], namespace: [], name: [] };
-  readonly #strings = new Map<string, number>();
-  readonly #keys = new Map<string, number>();
+  readonly #strings = new IndexMap();
+  readonly #keys = new IndexMap();
 
   /** 1 + the string's index. */
   str(s: string): number {
@@ -218,11 +244,25 @@ class Interner {
   }
 }
 
-/** TableEncoder fills one table's columns, a range of rows at a time. */
+/** An encoded table: per column, its JSON text in pieces (values joined with ',', no brackets). */
+interface EncodedTable {
+  n: number;
+  columns: [name: string, pieces: string[]][];
+  x?: Record<string, Row>;
+}
+
+/**
+ * TableEncoder encodes one table's columns, a range of rows at a time,
+ * straight into JSON text: a column's values are held only for one range,
+ * then kept as the text they go out as (a few bytes a value), so no array
+ * of a million values is built, grown and promoted to the old generation.
+ */
 class TableEncoder {
   readonly #schema: Schema;
   readonly #tables: Interner;
+  /** The values of the range being added, per column: reused. */
   readonly #columns: unknown[][];
+  readonly #text: string[][];
   readonly #prev: number[];
   readonly #known: Set<string>;
   readonly #derived: [string, Derived][];
@@ -233,6 +273,7 @@ class TableEncoder {
     this.#schema = schema;
     this.#tables = tables;
     this.#columns = schema.fields.map(() => []);
+    this.#text = schema.fields.map(() => []);
     this.#prev = schema.fields.map(() => 0);
     this.#derived = Object.entries(schema.derived);
     this.#known = new Set([...schema.fields.map((fl) => fl.name), ...this.#derived.map(([name]) => name)]);
@@ -240,11 +281,16 @@ class TableEncoder {
 
   add(rows: readonly object[], from: number, to: number): void {
     for (let i = from; i < to; i++) this.#add(rows[i] as Row);
+    for (let c = 0; c < this.#columns.length; c++) {
+      const col = this.#columns[c]!;
+      if (col.length === 0) continue;
+      this.#text[c]!.push(JSON.stringify(col).slice(1, -1));
+      col.length = 0;
+    }
   }
 
-  table(): WireTable {
-    const table: WireTable = { n: this.#rows };
-    this.#schema.fields.forEach((fl, c) => (table[fl.name] = this.#columns[c]));
+  table(): EncodedTable {
+    const table: EncodedTable = { n: this.#rows, columns: this.#schema.fields.map((fl, c) => [fl.name, this.#text[c]!]) };
     if (Object.keys(this.#x).length > 0) table.x = this.#x;
     return table;
   }
@@ -307,7 +353,7 @@ class TableEncoder {
 }
 
 /** Encodes rows into a table, STEP rows between checkpoints. */
-function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, WireTable> {
+function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, EncodedTable> {
   const encoder = new TableEncoder(schema, tables);
   for (let i = 0; i < rows.length; i += STEP) {
     encoder.add(rows, i, Math.min(rows.length, i + STEP));
@@ -319,11 +365,12 @@ function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner)
 const timeBase = (v: unknown): number => (Number.isSafeInteger(v) ? (v as number) : 0);
 
 /** JSON text of an encoded table, in pieces of at most STEP values. */
-function* tableJson(table: WireTable): Generator<string> {
+function* tableJson(table: EncodedTable): Generator<string> {
   yield `{"n":${table.n}`;
-  for (const [name, value] of Object.entries(table)) {
-    if (name === 'n' || name === 'x') continue;
-    yield* arrayJson(name, value as unknown[]);
+  for (const [name, pieces] of table.columns) {
+    yield `,${JSON.stringify(name)}:[`;
+    for (let i = 0; i < pieces.length; i++) yield i > 0 ? `,${pieces[i]}` : pieces[i]!;
+    yield ']';
   }
   if (table.x) yield `,"x":${JSON.stringify(table.x)}`;
   yield '}';
