@@ -212,10 +212,43 @@ class IndexMap {
   }
 }
 
-/** Interner builds one message's string and key tables. */
+/**
+ * ArrayText is a JSON array's text, made as values come: they wait until
+ * STEP have come, then are kept as the text they go out as. No array of a
+ * million values is built, grown (copying it all at once) and promoted.
+ */
+class ArrayText {
+  /** The values' text in pieces, joined with ',' (no brackets). */
+  readonly pieces: string[] = [];
+  readonly #pending: unknown[] = [];
+  #length = 0;
+
+  /** Adds a value; returns the array's length. */
+  push(value: unknown): number {
+    this.#pending.push(value);
+    if (this.#pending.length >= STEP) this.flush();
+    return ++this.#length;
+  }
+
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    this.pieces.push(JSON.stringify(this.#pending).slice(1, -1));
+    this.#pending.length = 0;
+  }
+
+  /** The array as a JSON member `"name":[...]`, after `lead`. */
+  *json(name: string, lead = ','): Generator<string> {
+    this.flush();
+    yield `${lead}${JSON.stringify(name)}:[`;
+    for (let i = 0; i < this.pieces.length; i++) yield i > 0 ? `,${this.pieces[i]}` : this.pieces[i]!;
+    yield ']';
+  }
+}
+
+/** Interner builds one message's string and key tables (see WireKeys), as JSON text. */
 class Interner {
-  readonly strings: string[] = [];
-  readonly keys: WireKeys = { kind: [], namespace: [], name: [] };
+  readonly strings = new ArrayText();
+  readonly keys = { kind: new ArrayText(), namespace: new ArrayText(), name: new ArrayText() };
   readonly #strings = new IndexMap();
   readonly #keys = new IndexMap();
 
@@ -244,25 +277,18 @@ class Interner {
   }
 }
 
-/** An encoded table: per column, its JSON text in pieces (values joined with ',', no brackets). */
+/** An encoded table: its columns' JSON text. */
 interface EncodedTable {
   n: number;
-  columns: [name: string, pieces: string[]][];
+  columns: [name: string, text: ArrayText][];
   x?: Record<string, Row>;
 }
 
-/**
- * TableEncoder encodes one table's columns, a range of rows at a time,
- * straight into JSON text: a column's values are held only for one range,
- * then kept as the text they go out as (a few bytes a value), so no array
- * of a million values is built, grown and promoted to the old generation.
- */
+/** TableEncoder encodes one table's columns, each straight into JSON text, a range of rows at a time. */
 class TableEncoder {
   readonly #schema: Schema;
   readonly #tables: Interner;
-  /** The values of the range being added, per column: reused. */
-  readonly #columns: unknown[][];
-  readonly #text: string[][];
+  readonly #columns: ArrayText[];
   readonly #prev: number[];
   readonly #known: Set<string>;
   readonly #derived: [string, Derived][];
@@ -272,8 +298,7 @@ class TableEncoder {
   constructor(schema: Schema, tables: Interner) {
     this.#schema = schema;
     this.#tables = tables;
-    this.#columns = schema.fields.map(() => []);
-    this.#text = schema.fields.map(() => []);
+    this.#columns = schema.fields.map(() => new ArrayText());
     this.#prev = schema.fields.map(() => 0);
     this.#derived = Object.entries(schema.derived);
     this.#known = new Set([...schema.fields.map((fl) => fl.name), ...this.#derived.map(([name]) => name)]);
@@ -281,16 +306,10 @@ class TableEncoder {
 
   add(rows: readonly object[], from: number, to: number): void {
     for (let i = from; i < to; i++) this.#add(rows[i] as Row);
-    for (let c = 0; c < this.#columns.length; c++) {
-      const col = this.#columns[c]!;
-      if (col.length === 0) continue;
-      this.#text[c]!.push(JSON.stringify(col).slice(1, -1));
-      col.length = 0;
-    }
   }
 
   table(): EncodedTable {
-    const table: EncodedTable = { n: this.#rows, columns: this.#schema.fields.map((fl, c) => [fl.name, this.#text[c]!]) };
+    const table: EncodedTable = { n: this.#rows, columns: this.#schema.fields.map((fl, c) => [fl.name, this.#columns[c]!]) };
     if (Object.keys(this.#x).length > 0) table.x = this.#x;
     return table;
   }
@@ -367,11 +386,7 @@ const timeBase = (v: unknown): number => (Number.isSafeInteger(v) ? (v as number
 /** JSON text of an encoded table, in pieces of at most STEP values. */
 function* tableJson(table: EncodedTable): Generator<string> {
   yield `{"n":${table.n}`;
-  for (const [name, pieces] of table.columns) {
-    yield `,${JSON.stringify(name)}:[`;
-    for (let i = 0; i < pieces.length; i++) yield i > 0 ? `,${pieces[i]}` : pieces[i]!;
-    yield ']';
-  }
+  for (const [name, text] of table.columns) yield* text.json(name);
   if (table.x) yield `,"x":${JSON.stringify(table.x)}`;
   yield '}';
 }
@@ -387,11 +402,11 @@ function* arrayJson(name: string, values: readonly unknown[], lead = ','): Gener
 
 function* tablesJson(tables: Interner): Generator<string> {
   yield ',"keys":{';
-  yield* arrayJson('kind', tables.keys.kind, '');
-  yield* arrayJson('namespace', tables.keys.namespace);
-  yield* arrayJson('name', tables.keys.name);
+  yield* tables.keys.kind.json('kind', '');
+  yield* tables.keys.namespace.json('namespace');
+  yield* tables.keys.name.json('name');
   yield '}';
-  yield* arrayJson('strings', tables.strings);
+  yield* tables.strings.json('strings');
 }
 
 /**
