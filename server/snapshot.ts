@@ -82,18 +82,37 @@ export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions):
 }
 
 /**
- * slicedText joins JSON text pieces into slices, each made within about
- * `sliceMs`, yielding the event loop between them. The value the pieces
- * encode is not changed by anyone, so the text is of one revision.
+ * Text one slice holds at most, in UTF-16 units (about): a string under V8's
+ * large-object size (128 KB) is allocated young and dies young, where a
+ * slice of megabytes would go straight to the old generation and hasten its
+ * collections, which hold the event loop the longest.
+ */
+export const SLICE_CHARS = 32 * 1024;
+
+/**
+ * slicedText joins JSON text pieces into slices of at most about
+ * SLICE_CHARS, yielding the event loop whenever about `sliceMs` has gone by.
+ * The value the pieces encode is not changed by anyone, so the text is of
+ * one revision.
  */
 export async function* slicedText(parts: Iterable<string>, sliceMs = SLICE_MS): AsyncGenerator<string> {
   let pending: string[] = [];
+  let size = 0;
   let sliceStart = performance.now();
   for (const part of parts) {
-    if (part !== '') pending.push(part);
+    if (part !== '') {
+      pending.push(part);
+      size += part.length;
+    }
+    if (size >= SLICE_CHARS) {
+      yield pending.join('');
+      pending = [];
+      size = 0;
+    }
     if (performance.now() - sliceStart >= sliceMs) {
       if (pending.length > 0) yield pending.join('');
       pending = [];
+      size = 0;
       await yieldLoop();
       sliceStart = performance.now();
     }

@@ -92,6 +92,8 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
     res.end();
   }
 }
+// Node loads fetch's Request and Response (undici) on first use, ~20 ms once per process; a Next server has long done so.
+void new Response(new Request('http://127.0.0.1/').body);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

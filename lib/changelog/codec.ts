@@ -186,12 +186,71 @@ const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
 /** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
 const STEP = 500;
 
-/** Interner builds one message's string and key tables. */
+/** Shards of an IndexMap: a message of a million keys keeps each Map small. */
+const SHARDS = 64;
+
+/**
+ * IndexMap maps strings to indexes in SHARDS Maps picked by a hash of the
+ * string. One Map of a million entries rehashes all of them at once when it
+ * grows (~90 ms, holding the event loop); a shard grows a sixty-fourth as much.
+ */
+class IndexMap {
+  readonly #shards = Array.from({ length: SHARDS }, () => new Map<string, number>());
+
+  #shard(s: string): Map<string, number> {
+    let h = s.length;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+    return this.#shards[h & (SHARDS - 1)]!;
+  }
+
+  get(s: string): number | undefined {
+    return this.#shard(s).get(s);
+  }
+
+  set(s: string, i: number): void {
+    this.#shard(s).set(s, i);
+  }
+}
+
+/**
+ * ArrayText is a JSON array's text, made as values come: they wait until
+ * STEP have come, then are kept as the text they go out as. No array of a
+ * million values is built, grown (copying it all at once) and promoted.
+ */
+class ArrayText {
+  /** The values' text in pieces, joined with ',' (no brackets). */
+  readonly pieces: string[] = [];
+  readonly #pending: unknown[] = [];
+  #length = 0;
+
+  /** Adds a value; returns the array's length. */
+  push(value: unknown): number {
+    this.#pending.push(value);
+    if (this.#pending.length >= STEP) this.flush();
+    return ++this.#length;
+  }
+
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    this.pieces.push(JSON.stringify(this.#pending).slice(1, -1));
+    this.#pending.length = 0;
+  }
+
+  /** The array as a JSON member `"name":[...]`, after `lead`. */
+  *json(name: string, lead = ','): Generator<string> {
+    this.flush();
+    yield `${lead}${JSON.stringify(name)}:[`;
+    for (let i = 0; i < this.pieces.length; i++) yield i > 0 ? `,${this.pieces[i]}` : this.pieces[i]!;
+    yield ']';
+  }
+}
+
+/** Interner builds one message's string and key tables (see WireKeys), as JSON text. */
 class Interner {
-  readonly strings: string[] = [];
-  readonly keys: WireKeys = { kind: [], namespace: [], name: [] };
-  readonly #strings = new Map<string, number>();
-  readonly #keys = new Map<string, number>();
+  readonly strings = new ArrayText();
+  readonly keys = { kind: new ArrayText(), namespace: new ArrayText(), name: new ArrayText() };
+  readonly #strings = new IndexMap();
+  readonly #keys = new IndexMap();
 
   /** 1 + the string's index. */
   str(s: string): number {
@@ -218,11 +277,18 @@ class Interner {
   }
 }
 
-/** TableEncoder fills one table's columns, a range of rows at a time. */
+/** An encoded table: its columns' JSON text. */
+interface EncodedTable {
+  n: number;
+  columns: [name: string, text: ArrayText][];
+  x?: Record<string, Row>;
+}
+
+/** TableEncoder encodes one table's columns, each straight into JSON text, a range of rows at a time. */
 class TableEncoder {
   readonly #schema: Schema;
   readonly #tables: Interner;
-  readonly #columns: unknown[][];
+  readonly #columns: ArrayText[];
   readonly #prev: number[];
   readonly #known: Set<string>;
   readonly #derived: [string, Derived][];
@@ -232,7 +298,7 @@ class TableEncoder {
   constructor(schema: Schema, tables: Interner) {
     this.#schema = schema;
     this.#tables = tables;
-    this.#columns = schema.fields.map(() => []);
+    this.#columns = schema.fields.map(() => new ArrayText());
     this.#prev = schema.fields.map(() => 0);
     this.#derived = Object.entries(schema.derived);
     this.#known = new Set([...schema.fields.map((fl) => fl.name), ...this.#derived.map(([name]) => name)]);
@@ -242,9 +308,8 @@ class TableEncoder {
     for (let i = from; i < to; i++) this.#add(rows[i] as Row);
   }
 
-  table(): WireTable {
-    const table: WireTable = { n: this.#rows };
-    this.#schema.fields.forEach((fl, c) => (table[fl.name] = this.#columns[c]));
+  table(): EncodedTable {
+    const table: EncodedTable = { n: this.#rows, columns: this.#schema.fields.map((fl, c) => [fl.name, this.#columns[c]!]) };
     if (Object.keys(this.#x).length > 0) table.x = this.#x;
     return table;
   }
@@ -307,7 +372,7 @@ class TableEncoder {
 }
 
 /** Encodes rows into a table, STEP rows between checkpoints. */
-function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, WireTable> {
+function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, EncodedTable> {
   const encoder = new TableEncoder(schema, tables);
   for (let i = 0; i < rows.length; i += STEP) {
     encoder.add(rows, i, Math.min(rows.length, i + STEP));
@@ -319,12 +384,9 @@ function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner)
 const timeBase = (v: unknown): number => (Number.isSafeInteger(v) ? (v as number) : 0);
 
 /** JSON text of an encoded table, in pieces of at most STEP values. */
-function* tableJson(table: WireTable): Generator<string> {
+function* tableJson(table: EncodedTable): Generator<string> {
   yield `{"n":${table.n}`;
-  for (const [name, value] of Object.entries(table)) {
-    if (name === 'n' || name === 'x') continue;
-    yield* arrayJson(name, value as unknown[]);
-  }
+  for (const [name, text] of table.columns) yield* text.json(name);
   if (table.x) yield `,"x":${JSON.stringify(table.x)}`;
   yield '}';
 }
@@ -340,11 +402,11 @@ function* arrayJson(name: string, values: readonly unknown[], lead = ','): Gener
 
 function* tablesJson(tables: Interner): Generator<string> {
   yield ',"keys":{';
-  yield* arrayJson('kind', tables.keys.kind, '');
-  yield* arrayJson('namespace', tables.keys.namespace);
-  yield* arrayJson('name', tables.keys.name);
+  yield* tables.keys.kind.json('kind', '');
+  yield* tables.keys.namespace.json('namespace');
+  yield* tables.keys.name.json('name');
   yield '}';
-  yield* arrayJson('strings', tables.strings);
+  yield* tables.strings.json('strings');
 }
 
 /**

@@ -125,6 +125,17 @@ describe('lean wire format', () => {
     );
   });
 
+  it('decodes snapshots of more rows than one encoding step (columns in several pieces, key tables of many keys)', () => {
+    const large = fc.record({ referrers: fc.array(referrer, { minLength: 501, maxLength: 1200 }), references: fc.array(reference, { minLength: 501, maxLength: 1200 }) });
+    fc.assert(
+      fc.property(snapshot, large, (s, { referrers, references }) => {
+        const big = { ...s, referrers, references };
+        expect(decodeSnapshot(JSON.parse(encodeSnapshot(big)))).toEqual(big);
+      }),
+      { numRuns: 10 },
+    );
+  });
+
   it('gives the same text in pieces as at once', () => {
     fc.assert(
       fc.property(snapshot, delta, (s, d) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeLog, decodeSnapshot, type ReferrerEntity } from '@/lib/changelog';
 import type { CaptureSource } from '@/server/snapshot';
-import { buildSnapshot, captureSnapshot, snapshotBody } from '@/server/snapshot';
+import { SLICE_CHARS, buildSnapshot, captureSnapshot, slicedText, snapshotBody } from '@/server/snapshot';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
@@ -54,5 +54,16 @@ describe('snapshotBody', () => {
     expect(chunks.length).toBeGreaterThan(1);
     expect(ticks).toBeGreaterThan(0);
     expect(decodeSnapshot(JSON.parse(Buffer.concat(chunks).toString('utf8')))).toEqual(snapshot);
+  });
+});
+
+describe('slicedText', () => {
+  it('cuts the text into slices of about SLICE_CHARS, however fast it is made', async () => {
+    const pieces = Array.from({ length: 300 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(996)}`);
+    const slices: string[] = [];
+    for await (const slice of slicedText(pieces, Infinity)) slices.push(slice);
+    expect(slices.join('')).toBe(pieces.join(''));
+    expect(slices.length).toBeGreaterThanOrEqual(Math.floor((300 * 1000) / (SLICE_CHARS + 1000)));
+    for (const slice of slices) expect(slice.length).toBeLessThan(SLICE_CHARS + 1000);
   });
 });
