@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ENTITY_KINDS } from '../lib/changelog';
 import type { Manager } from '../lib/engine';
 import type { SharedInformerPool } from '../lib/kube';
 import { kindKey } from '../lib/model';
@@ -37,6 +38,38 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.set(manager?.registry.referrerCount ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_referents',
+    help: 'Referents named by at least one reference.',
+    registers: [registry],
+    collect() {
+      this.set(manager?.registry.referentCount ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_changelog_entities',
+    help: 'Entities held by the change log, by entity kind and state: live, or a tombstone kept until compaction.',
+    labelNames: ['entity', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const log = manager?.changelog;
+      if (!log) return;
+      for (const entity of ENTITY_KINDS) {
+        this.set({ entity, state: 'live' }, log.size(entity));
+        this.set({ entity, state: 'tombstone' }, log.tombstones(entity));
+      }
+    },
+  });
+  new Gauge({
+    name: 'refwatch_changelog_revisions_retained',
+    help: 'Revisions a client may be behind and still get deltas; further behind, it resyncs.',
+    registers: [registry],
+    collect() {
+      const log = manager?.changelog;
+      this.set(log ? log.revision - log.compactedRevision : 0);
     },
   });
   new Gauge({

@@ -1,5 +1,5 @@
 import 'server-only';
-import { ChangeLog, type ClusterInfo } from '../lib/changelog';
+import { ChangeLog, type ChangeLogOptions, type ClusterInfo } from '../lib/changelog';
 import { Manager } from '../lib/engine';
 import { SharedInformerPool, createLogger, type Logger } from '../lib/kube';
 import { parseConfig, type Config } from './config';
@@ -43,6 +43,7 @@ export interface Runtime {
 const RUNTIME_VERSION = 4;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
+const COMPACT_INTERVAL_MS = 10_000;
 
 interface Slot {
   version: number;
@@ -84,11 +85,15 @@ export async function disposeRuntime(): Promise<void> {
 export interface RuntimeOptions {
   /** Where to write the embedded cluster's kubeconfig for kubectl; removed at dispose. */
   kubeconfigFile?: string;
+  /** The change log's retention (default: ChangeLog's). */
+  changelog?: Pick<ChangeLogOptions, 'retainRevisions' | 'retainMs'>;
+  /** How often the change log is compacted when nothing changes, so aged tombstones go (default 10 s). */
+  compactIntervalMs?: number;
 }
 
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
-  const changelog = new ChangeLog();
+  const changelog = new ChangeLog(opts.changelog);
   const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
@@ -148,6 +153,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
   };
   await probe();
+  // The log compacts as it changes; this timer lets a quiet log drop tombstones that aged out.
+  const compactTimer = setInterval(() => changelog.compact(), opts.compactIntervalMs ?? COMPACT_INTERVAL_MS);
 
   let disposing: Promise<void> | undefined;
   const runtime: Runtime = {
@@ -173,6 +180,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       disposing ??= (async () => {
         abort.abort();
         if (timer) clearTimeout(timer);
+        clearInterval(compactTimer);
         listeners.clear();
         await demo?.dispose();
         await example?.stop();
