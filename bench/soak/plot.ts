@@ -11,7 +11,8 @@ interface Panel {
 
 const PANELS: Panel[] = [
   { title: 'Memory of the server process', unit: 'MB', figures: { rssMB: 'RSS', heapUsedMB: 'heap used' } },
-  { title: 'Change log', unit: 'entities / revisions', figures: { changelogLive: 'live entities', changelogTombstones: 'tombstones', changelogEvents: 'events', revisionsRetained: 'revisions retained' } },
+  { title: 'Change log: entities held', unit: 'entities', figures: { changelogLive: 'live entities', changelogTombstones: 'tombstones', changelogEvents: 'events' } },
+  { title: 'Change log: revisions a client may be behind and still get deltas', unit: 'revisions', figures: { revisionsRetained: 'revisions retained' } },
   { title: 'Reference registry', unit: 'count', figures: { referrers: 'referrers', referents: 'referents', references: 'references' } },
   { title: 'Watches, controllers, timers, handles', unit: 'count', figures: { watches: 'open watches', referenceControllers: 'reference controllers', timers: 'timers', handles: 'handles', sseClients: 'SSE clients' } },
 ];
@@ -28,7 +29,7 @@ export async function plotSvg(samples: readonly Sample[], title: string): Promis
     vconcat: PANELS.map((p, panel) => ({
       title: p.title,
       width: 760,
-      height: 170,
+      height: 150,
       transform: [{ filter: `datum.panel === ${panel}` }],
       mark: { type: 'line', interpolate: 'linear' },
       encoding: {
