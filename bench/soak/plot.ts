@@ -14,7 +14,7 @@ const PANELS: Panel[] = [
   { title: 'Change log: entities held', unit: 'entities', figures: { changelogLive: 'live entities', changelogTombstones: 'tombstones', changelogEvents: 'events' } },
   { title: 'Change log: revisions a client may be behind and still get deltas', unit: 'revisions', figures: { revisionsRetained: 'revisions retained' } },
   { title: 'Reference registry', unit: 'count', figures: { referrers: 'referrers', referents: 'referents', references: 'references' } },
-  { title: 'Watches, controllers, timers, handles', unit: 'count', figures: { watches: 'open watches', referenceControllers: 'reference controllers', timers: 'timers', handles: 'handles', sseClients: 'SSE clients' } },
+  { title: 'Watches, controllers, timers, handles, series on /metrics', unit: 'count', figures: { watches: 'open watches', referenceControllers: 'reference controllers', timers: 'timers', handles: 'handles', sseClients: 'SSE clients', metricSeries: 'series on /metrics' } },
 ];
 
 /** plotSvg renders the samples as an SVG: one panel per group of figures, against minutes since the start. */

@@ -21,6 +21,8 @@ export interface Sample {
   /** Active handles and requests other than timers (sockets, servers, file requests). */
   handles: number;
   sseClients: number;
+  /** Series on /metrics: labels of things that are gone must not stay. */
+  metricSeries: number;
 }
 
 /** The figures compared at the end of a soak against its start; each must come back to where it was. */
@@ -63,6 +65,7 @@ export function parseSample(text: string, elapsedS: number): Sample {
     timers: sum('refwatch_process_nodejs_active_resources', (l) => l.type === 'Timeout'),
     handles: sum('refwatch_process_nodejs_active_resources', (l) => l.type !== 'Timeout'),
     sseClients: sum('refwatch_sse_clients'),
+    metricSeries: [...families.values()].reduce((n, f) => n + f.metrics.length, 0),
   };
 }
 
@@ -116,6 +119,6 @@ export function formatSample(s: Sample, extra = ''): string {
     `soak ${String(m).padStart(3)}m${String(sec).padStart(2, '0')}s  rss ${s.rssMB.toFixed(1)} MB  heap ${s.heapUsedMB.toFixed(1)} MB  ` +
     `changelog ${s.changelogLive} live/${s.changelogTombstones} tomb/${s.changelogEvents} ev/${s.revisionsRetained} rev  ` +
     `registry ${s.referrers}/${s.referents}/${s.references}  watches ${s.watches}  rc ${s.referenceControllers}  ` +
-    `timers ${s.timers}  handles ${s.handles}  sse ${s.sseClients}${extra ? `  ${extra}` : ''}`
+    `timers ${s.timers}  handles ${s.handles}  sse ${s.sseClients}  series ${s.metricSeries}${extra ? `  ${extra}` : ''}`
   );
 }

@@ -153,6 +153,7 @@ async function main(o: Options): Promise<number> {
     report('soak.changelog.maxTombstones', Math.max(...samples.map((s) => s.changelogTombstones)), 'tombstones');
     report('soak.changelog.maxRevisionsRetained', Math.max(...samples.map((s) => s.revisionsRetained)), 'revisions');
     report('soak.rss.end', end.rssMB, 'MB');
+    report('soak.metrics.series.leftover', end.metricSeries - start.metricSeries, 'series');
     console.log(`soak: runs by phase ${JSON.stringify(churn.counts.phases)}; churn errors ${churn.counts.errors}${churn.counts.lastError ? ` (last: ${churn.counts.lastError})` : ''}`);
     console.log(`soak: SSE ${JSON.stringify({ ...clients.counts, lastError: undefined })}${clients.counts.lastError ? ` (last error: ${clients.counts.lastError})` : ''}`);
 

@@ -21,7 +21,7 @@ async function scrape(): Promise<Sample> {
 }
 
 function sample(over: Partial<Sample>): Sample {
-  const zero = Object.fromEntries(['elapsedS', 'rssMB', 'heapUsedMB', 'changelogLive', 'changelogEvents', 'changelogTombstones', 'revisionsRetained', 'referrers', 'referents', 'references', 'watches', 'referenceControllers', 'timers', 'handles', 'sseClients'].map((k) => [k, 0]));
+  const zero = Object.fromEntries(['elapsedS', 'rssMB', 'heapUsedMB', 'changelogLive', 'changelogEvents', 'changelogTombstones', 'revisionsRetained', 'referrers', 'referents', 'references', 'watches', 'referenceControllers', 'timers', 'handles', 'sseClients', 'metricSeries'].map((k) => [k, 0]));
   return { ...zero, ...over } as Sample;
 }
 
@@ -35,6 +35,7 @@ describe('soak samples read from /metrics', () => {
     expect(before).toMatchObject({ referrers: 0, referents: 0, references: 0, changelogTombstones: 0 });
     expect(before.rssMB).toBeGreaterThan(10);
     expect(before.heapUsedMB).toBeGreaterThan(1);
+    expect(before.metricSeries).toBeGreaterThan(20);
 
     h.source.apply(database('orders', true));
     h.source.apply(app('web', { databaseRef: 'orders' }));
