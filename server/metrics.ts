@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ENTITY_KINDS } from '../lib/changelog';
 import type { Manager } from '../lib/engine';
 import type { SharedInformerPool } from '../lib/kube';
 import { kindKey } from '../lib/model';
@@ -40,6 +41,38 @@ export function createMetrics(): Metrics {
     },
   });
   new Gauge({
+    name: 'refwatch_referents',
+    help: 'Referents named by at least one reference.',
+    registers: [registry],
+    collect() {
+      this.set(manager?.registry.referentCount ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'refwatch_changelog_entities',
+    help: 'Entities held by the change log, by entity kind and state: live, or a tombstone kept until compaction.',
+    labelNames: ['entity', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const log = manager?.changelog;
+      if (!log) return;
+      for (const entity of ENTITY_KINDS) {
+        this.set({ entity, state: 'live' }, log.size(entity));
+        this.set({ entity, state: 'tombstone' }, log.tombstones(entity));
+      }
+    },
+  });
+  new Gauge({
+    name: 'refwatch_changelog_revisions_retained',
+    help: 'Revisions a client may be behind and still get deltas; further behind, it resyncs.',
+    registers: [registry],
+    collect() {
+      const log = manager?.changelog;
+      this.set(log ? log.revision - log.compactedRevision : 0);
+    },
+  });
+  new Gauge({
     name: 'refwatch_reference_controllers',
     help: 'Reference controllers (one per referent kind) by state.',
     labelNames: ['state'],
@@ -72,6 +105,7 @@ export function createMetrics(): Metrics {
     collect() {
       this.reset();
       for (const q of manager?.changelog.snapshot({ entities: ['queue'] }).entities.queue ?? []) this.set({ controller: q.controller }, q.depth);
+      forgetRemovedControllers();
     },
   });
   const adds = new Counter({ name: 'refwatch_queue_adds_total', help: 'Keys added to each controller work queue.', labelNames: ['controller'], registers: [registry] });
@@ -126,15 +160,32 @@ export function createMetrics(): Metrics {
   const reconcileErrors = new Counter({ name: 'refwatch_reconcile_errors_total', help: 'Reconciles that threw or rejected.', labelNames: ['controller'], registers: [registry] });
   const sseClients = new Gauge({ name: 'refwatch_sse_clients', help: 'Connected SSE clients of /api/v1/stream.', registers: [registry] });
 
+  // Controllers come and go (each demo run adds one and removes it): the series of a removed one are
+  // dropped at the next scrape, so the registry and /metrics do not grow with every controller ever added.
+  const perController = [adds, retries, queueLatency, workDuration, resolution, reconcileErrors];
+  const controllers = new Set<string>();
+  const forgetRemovedControllers = () => {
+    if (!manager) return;
+    for (const controller of controllers) {
+      if (manager.controller(controller)) continue;
+      for (const metric of perController) metric.remove({ controller });
+      controllers.delete(controller);
+    }
+  };
+
   return {
     registry,
-    queueMetrics: (controller) => ({
-      onAdd: () => adds.inc({ controller }),
-      onRetry: () => retries.inc({ controller }),
-      onQueueLatency: (ms) => queueLatency.observe({ controller }, ms / 1000),
-      onWorkDuration: (ms) => workDuration.observe({ controller }, ms / 1000),
-    }),
+    queueMetrics(controller) {
+      controllers.add(controller);
+      return {
+        onAdd: () => adds.inc({ controller }),
+        onRetry: () => retries.inc({ controller }),
+        onQueueLatency: (ms) => queueLatency.observe({ controller }, ms / 1000),
+        onWorkDuration: (ms) => workDuration.observe({ controller }, ms / 1000),
+      };
+    },
     observeResolution(controller, latencyMs) {
+      controllers.add(controller);
       if (latencyMs !== undefined) resolution.observe({ controller }, latencyMs / 1000);
     },
     reconcileErrors,

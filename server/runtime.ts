@@ -1,5 +1,5 @@
 import 'server-only';
-import { ChangeLog, type ClusterInfo } from '../lib/changelog';
+import { ChangeLog, type ChangeLogOptions, type ClusterInfo } from '../lib/changelog';
 import { Manager } from '../lib/engine';
 import { SharedInformerPool, createLogger, type Logger } from '../lib/kube';
 import { parseConfig, type Config } from './config';
@@ -48,9 +48,10 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 6;
+const RUNTIME_VERSION = 7;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
+const COMPACT_INTERVAL_MS = 10_000;
 
 interface Slot {
   version: number;
@@ -92,11 +93,15 @@ export async function disposeRuntime(): Promise<void> {
 export interface RuntimeOptions {
   /** Where to write the embedded cluster's kubeconfig for kubectl; removed at dispose. */
   kubeconfigFile?: string;
+  /** The change log's retention (default: ChangeLog's). */
+  changelog?: Pick<ChangeLogOptions, 'retainRevisions' | 'retainMs'>;
+  /** How often the change log is compacted when nothing changes, so aged tombstones go (default 10 s). */
+  compactIntervalMs?: number;
 }
 
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
-  const changelog = new ChangeLog();
+  const changelog = new ChangeLog(opts.changelog);
   const history = new StateHistory(changelog);
   history.start();
   const summary = new ReferrerSummary(changelog, { stuckThresholdMs: config.stuckThresholdMs });
@@ -160,6 +165,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
   };
   await probe();
+  // The log compacts as it changes; this timer lets a quiet log drop tombstones that aged out.
+  const compactTimer = setInterval(() => changelog.compact(), opts.compactIntervalMs ?? COMPACT_INTERVAL_MS);
 
   let disposing: Promise<void> | undefined;
   const runtime: Runtime = {
@@ -188,6 +195,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       disposing ??= (async () => {
         abort.abort();
         if (timer) clearTimeout(timer);
+        clearInterval(compactTimer);
         listeners.clear();
         await demo?.dispose();
         await example?.stop();

@@ -37,6 +37,14 @@ export interface ChangeLogOptions {
   maxEvents?: number;
   /** Tombstones are kept this many revisions, so clients that far behind still get deltas. Default 10_000. */
   retainRevisions?: number;
+  /**
+   * Tombstones are kept at most this long (ms), however few revisions followed,
+   * so a log that went quiet after churn lets go of them at the next compact().
+   * A client away longer resnapshots. Default 120_000.
+   */
+  retainMs?: number;
+  /** Milliseconds on a monotonic clock, for retainMs. Default performance.now. */
+  now?: () => number;
   /** Receives what a subscriber threw; the change itself is stored. Default: console.error. */
   onListenerError?: (error: unknown) => void;
 }
@@ -111,8 +119,8 @@ export class ChangeLog {
   /** The last `filed` number given. */
   #filed = 0;
   readonly #observers = new Set<ChangeObserver>();
-  /** Tombstones in the order they were laid, each with the revision it was laid at; stale once revived. */
-  #tombstones: { entry: Entry; revision: number }[] = [];
+  /** Tombstones in the order they were laid, each with the revision and time it was laid at; stale once revived. */
+  #tombstones: { entry: Entry; revision: number; at: number }[] = [];
   #tombstoneHead = 0;
   readonly #listeners = new Set<(revision: number) => void>();
   /** Snapshots being built in steps: each keeps the state at its revision of every entry changed since. */
@@ -122,11 +130,15 @@ export class ChangeLog {
   #notifyPending = false;
   readonly #maxEvents: number;
   readonly #retainRevisions: number;
+  readonly #retainMs: number;
+  readonly #now: () => number;
   readonly #onListenerError: (error: unknown) => void;
 
   constructor(options: ChangeLogOptions = {}) {
     this.#maxEvents = nonNegativeInteger('maxEvents', options.maxEvents ?? 1000);
     this.#retainRevisions = nonNegativeInteger('retainRevisions', options.retainRevisions ?? 10_000);
+    this.#retainMs = nonNegativeInteger('retainMs', options.retainMs ?? 120_000);
+    this.#now = options.now ?? (() => performance.now());
     this.#onListenerError = options.onListenerError ?? ((error) => console.error('ChangeLog subscriber threw:', error));
   }
 
@@ -207,7 +219,7 @@ export class ChangeLog {
     entry.revision = revision;
     this.#live.set(entity, this.#live.get(entity)! - 1);
     this.#moveToNewest(entry);
-    this.#tombstones.push({ entry, revision });
+    this.#tombstones.push({ entry, revision, at: this.#now() });
     this.#observe(entity, id, entry.value, undefined);
     this.#compact();
     this.#changed();
@@ -226,6 +238,14 @@ export class ChangeLog {
     let total = 0;
     for (const n of this.#live.values()) total += n;
     return total;
+  }
+
+  /** Tombstones of one kind, or of all kinds: removed entities held so that clients behind are told; dropped by compaction. */
+  tombstones(entity?: EntityKind): number {
+    if (entity !== undefined) return this.#entries(entity).size - this.size(entity);
+    let held = 0;
+    for (const entries of this.#byKind.values()) held += entries.size;
+    return held - this.size();
   }
 
   /** The live entities matching the filter, each kind in the order first stored (events: least recently put first). */
@@ -341,7 +361,11 @@ export class ChangeLog {
     return { resnapshot: false, revision, changes };
   }
 
-  /** Drops tombstones older than `revision - retainRevisions`; returns how many. Also runs inside put and remove. */
+  /**
+   * Drops tombstones older than `revision - retainRevisions` or than `retainMs`;
+   * returns how many. Runs inside put and remove; call it on a timer too, so a
+   * quiet log lets go of tombstones by age.
+   */
   compact(): number {
     return this.#compact();
   }
@@ -455,10 +479,11 @@ export class ChangeLog {
 
   #compact(): number {
     const horizon = this.#revision - this.#retainRevisions;
+    const expiry = this.#now() - this.#retainMs;
     let dropped = 0;
     while (this.#tombstoneHead < this.#tombstones.length) {
-      const { entry, revision } = this.#tombstones[this.#tombstoneHead]!;
-      if (revision >= horizon) break;
+      const { entry, revision, at } = this.#tombstones[this.#tombstoneHead]!;
+      if (revision >= horizon && at >= expiry) break;
       this.#tombstoneHead++;
       if (!entry.removed || entry.revision !== revision) continue; // put again since: no longer this tombstone
       this.#drop(entry);

@@ -43,6 +43,8 @@ export interface StandaloneServer {
   output(): string;
   /** SIGTERM, SIGKILL after 5 s; awaited. */
   stop(): Promise<void>;
+  /** SIGKILL at once, for an exit handler that cannot wait. */
+  kill(): void;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function startStandalone(dir: string, env: Record<string, string> =
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, output: () => out, stop };
+  return { url, output: () => out, stop, kill: () => void child.kill('SIGKILL') };
 }
 
 /** waitReady polls /readyz until 200 and returns its last answer either way. */

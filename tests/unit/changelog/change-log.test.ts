@@ -318,6 +318,36 @@ describe('ChangeLog compaction', () => {
     expect(changes(log.changesSince(log.revision - 100)).length).toBeLessThanOrEqual(50);
     expect(log.size()).toBe(0);
   });
+
+  it('lets go of tombstones by age once churn stops, though few revisions followed them', () => {
+    let now = 0;
+    const log = new ChangeLog({ retainRevisions: 10_000, retainMs: 60_000, now: () => now });
+    for (let i = 0; i < 50; i++) log.put('referent', `r${i}`, referent('shop', `r${i}`));
+    log.put('queue', 'apps', queue('apps'));
+    const before = log.revision;
+    for (let i = 0; i < 50; i++) log.remove('referent', `r${i}`);
+    now = 30_000;
+    log.remove('queue', 'apps'); // a younger tombstone
+    expect(log.tombstones()).toBe(51);
+    // The log is quiet now: only time passes.
+    now = 60_000;
+    expect(log.compact()).toBe(0); // none is older than 60 s yet
+    now = 60_001;
+    expect(log.compact()).toBe(50);
+    expect(log.tombstones('referent')).toBe(0);
+    expect(log.tombstones('queue')).toBe(1);
+    // A client that held the removed referents resyncs; one that saw them go gets deltas.
+    expect(log.changesSince(before)).toMatchObject({ resnapshot: true });
+    expect(summary(log.changesSince(log.revision - 1))).toEqual(['queue apps removed']);
+    now = 90_001;
+    expect(log.compact()).toBe(1);
+    expect(log.tombstones()).toBe(0);
+    expect(log.size()).toBe(0);
+  });
+
+  it('rejects a retainMs that is not a whole number of milliseconds, naming the option', () => {
+    expect(() => new ChangeLog({ retainMs: -1 })).toThrow(/retainMs must be a non-negative integer/);
+  });
 });
 
 describe('ChangeLog.next', () => {
