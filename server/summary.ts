@@ -11,6 +11,9 @@ export interface SummaryOptions {
 
 type Counts = Omit<SummaryGroup, 'name'>;
 
+/** The longest one call spends moving referrers into stuck; the rest continue on the next turn of the event loop. */
+const PROMOTE_BUDGET_MS = 10;
+
 function emptyCounts(): Counts {
   return { referrers: 0, states: { Resolved: 0, Waiting: 0, NotFound: 0, Error: 0 }, references: 0, stuck: 0, stuckReferences: 0 };
 }
@@ -39,6 +42,8 @@ export class ReferrerSummary {
   /** The last summary built, while the counts it shows are current. */
   #built: { version: number; summary: Summary } | undefined;
   readonly #unobserve: () => void;
+  /** A promotion left over from a call that used its budget. */
+  #resume: ReturnType<typeof setImmediate> | undefined;
 
   constructor(changelog: ChangeLog, opts: SummaryOptions) {
     this.#changelog = changelog;
@@ -82,10 +87,7 @@ export class ReferrerSummary {
 
   #build(): Summary {
     const groups = (m: Map<string, Counts>) => [...m].map(([name, c]) => ({ name, ...copy(c) })).sort(byAttention);
-    const stuckList = [...this.#stuck.values()]
-      .sort((a, b) => a.since - b.since || (a.id < b.id ? -1 : 1))
-      .slice(0, this.#limit)
-      .map((r) => ({ key: r.key, controller: r.controller, namespace: r.namespace, kind: r.kind, state: r.state, since: r.since, ...(r.reason ? { reason: r.reason } : {}) }));
+    const stuckList = oldest(this.#stuck.values(), this.#limit).map((r) => ({ key: r.key, controller: r.controller, namespace: r.namespace, kind: r.kind, state: r.state, since: r.since, ...(r.reason ? { reason: r.reason } : {}) }));
     return {
       revision: this.#changelog.revision,
       stuckThresholdMs: this.#thresholdMs,
@@ -98,6 +100,8 @@ export class ReferrerSummary {
 
   /** Stops following the change log. */
   stop(): void {
+    if (this.#resume !== undefined) clearImmediate(this.#resume);
+    this.#resume = undefined;
     this.#unobserve();
   }
 
@@ -127,10 +131,25 @@ export class ReferrerSummary {
     this.#version++;
   }
 
-  /** Moves referrers past the threshold from pending to stuck; stale heap entries are dropped on the way. */
+  /**
+   * Moves referrers past the threshold from pending to stuck; stale heap
+   * entries are dropped on the way. At most PROMOTE_BUDGET_MS per call: when a
+   * hundred thousand referrers pass the threshold together, the rest follow
+   * in later turns of the event loop instead of holding it (each one bumps the
+   * version, so the feed sends the counts as they grow).
+   */
   #promote(): void {
     const cutoff = this.#now() - this.#thresholdMs;
+    const started = performance.now();
+    let n = 0;
     for (let top = this.#pending.peek(); top !== undefined && top.value.since <= cutoff; top = this.#pending.peek()) {
+      if (++n % 256 === 0 && performance.now() - started > PROMOTE_BUDGET_MS) {
+        this.#resume ??= setImmediate(() => {
+          this.#resume = undefined;
+          this.#promote();
+        });
+        return;
+      }
       this.#pending.pop();
       if (this.#changelog.get('referrer', top.id) !== top.value || this.#stuck.has(top.id)) continue; // changed since it was queued
       this.#stuck.set(top.id, top.value);
@@ -235,4 +254,29 @@ class MinHeap<T> {
     }
     return top;
   }
+}
+
+const longerStuck = (a: ReferrerEntity, b: ReferrerEntity) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * oldest picks the `limit` referrers stuck longest, in that order, in one pass
+ * that keeps only those: sorting every stuck referrer (a hundred thousand on a
+ * big cluster) to keep fifty would hold the event loop for each summary.
+ */
+export function oldest(values: Iterable<ReferrerEntity>, limit: number): ReferrerEntity[] {
+  const out: ReferrerEntity[] = [];
+  if (limit <= 0) return out;
+  for (const r of values) {
+    if (out.length === limit && longerStuck(r, out[limit - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (longerStuck(out[mid]!, r) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    out.splice(lo, 0, r);
+    if (out.length > limit) out.pop();
+  }
+  return out;
 }
