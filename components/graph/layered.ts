@@ -1,5 +1,5 @@
 import type { ElkExtendedEdge, ElkNode, LayoutOptions } from 'elkjs/lib/elk-api';
-import type { Point } from './layout';
+import { boundsOf, type Point } from './layout';
 import type { GraphNode } from './model';
 import { nodeLabel } from './style';
 
@@ -427,17 +427,9 @@ function freeSlot(x: number, want: number, box: Box, placed: ReadonlyMap<string,
  */
 export function readableViewport(points: Iterable<Point>, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; margin?: number; padding?: number } = {}): { zoom: number; pan: Point } {
   const { minZoom = 0.9, maxZoom = 1.25, margin = 90, padding = 24 } = opts;
-  let x1 = Infinity;
-  let y1 = Infinity;
-  let x2 = -Infinity;
-  let y2 = -Infinity;
-  for (const p of points) {
-    x1 = Math.min(x1, p.x);
-    y1 = Math.min(y1, p.y);
-    x2 = Math.max(x2, p.x);
-    y2 = Math.max(y2, p.y);
-  }
-  if (x1 === Infinity) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  const box = boundsOf(points);
+  if (!box) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  let { x1, y1, x2, y2 } = box;
   x1 -= margin;
   x2 += margin;
   y1 -= 30;

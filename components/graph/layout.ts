@@ -247,13 +247,8 @@ export function layeredPositions(nodes: readonly LayerNode[], gap: Point = { x: 
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * fitPositions is the zoom and pan that fit these points (plus `margin` model
- * units around each, for the node and its label) into a `width` × `height`
- * viewport; computed from the layout's own positions, it spares measuring
- * thousands of labels the way a generic fit does.
- */
-export function fitPositions(points: Iterable<Point>, width: number, height: number, margin = 60, padding = 30, maxZoom = 1.4): { zoom: number; pan: Point } {
+/** boundsOf is the smallest box holding every point, or undefined for none. */
+export function boundsOf(points: Iterable<Point>): { x1: number; y1: number; x2: number; y2: number } | undefined {
   let x1 = Infinity;
   let y1 = Infinity;
   let x2 = -Infinity;
@@ -264,7 +259,19 @@ export function fitPositions(points: Iterable<Point>, width: number, height: num
     x2 = Math.max(x2, p.x);
     y2 = Math.max(y2, p.y);
   }
-  if (x1 === Infinity) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  return x1 === Infinity ? undefined : { x1, y1, x2, y2 };
+}
+
+/**
+ * fitPositions is the zoom and pan that fit these points (plus `margin` model
+ * units around each, for the node and its label) into a `width` × `height`
+ * viewport; computed from the layout's own positions, it spares measuring
+ * thousands of labels the way a generic fit does.
+ */
+export function fitPositions(points: Iterable<Point>, width: number, height: number, margin = 60, padding = 30, maxZoom = 1.4): { zoom: number; pan: Point } {
+  const box = boundsOf(points);
+  if (!box) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  let { x1, y1, x2, y2 } = box;
   x1 -= margin;
   y1 -= margin;
   x2 += margin;
