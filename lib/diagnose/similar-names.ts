@@ -77,18 +77,21 @@ export class SimilarNames {
     let compared = 0;
     if (!lengths) return { matches: found, compared, complete: !this.truncated };
     const max = maxDistanceFor(name);
+    const best = new Nearest(MAX_SUGGESTIONS);
     for (let delta = 0; delta <= max; delta++) {
       for (const len of delta === 0 ? [name.length] : [name.length - delta, name.length + delta]) {
         for (const candidate of lengths.get(len) ?? []) {
           if (candidate === name) continue;
-          if (compared === limit) return { matches: rank(found), compared, complete: false };
+          if (compared === limit) return { matches: best.list(), compared, complete: false };
           compared++;
-          const distance = editDistance(name, candidate, max);
-          if (distance <= max) found.push({ name: candidate, distance });
+          // Once three are found, a name further than the furthest of them cannot displace it: the band narrows.
+          const bound = best.bound(max);
+          const distance = editDistance(name, candidate, bound);
+          if (distance <= bound) best.offer(candidate, distance);
         }
       }
     }
-    return { matches: rank(found), compared, complete: !this.truncated };
+    return { matches: best.list(), compared, complete: !this.truncated };
   }
 
   /** namespacesWith lists the other namespaces holding an object of this name, sorted; '' means cluster-scoped. */
@@ -102,6 +105,29 @@ export function maxDistanceFor(name: string): number {
   return Math.max(1, Math.min(MAX_LENGTH_DIFFERENCE, Math.floor(name.length / 4)));
 }
 
-function rank(found: Similar[]): Similar[] {
-  return found.sort((x, y) => x.distance - y.distance || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0)).slice(0, MAX_SUGGESTIONS);
+/** Nearest keeps the `size` nearest names offered, ordered by distance, then name. */
+class Nearest {
+  readonly #found: Similar[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** The largest distance a name may have and still be kept: max, or the furthest kept once full. */
+  bound(max: number): number {
+    return this.#found.length < this.size ? max : Math.min(max, this.#found[this.size - 1]!.distance);
+  }
+
+  offer(name: string, distance: number): void {
+    const found = this.#found;
+    let at = found.length;
+    while (at > 0 && before(name, distance, found[at - 1]!)) at--;
+    if (at >= this.size) return;
+    found.splice(at, 0, { name, distance });
+    if (found.length > this.size) found.pop();
+  }
+
+  list(): Similar[] {
+    return this.#found;
+  }
 }
+
+const before = (name: string, distance: number, other: Similar): boolean => distance < other.distance || (distance === other.distance && name < other.name);

@@ -94,21 +94,23 @@ function blockingReference(manager: DiagnosisSource, diagnosis: ReferenceDiagnos
 }
 
 function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, now: number): StuckEntry {
-  const base = { id: r.id, key: r.key, controller: r.controller, state: r.state, since: r.since, ageMs: Math.max(0, now - r.since) };
-  if (blocking) return { ...base, reason: blocking.state, message: blocking.message, fix: blocking.fix, referent: blocking.referent };
+  if (blocking) return stuckEntry(r, now, blocking.state, blocking.message, blocking.fix, blocking.referent);
   if (r.state === 'Error') {
-    return {
-      ...base,
-      reason: 'ReconcileError',
-      message: r.message ?? `the reconcile of ${r.key} failed`,
-      fix: `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`,
-    };
+    return stuckEntry(r, now, 'ReconcileError', r.message ?? `the reconcile of ${r.key} failed`, `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`);
   }
   // Every reference is Ready now: a referent event has queued the referrer, or its controller is behind.
-  return {
-    ...base,
-    reason: 'Requeued',
-    message: `every reference of ${r.key} is ready; it waits for controller ${r.controller} to reconcile it again`,
-    fix: `if it stays here, check the ${r.controller} controller's queue depth and workers`,
-  };
+  return stuckEntry(
+    r,
+    now,
+    'Requeued',
+    `every reference of ${r.key} is ready; it waits for controller ${r.controller} to reconcile it again`,
+    `if it stays here, check the ${r.controller} controller's queue depth and workers`,
+  );
+}
+
+/** One shape for every entry (no spread of a base object): a snapshot lists thousands. */
+function stuckEntry(r: ReferrerEntity, now: number, reason: string, message: string, fix: string, referent?: string): StuckEntry {
+  const e: StuckEntry = { id: r.id, key: r.key, controller: r.controller, state: r.state, since: r.since, ageMs: Math.max(0, now - r.since), reason, message, fix };
+  if (referent !== undefined) e.referent = referent;
+  return e;
 }

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SimilarNames, maxDistanceFor } from '@/lib/diagnose';
+import { SimilarNames, editDistance, maxDistanceFor } from '@/lib/diagnose';
 
 const key = (ns: string, name: string) => `Database.demo.refwatch.dev/${ns}/${name}`;
 
@@ -44,5 +45,25 @@ describe('SimilarNames', () => {
     expect(maxDistanceFor('orders')).toBe(1);
     expect(maxDistanceFor('payments')).toBe(2);
     expect(maxDistanceFor('payments-primary-eu')).toBe(3);
+  });
+});
+
+describe('SimilarNames against a full search', () => {
+  // A cache holds each key once: the names of one namespace are distinct.
+  it('suggests what sorting every close name by distance, then name, and keeping three gives', () => {
+    const name = fc.stringMatching(/^[a-d]{1,9}$/);
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { maxLength: 60 }), name, (names, wanted) => {
+        const index = new SimilarNames(names.map((n) => key('shop', n)));
+        const max = maxDistanceFor(wanted);
+        const expected = names
+          .filter((n) => n !== wanted)
+          .map((n) => ({ name: n, distance: editDistance(wanted, n, max) }))
+          .filter((s) => s.distance <= max)
+          .sort((x, y) => x.distance - y.distance || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))
+          .slice(0, 3);
+        expect(index.similarIn('shop', wanted).matches).toEqual(expected);
+      }),
+    );
   });
 });
