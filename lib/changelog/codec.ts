@@ -34,6 +34,8 @@ interface Derived {
 interface Schema {
   readonly fields: readonly Field[];
   readonly derived: Readonly<Record<string, Derived>>;
+  /** Its rows are built for each message (not change-log values): what is learnt of one is not kept. */
+  readonly fresh?: true;
 }
 
 type Row = Record<string, unknown>;
@@ -161,6 +163,7 @@ const SCHEMAS = {
       f('fix', 'str'), f('referent', 'key'),
     ],
     derived: { id: joined('controller', 'key') },
+    fresh: true,
   },
 } satisfies Record<string, Schema>;
 
@@ -186,13 +189,15 @@ const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
 /** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
 const STEP = 500;
 
-/** Shards of an IndexMap: a message of a million keys keeps each Map small. */
+/** Shards of an IndexMap: a registry of a million strings keeps each Map small. */
 const SHARDS = 64;
 
 /**
  * IndexMap maps strings to indexes in SHARDS Maps picked by a hash of the
  * string. One Map of a million entries rehashes all of them at once when it
  * grows (~90 ms, holding the event loop); a shard grows a sixty-fourth as much.
+ * The hash reads the whole string: one of its first or last characters only
+ * would put most generated names (pod-1234, orders-db-17) in a few shards.
  */
 class IndexMap {
   readonly #shards = Array.from({ length: SHARDS }, () => new Map<string, number>());
@@ -212,6 +217,41 @@ class IndexMap {
   }
 }
 
+/** Values in one chunk of a ChunkedArray. */
+const CHUNK = 1 << 16;
+
+/**
+ * ChunkedArray is an array kept in chunks of CHUNK values: it grows a chunk
+ * at a time and never copies what it holds. A JS array of a million strings
+ * copies them all when it grows, recording each for the garbage collector,
+ * which held the event loop for 50–100 ms on this project's machines.
+ */
+class ChunkedArray<T> {
+  readonly #chunks: T[][] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Adds a value; returns the array's length. */
+  push(value: T): number {
+    const c = Math.floor(this.#length / CHUNK);
+    if (c === this.#chunks.length) this.#chunks.push([]);
+    this.#chunks[c]!.push(value);
+    return ++this.#length;
+  }
+
+  /** The value at i, which is below length. */
+  at(i: number): T {
+    return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
+  }
+
+  set(i: number, value: T): void {
+    this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK] = value;
+  }
+}
+
 /**
  * ArrayText is a JSON array's text, made as values come: they wait until
  * STEP have come, then are kept as the text they go out as. No array of a
@@ -220,20 +260,27 @@ class IndexMap {
 class ArrayText {
   /** The values' text in pieces, joined with ',' (no brackets). */
   readonly pieces: string[] = [];
-  readonly #pending: unknown[] = [];
+  /** Values not yet in pieces: the first #pending of STEP slots, kept between flushes (no array regrown per piece). */
+  readonly #slots: unknown[] = Array.from({ length: STEP }, () => 0);
+  #pending = 0;
   #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
 
   /** Adds a value; returns the array's length. */
   push(value: unknown): number {
-    this.#pending.push(value);
-    if (this.#pending.length >= STEP) this.flush();
+    this.#slots[this.#pending++] = value;
+    if (this.#pending === STEP) this.flush();
     return ++this.#length;
   }
 
   flush(): void {
-    if (this.#pending.length === 0) return;
-    this.pieces.push(JSON.stringify(this.#pending).slice(1, -1));
-    this.#pending.length = 0;
+    if (this.#pending === 0) return;
+    const values = this.#pending === STEP ? this.#slots : this.#slots.slice(0, this.#pending);
+    this.pieces.push(JSON.stringify(values).slice(1, -1));
+    this.#pending = 0;
   }
 
   /** The array as a JSON member `"name":[...]`, after `lead`. */
@@ -245,35 +292,221 @@ class ArrayText {
   }
 }
 
-/** Interner builds one message's string and key tables (see WireKeys), as JSON text. */
+/**
+ * A row's column values as the encoder takes them, worked out once per row
+ * and Registry (codesOf). [0]: the row's extra fields, or null; then per
+ * column: for str and key, the string's registry id (-1: absent, or not a
+ * string); for time with a base, the difference; else the value (undefined:
+ * absent, or a value the column does not carry).
+ */
+type RowCodes = unknown[];
+
+/** Rows one WeakMap of a RowCache holds, and the most WeakMaps it has. */
+const CACHED_PER_MAP = 1 << 16;
+const CACHE_MAPS = 4;
+
+/**
+ * RowCache keeps the RowCodes of up to CACHED_PER_MAP × CACHE_MAPS rows in
+ * WeakMaps of at most CACHED_PER_MAP rows each: one WeakMap of a million rows
+ * rehashes them all at once when it grows (400 ms on this project's machines,
+ * holding the event loop), and a lookup that tries many maps costs more than
+ * working the codes out again. Rows beyond it are worked out each time.
+ */
+class RowCache {
+  readonly #maps: WeakMap<object, RowCodes>[] = [new WeakMap()];
+  #inLast = 0;
+
+  get(row: object): RowCodes | undefined {
+    const maps = this.#maps;
+    for (let i = 0; i < maps.length; i++) {
+      const codes = maps[i]!.get(row);
+      if (codes !== undefined) return codes;
+    }
+    return undefined;
+  }
+
+  /** Keeps the codes of a row get does not find, if there is room. */
+  add(row: object, codes: RowCodes): void {
+    if (this.#inLast === CACHED_PER_MAP) {
+      if (this.#maps.length === CACHE_MAPS) return;
+      this.#maps.push(new WeakMap());
+      this.#inLast = 0;
+    }
+    this.#maps[this.#maps.length - 1]!.set(row, codes);
+    this.#inLast++;
+  }
+}
+
+/**
+ * Rows a message may send and still use the registry kept between messages.
+ * A larger one (a snapshot of a million references) works its rows' codes out
+ * in a registry of its own, dropped with it: most of its rows are beyond what
+ * a RowCache keeps, and the kept registry would hold its million strings
+ * (over 100 MB) between messages for little gain.
+ */
+const SHARED_ROWS = CACHED_PER_MAP * CACHE_MAPS;
+
+/** A registry of more strings than this many times the most one snapshot sent (plus RESET_SLACK) is dropped for a new one. */
+const RESET_FACTOR = 2;
+const RESET_SLACK = 50_000;
+
+/**
+ * Registry numbers the strings the encoder sends (ids), splits each key once,
+ * and remembers each change-log row's RowCodes. A snapshot sends mostly the
+ * rows the last one sent: it reads each from one array and finds its strings
+ * by number, not by hashing them again. It outlives messages; once it holds
+ * far more strings than a snapshot sends (entities removed, messages
+ * changed), the next message starts a new one and the old is garbage.
+ */
+class Registry {
+  readonly strings = new ChunkedArray<string>();
+  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone), and its name; NOT_SPLIT until sent as a key. */
+  readonly keyKind = new ChunkedArray<number>();
+  readonly keyNamespace = new ChunkedArray<number>();
+  readonly keyName = new ChunkedArray<string>();
+  /** Per schema, the RowCodes of rows sent (entity values are immutable). */
+  readonly rows = new Map<Schema, RowCache>();
+  /** The most strings and keys one snapshot sent (Interner.notePeak). */
+  peak = 0;
+  readonly #ids = new IndexMap();
+
+  id(s: string): number {
+    let id = this.#ids.get(s);
+    if (id === undefined) {
+      id = this.strings.push(s) - 1;
+      this.keyKind.push(NOT_SPLIT);
+      this.keyNamespace.push(NOT_SPLIT);
+      this.keyName.push('');
+      this.#ids.set(s, id);
+    }
+    return id;
+  }
+
+  /** Splits the key with this id into kind, namespace and name, once. */
+  split(id: number): void {
+    if (this.keyKind.at(id) !== NOT_SPLIT) return;
+    const k = this.strings.at(id);
+    const a = k.indexOf('/');
+    const b = a < 0 ? -1 : k.indexOf('/', a + 1);
+    const whole = b < 0;
+    this.keyKind.set(id, whole ? -1 : this.id(k.slice(0, a)));
+    this.keyNamespace.set(id, whole ? -1 : this.id(k.slice(a + 1, b)));
+    this.keyName.set(id, whole ? k : k.slice(b + 1));
+  }
+
+  /** Whether it holds so many more strings than a snapshot sends that a new one should start. */
+  bloated(): boolean {
+    return this.strings.length > RESET_FACTOR * this.peak + RESET_SLACK;
+  }
+}
+
+const NOT_SPLIT = -2;
+
+let registry = new Registry();
+
+/** The registry a new message encodes with: the current one, or a new one if it is bloated. */
+function currentRegistry(): Registry {
+  if (registry.bloated()) registry = new Registry();
+  return registry;
+}
+
+/** The strings the encoder holds between messages (its registry), to check that it forgets those no snapshot sends. */
+export const wireStringsHeld = (): number => registry.strings.length;
+
+/**
+ * Refs maps registry ids to a message's references (1 + index; 0: not in the
+ * message yet): an array over every id for a snapshot, which sends most of
+ * them; a Map for a delta, which sends few.
+ */
+class Refs {
+  #dense: Int32Array | undefined;
+  readonly #sparse: Map<number, number> | undefined;
+
+  constructor(dense: boolean, size: number) {
+    if (dense) this.#dense = new Int32Array(Math.max(16, size));
+    else this.#sparse = new Map();
+  }
+
+  get(id: number): number {
+    const dense = this.#dense;
+    if (dense === undefined) return this.#sparse!.get(id) ?? 0;
+    return id < dense.length ? dense[id]! : 0;
+  }
+
+  set(id: number, ref: number): void {
+    let dense = this.#dense;
+    if (dense === undefined) {
+      this.#sparse!.set(id, ref);
+      return;
+    }
+    if (id >= dense.length) {
+      const grown = new Int32Array(Math.max(2 * dense.length, id + 1));
+      grown.set(dense);
+      this.#dense = dense = grown;
+    }
+    dense[id] = ref;
+  }
+}
+
+/** Interner builds one message's string and key tables (see WireKeys), as JSON text, from registry ids. */
 class Interner {
   readonly strings = new ArrayText();
   readonly keys = { kind: new ArrayText(), namespace: new ArrayText(), name: new ArrayText() };
-  readonly #strings = new IndexMap();
-  readonly #keys = new IndexMap();
+  readonly registry: Registry;
+  readonly #strings: Refs;
+  readonly #keys: Refs;
+  readonly #dense: boolean;
+
+  /** Whether the registry is the one kept between messages (rows' codes are kept in it) or this message's own. */
+  readonly shared: boolean;
+
+  /**
+   * dense: for a snapshot, which sends most of the registry's strings (and
+   * counts toward its peak). rows: the rows the message sends; a message of
+   * more than SHARED_ROWS gets a registry of its own, dropped with it.
+   */
+  constructor(dense: boolean, rows: number) {
+    this.#dense = dense;
+    this.shared = rows <= SHARED_ROWS;
+    this.registry = this.shared ? currentRegistry() : new Registry();
+    this.#strings = new Refs(dense, this.registry.strings.length);
+    this.#keys = new Refs(dense, this.registry.strings.length);
+  }
 
   /** 1 + the string's index. */
   str(s: string): number {
-    let i = this.#strings.get(s);
-    if (i === undefined) {
-      i = this.strings.push(s) - 1;
-      this.#strings.set(s, i);
-    }
-    return i + 1;
+    return this.strOf(this.registry.id(s));
   }
 
-  key(k: string): number {
-    let i = this.#keys.get(k);
-    if (i === undefined) {
-      const a = k.indexOf('/');
-      const b = a < 0 ? -1 : k.indexOf('/', a + 1);
-      const whole = b < 0;
-      this.keys.kind.push(whole ? 0 : this.str(k.slice(0, a)));
-      this.keys.namespace.push(whole ? 0 : this.str(k.slice(a + 1, b)));
-      i = this.keys.name.push(whole ? k : k.slice(b + 1)) - 1;
-      this.#keys.set(k, i);
+  strOf(id: number): number {
+    let ref = this.#strings.get(id);
+    if (ref === 0) this.#strings.set(id, (ref = this.strings.push(this.registry.strings.at(id))));
+    return ref;
+  }
+
+  /** The key's index in the key table. */
+  keyOf(id: number): number {
+    let ref = this.#keys.get(id);
+    if (ref === 0) {
+      const r = this.registry;
+      r.split(id);
+      const kind = r.keyKind.at(id);
+      this.keys.kind.push(kind < 0 ? 0 : this.strOf(kind));
+      this.keys.namespace.push(kind < 0 ? 0 : this.strOf(r.keyNamespace.at(id)));
+      this.#keys.set(id, (ref = this.keys.name.push(r.keyName.at(id))));
     }
-    return i;
+    return ref - 1;
+  }
+
+  /**
+   * Counts this message's strings and keys toward the registry's peak, as it
+   * goes: while a large snapshot is encoded in slices, the strings it added
+   * are not taken for garbage by a delta sent between the slices.
+   */
+  notePeak(): void {
+    if (!this.#dense || !this.shared) return;
+    const size = this.strings.length + this.keys.name.length;
+    if (size > this.registry.peak) this.registry.peak = size;
   }
 }
 
@@ -284,90 +517,141 @@ interface EncodedTable {
   x?: Record<string, Row>;
 }
 
+/** Whether a column of the codec carries v (else v goes in the row's extra fields). */
+function carries(codec: Codec, v: unknown): boolean {
+  switch (codec) {
+    case 'key':
+    case 'str':
+      return typeof v === 'string';
+    case 'num':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'time':
+      return Number.isSafeInteger(v);
+    case 'raw':
+      return v !== null;
+  }
+}
+
+/** The fields of a row its table's columns do not carry: values no codec takes, derived fields that differ, unknown fields. */
+function extraOf(schema: Schema, known: ReadonlySet<string>, row: Row): Row | null {
+  let extra: Row | null = null;
+  for (const { name, codec } of schema.fields) {
+    const v = row[name];
+    if (v !== undefined && !carries(codec, v)) (extra ??= {})[name] = v;
+  }
+  for (const name in schema.derived) {
+    if (!schema.derived[name]!.holds(row, row[name])) (extra ??= {})[name] = row[name] === undefined ? null : row[name];
+  }
+  for (const name in row) {
+    if (!known.has(name) && row[name] !== undefined) (extra ??= {})[name] = row[name];
+  }
+  return extra;
+}
+
+/** Writes the row's RowCodes into `codes` (one slot more than the schema has fields) and returns it. */
+function codesOf(schema: Schema, known: ReadonlySet<string>, registry: Registry, row: Row, codes: RowCodes): RowCodes {
+  codes[0] = extraOf(schema, known, row);
+  const fields = schema.fields;
+  for (let c = 0; c < fields.length; c++) {
+    const { name, codec, base } = fields[c]!;
+    const v = row[name];
+    const carried = v !== undefined && carries(codec, v);
+    if (codec === 'key' || codec === 'str') codes[c + 1] = carried ? registry.id(v as string) : -1;
+    else if (!carried) codes[c + 1] = undefined;
+    else codes[c + 1] = codec === 'time' && base !== undefined ? (v as number) - timeBase(row[base]) : v;
+  }
+  return codes;
+}
+
 /** TableEncoder encodes one table's columns, each straight into JSON text, a range of rows at a time. */
 class TableEncoder {
   readonly #schema: Schema;
   readonly #tables: Interner;
+  readonly #names: string[];
+  readonly #codecs: Codec[];
+  readonly #based: boolean[];
   readonly #columns: ArrayText[];
+  /** Per column: the previous row's key index or time (delta codecs). */
   readonly #prev: number[];
   readonly #known: Set<string>;
-  readonly #derived: [string, Derived][];
+  readonly #codes: RowCache | undefined;
+  readonly #scratch: RowCodes;
   readonly #x: Record<string, Row> = {};
   #rows = 0;
 
   constructor(schema: Schema, tables: Interner) {
     this.#schema = schema;
     this.#tables = tables;
+    this.#names = schema.fields.map((fl) => fl.name);
+    this.#codecs = schema.fields.map((fl) => fl.codec);
+    this.#based = schema.fields.map((fl) => fl.base !== undefined);
     this.#columns = schema.fields.map(() => new ArrayText());
     this.#prev = schema.fields.map(() => 0);
-    this.#derived = Object.entries(schema.derived);
-    this.#known = new Set([...schema.fields.map((fl) => fl.name), ...this.#derived.map(([name]) => name)]);
+    this.#known = new Set([...this.#names, ...Object.keys(schema.derived)]);
+    this.#scratch = Array.from({ length: schema.fields.length + 1 }, () => undefined);
+    if (!schema.fresh && tables.shared) {
+      const rows = tables.registry.rows;
+      let codes = rows.get(schema);
+      if (codes === undefined) rows.set(schema, (codes = new RowCache()));
+      this.#codes = codes;
+    }
   }
 
   add(rows: readonly object[], from: number, to: number): void {
     for (let i = from; i < to; i++) this.#add(rows[i] as Row);
+    this.#tables.notePeak();
   }
 
   table(): EncodedTable {
-    const table: EncodedTable = { n: this.#rows, columns: this.#schema.fields.map((fl, c) => [fl.name, this.#columns[c]!]) };
+    const table: EncodedTable = { n: this.#rows, columns: this.#names.map((name, c) => [name, this.#columns[c]!]) };
     if (Object.keys(this.#x).length > 0) table.x = this.#x;
     return table;
   }
 
   #add(row: Row): void {
-    const fields = this.#schema.fields;
-    let extra: Row | undefined;
-    for (let c = 0; c < fields.length; c++) {
-      const { name, codec, base } = fields[c]!;
-      const v = row[name];
-      const col = this.#columns[c]!;
-      const absent = codec === 'str' ? 0 : null;
-      if (v === undefined) {
-        col.push(absent);
-        continue;
+    const codes = this.#codesOf(row);
+    const tables = this.#tables;
+    const prev = this.#prev;
+    for (let c = 0; c < this.#codecs.length; c++) {
+      const v = codes[c + 1];
+      const column = this.#columns[c]!;
+      switch (this.#codecs[c]) {
+        case 'key': {
+          if ((v as number) < 0) {
+            column.push(null);
+            break;
+          }
+          const k = tables.keyOf(v as number);
+          column.push(k - prev[c]!);
+          prev[c] = k;
+          break;
+        }
+        case 'str':
+          column.push((v as number) < 0 ? 0 : tables.strOf(v as number));
+          break;
+        case 'time':
+          if (v === undefined) column.push(null);
+          else if (this.#based[c]) column.push(v);
+          else {
+            column.push((v as number) - prev[c]!);
+            prev[c] = v as number;
+          }
+          break;
+        default:
+          column.push(v === undefined ? null : v);
       }
-      const encoded = this.#encode(c, codec, base, v, row);
-      if (encoded !== undefined) {
-        col.push(encoded);
-        continue;
-      }
-      col.push(absent);
-      (extra ??= {})[name] = v;
     }
-    for (const [name, derived] of this.#derived) {
-      if (!derived.holds(row, row[name])) (extra ??= {})[name] = row[name] === undefined ? null : row[name];
-    }
-    for (const name in row) {
-      if (!this.#known.has(name) && row[name] !== undefined) (extra ??= {})[name] = row[name];
-    }
-    if (extra) this.#x[this.#rows] = extra;
+    if (codes[0]) this.#x[this.#rows] = codes[0] as Row;
     this.#rows++;
   }
 
-  /** The column value of v, or undefined when the codec cannot carry it. */
-  #encode(c: number, codec: Codec, base: string | undefined, v: unknown, row: Row): unknown {
-    switch (codec) {
-      case 'key': {
-        if (typeof v !== 'string') return undefined;
-        const k = this.#tables.key(v);
-        const d = k - this.#prev[c]!;
-        this.#prev[c] = k;
-        return d;
-      }
-      case 'str':
-        return typeof v === 'string' ? this.#tables.str(v) : undefined;
-      case 'num':
-        return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-      case 'time': {
-        if (!Number.isSafeInteger(v)) return undefined;
-        if (base !== undefined) return (v as number) - timeBase(row[base]);
-        const d = (v as number) - this.#prev[c]!;
-        this.#prev[c] = v as number;
-        return d;
-      }
-      case 'raw':
-        return v === null ? undefined : v;
-    }
+  #codesOf(row: Row): RowCodes {
+    const cache = this.#codes;
+    // Not kept: worked out into the same array row after row, nothing allocated.
+    if (cache === undefined) return codesOf(this.#schema, this.#known, this.#tables.registry, row, this.#scratch);
+    let codes = cache.get(row);
+    if (codes === undefined) cache.add(row, (codes = codesOf(this.#schema, this.#known, this.#tables.registry, row, new Array(this.#scratch.length))));
+    return codes;
   }
 }
 
@@ -416,7 +700,7 @@ function* tablesJson(tables: Interner): Generator<string> {
  * entity values are immutable. An empty piece is a checkpoint.
  */
 export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
-  const tables = new Interner();
+  const tables = new Interner(true, s.referrers.length + s.referents.length + s.references.length + s.events.length + s.stuck.length);
   yield `{"format":"${WIRE_FORMAT}","revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`;
   if (s.stuckThresholdMs !== undefined) yield `,"stuckThresholdMs":${JSON.stringify(s.stuckThresholdMs)}`;
   for (const field of PLAIN) yield* arrayJson(field, s[field]);
@@ -427,11 +711,12 @@ export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
   }
   yield* tablesJson(tables);
   yield '}';
+  tables.notePeak();
 }
 
 /** encodeDeltaParts yields the JSON text of a delta's wire form in pieces, as encodeSnapshotParts does. */
 export function* encodeDeltaParts(d: Delta): Generator<string> {
-  const tables = new Interner();
+  const tables = new Interner(false, d.changes.length);
   const letters: string[] = [];
   const revisions: number[] = [];
   const removed: number[] = [];

@@ -31,6 +31,29 @@ interface NearMisses {
   complete: boolean; // false when the search for similar names stopped at a bound
 }
 
+/**
+ * Per store that has a keysVersion: its similar-names index and the complete
+ * near misses found in it, kept across diagnoses while its keys stay the same
+ * (updates of objects under the same keys change neither). A store that
+ * gains or loses a key is indexed again on the next diagnosis that needs it.
+ */
+interface SharedIndex {
+  version: number;
+  index: SimilarNames;
+  nearMisses: Map<ObjectKey, NearMisses>;
+}
+const shared = new WeakMap<ObjectStore, SharedIndex>();
+
+function sharedIndex(store: ObjectStore): SharedIndex | undefined {
+  const entry = shared.get(store);
+  return entry !== undefined && entry.version === store.keysVersion ? entry : undefined;
+}
+
+/** Keeps the index of store built while its keysVersion was `version`. */
+function share(store: ObjectStore, version: number | undefined, index: SimilarNames): void {
+  if (version !== undefined) shared.set(store, { version, index, nearMisses: new Map() });
+}
+
 /** Name comparisons one diagnosis may spend on similar-name searches, so a request costs at most tens of milliseconds. */
 const COMPARISON_BUDGET = 250_000;
 
@@ -59,7 +82,17 @@ export class ReferenceDiagnosis {
     const view = this.referenceControllers.inspectFor(ref.referent);
     const sub = view?.subscription;
     if (!view || !sub || !sub.isPrimed() || this.indexes.has(view.id) || sub.store.get(ref.referent)) return;
-    this.indexes.set(view.id, yield* SimilarNames.build(sub.store.keys(), step));
+    const store = sub.store;
+    const kept = sharedIndex(store);
+    if (kept) {
+      this.indexes.set(view.id, kept.index);
+      return;
+    }
+    // The version before the first step: were a key added between steps, the index is not kept for the version after it.
+    const version = store.keysVersion;
+    const index = yield* SimilarNames.build(store.keys(), step);
+    this.indexes.set(view.id, index);
+    share(store, version, index);
   }
 
   /**
@@ -186,14 +219,27 @@ export class ReferenceDiagnosis {
   private nearMissesOf(referent: ObjectKey, scope: string, store: ObjectStore): NearMisses {
     let near = this.nearMisses.get(referent);
     if (near) return near;
+    const kept = sharedIndex(store);
+    near = kept?.nearMisses.get(referent);
+    if (near) {
+      this.nearMisses.set(referent, near);
+      return near;
+    }
     let index = this.indexes.get(scope);
-    if (!index) this.indexes.set(scope, (index = new SimilarNames(store.keys())));
+    if (!index) {
+      index = kept?.index ?? new SimilarNames(store.keys());
+      this.indexes.set(scope, index);
+      if (!kept) share(store, store.keysVersion, index);
+    }
     const namespace = namespaceOfKey(referent);
     const name = nameOfKey(referent);
     const found = index.similarIn(namespace, name, Math.min(MAX_COMPARISONS_PER_LOOKUP, this.comparisonsLeft));
     this.comparisonsLeft -= found.compared;
     near = { similar: found.matches.map((s) => s.name), elsewhere: index.namespacesWith(name, namespace), complete: found.complete };
     this.nearMisses.set(referent, near);
+    // Kept for later diagnoses only when complete: one with more of its budget left would search further.
+    const current = sharedIndex(store);
+    if (near.complete && current?.index === index) current.nearMisses.set(referent, near);
     return near;
   }
 

@@ -76,6 +76,13 @@ export interface ObjectStore {
   keys(): IterableIterator<ObjectKey>;
   values(): IterableIterator<CachedObject>;
   readonly size: number;
+  /**
+   * A number that changes whenever a key enters or leaves the store (not when
+   * an object is updated under the same key). A reader may keep what it
+   * derived from keys() while it stays the same; a store without it is read
+   * afresh each time.
+   */
+  readonly keysVersion?: number;
 }
 
 export type WatchPhase = 'Starting' | 'Listing' | 'Watching' | 'Backoff' | 'Stopped';

@@ -21,6 +21,8 @@ export interface MemoryInformerSourceOptions {
 
 class MemoryInformer {
   readonly objects = new Map<ObjectKey, CachedObject>();
+  /** Changes when a key enters or leaves objects (ObjectStore.keysVersion). */
+  keysVersion = 0;
   readonly handlers = new Set<InformerHandler>();
   primed = false;
   primedAt: number | undefined;
@@ -99,6 +101,7 @@ export class MemoryInformerSource implements InformerSource {
       this.informers.set(id, inf);
       // The "list": the informer's cache starts with what the cluster holds.
       for (const [key, obj] of this.cluster) if (inf.matches(obj)) inf.objects.set(key, obj);
+      inf.keysVersion++;
     }
     const informer = inf;
     if (!fresh) {
@@ -125,6 +128,9 @@ export class MemoryInformerSource implements InformerSource {
       values: () => informer.objects.values(),
       get size() {
         return informer.objects.size;
+      },
+      get keysVersion() {
+        return informer.keysVersion;
       },
     };
     return {
@@ -208,6 +214,7 @@ export class MemoryInformerSource implements InformerSource {
       if (!i.matches(stored)) continue;
       const prev = i.objects.get(key);
       i.objects.set(key, stored);
+      if (!prev) i.keysVersion++;
       i.emit(prev ? { type: 'updated', key, object: stored, old: prev } : { type: 'added', key, object: stored });
     }
     return stored;
@@ -220,6 +227,7 @@ export class MemoryInformerSource implements InformerSource {
     this.cluster.delete(key);
     for (const i of this.informers.values()) {
       if (!i.objects.delete(key)) continue;
+      i.keysVersion++;
       i.emit({ type: 'deleted', key, object: old });
     }
     return true;

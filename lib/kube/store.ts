@@ -13,6 +13,11 @@ export type StoreEvent = Extract<InformerEvent, { type: 'added' | 'updated' | 'd
  */
 export class Store implements ObjectStore {
   private readonly items = new Map<ObjectKey, CachedObject>();
+  #keysVersion = 0;
+
+  get keysVersion(): number {
+    return this.#keysVersion;
+  }
 
   get(key: ObjectKey): CachedObject | undefined {
     return this.items.get(key);
@@ -38,6 +43,7 @@ export class Store implements ObjectStore {
   upsert(key: ObjectKey, obj: CachedObject): StoreEvent[] {
     const old = this.items.get(key);
     this.items.set(key, obj);
+    if (!old) this.#keysVersion++;
     return change(key, old, obj);
   }
 
@@ -46,6 +52,7 @@ export class Store implements ObjectStore {
     const old = this.items.get(key);
     if (!old) return [];
     this.items.delete(key);
+    this.#keysVersion++;
     return [{ type: 'deleted', key, object: sameUid(old, obj) ? obj : old }];
   }
 
@@ -58,6 +65,7 @@ export class Store implements ObjectStore {
     const events = diffSnapshots(this.items, next);
     this.items.clear();
     for (const [k, v] of next) this.items.set(k, v);
+    this.#keysVersion++;
     return events;
   }
 }

@@ -9,6 +9,7 @@ import {
   encodeDeltaParts,
   encodeSnapshot,
   encodeSnapshotParts,
+  wireStringsHeld,
   type Change,
   type Delta,
   type EventEntity,
@@ -145,6 +146,73 @@ describe('lean wire format', () => {
       { numRuns: 50 },
     );
   });
+
+  it('encodes rows it sent before, in other messages, as it encodes fresh copies of them', () => {
+    fc.assert(
+      fc.property(snapshot, delta, snapshot, (s, d, other) => {
+        const first = encodeSnapshot(s);
+        encodeDelta(d);
+        encodeSnapshot(other);
+        // A message mixing rows sent before with new ones, in another order.
+        const mixed = { ...s, referrers: [...other.referrers, ...s.referrers].reverse(), references: [...s.references, ...other.references] };
+        expect(decodeSnapshot(JSON.parse(encodeSnapshot(mixed)))).toEqual(mixed);
+        expect(encodeSnapshot(s)).toBe(first);
+        expect(encodeSnapshot(structuredClone(s))).toBe(first);
+        const rows = d.changes.flatMap((c) => (c.removed ? [] : [c]));
+        expect(decodeDelta(JSON.parse(encodeDelta({ ...d, changes: rows })))).toEqual({ ...d, changes: rows });
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('forgets strings no snapshot sends any more: its registry stays within twice the largest snapshot, plus a margin', () => {
+    const snapshotOf = (round: number): Snapshot => ({
+      revision: round,
+      cluster: { mode: 'embedded', server: '', reachable: true },
+      controllers: [],
+      watches: [],
+      // The same keys each round, with a message never sent before.
+      referrers: Array.from({ length: 5000 }, (_, i) => ({
+        id: `watch|App.demo.refwatch.dev/shop/web-${i}`, controller: 'watch', key: `App.demo.refwatch.dev/shop/web-${i}`, kind: 'App.demo.refwatch.dev', namespace: 'shop',
+        state: 'Waiting', message: `round ${round}: waiting for orders-${i}`, since: 1_700_000_000_000, references: 1, reconciles: round,
+      })) as ReferrerEntity[],
+      referents: [],
+      references: [],
+      queues: [],
+      events: [],
+      stuck: [],
+    });
+    const sizes: number[] = [];
+    for (let round = 0; round < 40; round++) {
+      const s = snapshotOf(round);
+      expect(decodeSnapshot(JSON.parse(encodeSnapshot(s)))).toEqual(s);
+      sizes.push(wireStringsHeld());
+    }
+    // 10,003 strings a snapshot (5,000 keys, 5,000 messages, 3 more): without forgetting, 40 rounds would hold 205,000.
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2 * 10_003 + 50_000 + 10_003);
+    expect(sizes.some((size, i) => i > 0 && size < sizes[i - 1]!)).toBe(true);
+  });
+
+  it('encodes snapshots of hundreds of thousands of rows: rows kept across several maps, and beyond what the registry keeps', () => {
+    const references = (n: number): ReferenceEntity[] =>
+      Array.from({ length: n }, (_, i) => {
+        const referrer = `App.demo.refwatch.dev/team-${i % 50}/web-${i}`;
+        const referent = `Database.demo.refwatch.dev/team-${i % 50}/orders-${i % 7000}`;
+        return { id: `watch|${referrer}|${referent}|spec.databaseRef`, controller: 'watch', referrer, referent, fieldPath: 'spec.databaseRef', count: 1, kind: 'Database.demo.refwatch.dev', namespace: `team-${i % 50}` };
+      });
+    const snapshotOf = (refs: ReferenceEntity[]): Snapshot => ({ revision: 1, cluster: { mode: 'embedded', server: '', reachable: true }, controllers: [], watches: [], referrers: [], referents: [], references: refs, queues: [], events: [], stuck: [] });
+    // 200,000 rows: the registry kept between messages takes them, their codes kept in several maps.
+    const kept = snapshotOf(references(200_000));
+    const first = encodeSnapshot(kept);
+    expect(encodeSnapshot(kept)).toBe(first);
+    expect(decodeSnapshot(JSON.parse(first))).toEqual(kept);
+    // 300,000 rows: a registry of its own, dropped with the message.
+    const held = wireStringsHeld();
+    const big = snapshotOf(references(300_000));
+    const text = encodeSnapshot(big);
+    expect(wireStringsHeld()).toBe(held);
+    expect(decodeSnapshot(JSON.parse(text))).toEqual(big);
+  }, 30_000);
 
   it('carries a reference once: no id, kind or namespace that its other fields give', () => {
     const ref: ReferenceEntity = {

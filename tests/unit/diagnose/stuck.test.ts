@@ -164,4 +164,27 @@ describe('stuck', () => {
       expect((thrown as RefwatchError).field).toBe('olderThan');
     }
   });
+
+  it('keeps the similar names of a cache between calls only while its keys stay the same', async () => {
+    const h = start(harness());
+    h.source.apply(database('orders', true));
+    h.source.apply(app('typo', { databaseRef: 'ordrs' }));
+    await vi.waitFor(() => expect(h.state(appKey('typo'))).toBe('NotFound'));
+    const message = () => stuck(h.manager, { olderThan: 0 })[0]?.message;
+    const stepped = () => {
+      const referrers = h.manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer;
+      const steps = stuckSteps(h.manager, referrers, { olderThan: 0 }, 1);
+      for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value[0]?.message;
+    };
+    expect(message()).toBe(`${dbKey('ordrs')} not found; did you mean orders?`);
+    // An update under the same key keeps the index; the answer is the same.
+    h.source.apply(database('orders', false));
+    expect(message()).toBe(`${dbKey('ordrs')} not found; did you mean orders?`);
+    h.source.apply(database('ordes', true));
+    expect(message()).toBe(`${dbKey('ordrs')} not found; did you mean orders or ordes?`);
+    expect(stepped()).toBe(`${dbKey('ordrs')} not found; did you mean orders or ordes?`);
+    h.source.delete(dbKey('orders'));
+    expect(stepped()).toBe(`${dbKey('ordrs')} not found; did you mean ordes?`);
+    expect(message()).toBe(`${dbKey('ordrs')} not found; did you mean ordes?`);
+  });
 });

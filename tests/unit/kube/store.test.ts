@@ -22,6 +22,24 @@ describe('Store', () => {
     expect(s.size).toBe(0);
   });
 
+  it('changes keysVersion when a key enters or leaves, not when an object is updated', () => {
+    const s = new Store();
+    const seen = [s.keysVersion];
+    const step = () => seen.push(s.keysVersion);
+    s.upsert(key('a'), obj('a', 'u1', '1'));
+    step();
+    s.upsert(key('a'), obj('a', 'u1', '2'));
+    step();
+    s.remove(key('a'), obj('a', 'u1', '3'));
+    step();
+    s.remove(key('a'), obj('a', 'u1', '3'));
+    step();
+    s.replace(new Map([[key('b'), obj('b', 'u2', '4')]]));
+    step();
+    // added, the same, removed, the same (nothing to remove), relisted
+    expect(seen.map((v, i) => (i === 0 ? 'start' : v === seen[i - 1] ? 'same' : 'changed'))).toEqual(['start', 'changed', 'same', 'changed', 'same', 'changed']);
+  });
+
   it('treats a new UID under the same name as a deletion and a creation', () => {
     const s = new Store();
     s.upsert(key('a'), obj('a', 'u1', '1'));
