@@ -37,6 +37,13 @@ export class ReferrerSummary {
   readonly #pending = new MinHeap<{ id: string; value: ReferrerEntity }>((a, b) => a.value.since - b.value.since);
   /** Stuck referrers by id, with the value they were counted with. */
   readonly #stuck = new Map<string, ReferrerEntity>();
+  /**
+   * The `limit` stuck longest, oldest first (what oldest() gives), kept as
+   * referrers become stuck; undefined once one of them leaves, until the next
+   * summary picks them again. A referrer that changes leaves stuck, and it is
+   * rarely one of the oldest fifty: most summaries pass over no stuck list.
+   */
+  #oldest: ReferrerEntity[] | undefined = [];
   #referents = 0;
   #version = 0;
   /** The last summary built, while the counts it shows are current. */
@@ -87,7 +94,8 @@ export class ReferrerSummary {
 
   #build(): Summary {
     const groups = (m: Map<string, Counts>) => [...m].map(([name, c]) => ({ name, ...copy(c) })).sort(byAttention);
-    const stuckList = oldest(this.#stuck.values(), this.#limit).map((r) => ({ key: r.key, controller: r.controller, namespace: r.namespace, kind: r.kind, state: r.state, since: r.since, ...(r.reason ? { reason: r.reason } : {}) }));
+    this.#oldest ??= oldest(this.#stuck.values(), this.#limit);
+    const stuckList = this.#oldest.map((r) => ({ key: r.key, controller: r.controller, namespace: r.namespace, kind: r.kind, state: r.state, since: r.since, ...(r.reason ? { reason: r.reason } : {}) }));
     return {
       revision: this.#changelog.revision,
       stuckThresholdMs: this.#thresholdMs,
@@ -122,6 +130,7 @@ export class ReferrerSummary {
     if (wasStuck) {
       this.#addStuck(wasStuck, -1);
       this.#stuck.delete(id);
+      if (this.#oldest?.includes(wasStuck)) this.#oldest = undefined;
     }
     if (next) {
       const r = next as ReferrerEntity;
@@ -139,6 +148,8 @@ export class ReferrerSummary {
    * version, so the feed sends the counts as they grow).
    */
   #promote(): void {
+    // Its budget for this turn is spent: the continuation goes on at the next one.
+    if (this.#resume !== undefined) return;
     const cutoff = this.#now() - this.#thresholdMs;
     const started = performance.now();
     let n = 0;
@@ -153,6 +164,7 @@ export class ReferrerSummary {
       this.#pending.pop();
       if (this.#changelog.get('referrer', top.id) !== top.value || this.#stuck.has(top.id)) continue; // changed since it was queued
       this.#stuck.set(top.id, top.value);
+      if (this.#oldest) keepOldest(this.#oldest, top.value, this.#limit);
       this.#addStuck(top.value, 1);
       this.#version++;
     }
@@ -266,17 +278,20 @@ const longerStuck = (a: ReferrerEntity, b: ReferrerEntity) => a.since - b.since 
 export function oldest(values: Iterable<ReferrerEntity>, limit: number): ReferrerEntity[] {
   const out: ReferrerEntity[] = [];
   if (limit <= 0) return out;
-  for (const r of values) {
-    if (out.length === limit && longerStuck(r, out[limit - 1]!) >= 0) continue;
-    let lo = 0;
-    let hi = out.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (longerStuck(out[mid]!, r) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    out.splice(lo, 0, r);
-    if (out.length > limit) out.pop();
-  }
+  for (const r of values) keepOldest(out, r, limit);
   return out;
+}
+
+/** Puts r in its place in `out` (the `limit` stuck longest, oldest first) if it belongs there. */
+function keepOldest(out: ReferrerEntity[], r: ReferrerEntity, limit: number): void {
+  if (limit <= 0 || (out.length === limit && longerStuck(r, out[limit - 1]!) >= 0)) return;
+  let lo = 0;
+  let hi = out.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (longerStuck(out[mid]!, r) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  out.splice(lo, 0, r);
+  if (out.length > limit) out.pop();
 }
