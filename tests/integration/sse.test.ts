@@ -426,7 +426,15 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
       if (flips > 200) throw new Error(`the slow client's socket never filled after ${flips} flips (${fast[0]!.bytes} bytes sent to a fast client)`);
       await flip('fan');
     }
-    for (let i = 0; i < 40; i++) await flip('trickle');
+    // Then small deltas until twice the queue's mark has gone to a fast client since: the slow one's queue
+    // fills with the first half, and the changes after it wait. (A fixed number of flips did not: small
+    // deltas sent close together are coalesced, and 40 flips once made under 64 KB.)
+    await expect.poll(() => fast[0]!.lastId, { timeout: 20_000 }).toBe(manager.changelog.revision);
+    const sentBefore = fast[0]!.bytes;
+    while (fast[0]!.bytes - sentBefore < 2 * HIGH_WATER_BYTES) {
+      if (flips > 600) throw new Error(`the slow client's queue never filled after ${flips} flips`);
+      await flip('trickle');
+    }
 
     // The fast clients have everything, while the slow one has read nothing past its snapshot.
     const revision = manager.changelog.revision;
