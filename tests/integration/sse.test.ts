@@ -427,8 +427,8 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
       await flip('fan');
     }
     // Then small deltas until twice the queue's mark has gone to a fast client since: the slow one's queue
-    // fills with the first half, and the changes after it wait. (A fixed number of flips did not: small
-    // deltas sent close together are coalesced, and 40 flips once made under 64 KB.)
+    // fills with the first half, and the changes after it wait. Counted in bytes, not flips: small deltas
+    // sent close together coalesce, so a fixed number of flips can stay under the mark.
     await expect.poll(() => fast[0]!.lastId, { timeout: 20_000 }).toBe(manager.changelog.revision);
     const sentBefore = fast[0]!.bytes;
     while (fast[0]!.bytes - sentBefore < 2 * HIGH_WATER_BYTES) {

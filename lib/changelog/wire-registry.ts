@@ -1,0 +1,225 @@
+/**
+ * What the wire encoder (codec.ts) keeps between messages: a Registry that
+ * numbers the strings it sends and remembers each change-log row's column
+ * codes, and the structures it is made of, each sized so that none holds the
+ * event loop when a registry of a million strings grows.
+ */
+
+/** Shards of an IndexMap: a registry of a million strings keeps each Map small. */
+const SHARDS = 64;
+
+/**
+ * IndexMap maps strings to indexes in SHARDS Maps picked by a hash of the
+ * string. One Map of a million entries rehashes all of them at once when it
+ * grows (~90 ms, holding the event loop); a shard grows a sixty-fourth as much.
+ * The hash reads the whole string: one of its first or last characters only
+ * would put most generated names (pod-1234, orders-db-17) in a few shards.
+ */
+class IndexMap {
+  readonly #shards = Array.from({ length: SHARDS }, () => new Map<string, number>());
+
+  #shard(s: string): Map<string, number> {
+    let h = s.length;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+    return this.#shards[h & (SHARDS - 1)]!;
+  }
+
+  get(s: string): number | undefined {
+    return this.#shard(s).get(s);
+  }
+
+  set(s: string, i: number): void {
+    this.#shard(s).set(s, i);
+  }
+}
+
+/** Values in one chunk of a ChunkedArray. */
+const CHUNK = 1 << 16;
+
+/**
+ * ChunkedArray is an array kept in chunks of CHUNK values: it grows a chunk
+ * at a time and never copies what it holds. A JS array of a million strings
+ * copies them all when it grows, recording each for the garbage collector,
+ * which held the event loop for 50–100 ms on this project's machines.
+ */
+class ChunkedArray<T> {
+  readonly #chunks: T[][] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Adds a value; returns the array's length. */
+  push(value: T): number {
+    const c = Math.floor(this.#length / CHUNK);
+    if (c === this.#chunks.length) this.#chunks.push([]);
+    this.#chunks[c]!.push(value);
+    return ++this.#length;
+  }
+
+  /** The value at i, which is below length. */
+  at(i: number): T {
+    return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
+  }
+
+  set(i: number, value: T): void {
+    this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK] = value;
+  }
+}
+
+/**
+ * A row's column values as the encoder takes them, worked out once per row
+ * and Registry (codesOf in codec.ts). [0]: the row's extra fields, or null; then per
+ * column: for str and key, the string's registry id (-1: absent, or not a
+ * string); for time with a base, the difference; else the value (undefined:
+ * absent, or a value the column does not carry).
+ */
+export type RowCodes = unknown[];
+
+/** Rows one WeakMap of a RowCache holds, and the most WeakMaps it has. */
+const CACHED_PER_MAP = 1 << 16;
+const CACHE_MAPS = 4;
+
+/**
+ * RowCache keeps the RowCodes of up to CACHED_PER_MAP × CACHE_MAPS rows in
+ * WeakMaps of at most CACHED_PER_MAP rows each: one WeakMap of a million rows
+ * rehashes them all at once when it grows (400 ms on this project's machines,
+ * holding the event loop), and a lookup that tries many maps costs more than
+ * working the codes out again. Rows beyond it are worked out each time.
+ */
+export class RowCache {
+  readonly #maps: WeakMap<object, RowCodes>[] = [new WeakMap()];
+  #inLast = 0;
+
+  get(row: object): RowCodes | undefined {
+    const maps = this.#maps;
+    for (let i = 0; i < maps.length; i++) {
+      const codes = maps[i]!.get(row);
+      if (codes !== undefined) return codes;
+    }
+    return undefined;
+  }
+
+  /** Keeps the codes of a row get does not find, if there is room. */
+  add(row: object, codes: RowCodes): void {
+    if (this.#inLast === CACHED_PER_MAP) {
+      if (this.#maps.length === CACHE_MAPS) return;
+      this.#maps.push(new WeakMap());
+      this.#inLast = 0;
+    }
+    this.#maps[this.#maps.length - 1]!.set(row, codes);
+    this.#inLast++;
+  }
+}
+
+/**
+ * Rows a message may send and still use the registry kept between messages.
+ * A larger one (a snapshot of a million references) works its rows' codes out
+ * in a registry of its own, dropped with it: most of its rows are beyond what
+ * a RowCache keeps, and the kept registry would hold its million strings
+ * (over 100 MB) between messages for little gain.
+ */
+export const SHARED_ROWS = CACHED_PER_MAP * CACHE_MAPS;
+
+/** A registry of more strings than this many times the most one snapshot sent (plus RESET_SLACK) is dropped for a new one. */
+const RESET_FACTOR = 2;
+const RESET_SLACK = 50_000;
+
+/**
+ * Registry numbers the strings the encoder sends (ids), splits each key once,
+ * and remembers each change-log row's RowCodes. A snapshot sends mostly the
+ * rows the last one sent: it reads each from one array and finds its strings
+ * by number, not by hashing them again. It outlives messages; once it holds
+ * far more strings than a snapshot sends (entities removed, messages
+ * changed), the next message starts a new one and the old is garbage.
+ */
+export class Registry {
+  readonly strings = new ChunkedArray<string>();
+  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone), and its name; NOT_SPLIT until sent as a key. */
+  readonly keyKind = new ChunkedArray<number>();
+  readonly keyNamespace = new ChunkedArray<number>();
+  readonly keyName = new ChunkedArray<string>();
+  /** Per table schema, the RowCodes of rows sent (entity values are immutable). */
+  readonly rows = new Map<object, RowCache>();
+  /** The most strings and keys one snapshot sent (Interner.notePeak in codec.ts). */
+  peak = 0;
+  readonly #ids = new IndexMap();
+
+  id(s: string): number {
+    let id = this.#ids.get(s);
+    if (id === undefined) {
+      id = this.strings.push(s) - 1;
+      this.keyKind.push(NOT_SPLIT);
+      this.keyNamespace.push(NOT_SPLIT);
+      this.keyName.push('');
+      this.#ids.set(s, id);
+    }
+    return id;
+  }
+
+  /** Splits the key with this id into kind, namespace and name, once. */
+  split(id: number): void {
+    if (this.keyKind.at(id) !== NOT_SPLIT) return;
+    const k = this.strings.at(id);
+    const a = k.indexOf('/');
+    const b = a < 0 ? -1 : k.indexOf('/', a + 1);
+    const whole = b < 0;
+    this.keyKind.set(id, whole ? -1 : this.id(k.slice(0, a)));
+    this.keyNamespace.set(id, whole ? -1 : this.id(k.slice(a + 1, b)));
+    this.keyName.set(id, whole ? k : k.slice(b + 1));
+  }
+
+  /** Whether it holds so many more strings than a snapshot sends that a new one should start. */
+  bloated(): boolean {
+    return this.strings.length > RESET_FACTOR * this.peak + RESET_SLACK;
+  }
+}
+
+const NOT_SPLIT = -2;
+
+let registry = new Registry();
+
+/** The registry a new message encodes with: the current one, or a new one if it is bloated. */
+export function currentRegistry(): Registry {
+  if (registry.bloated()) registry = new Registry();
+  return registry;
+}
+
+/** The strings the encoder holds between messages (its registry), to check that it forgets those no snapshot sends. */
+export const wireStringsHeld = (): number => registry.strings.length;
+
+/**
+ * Refs maps registry ids to a message's references (1 + index; 0: not in the
+ * message yet): an array over every id for a snapshot, which sends most of
+ * them; a Map for a delta, which sends few.
+ */
+export class Refs {
+  #dense: Int32Array | undefined;
+  readonly #sparse: Map<number, number> | undefined;
+
+  constructor(dense: boolean, size: number) {
+    if (dense) this.#dense = new Int32Array(Math.max(16, size));
+    else this.#sparse = new Map();
+  }
+
+  get(id: number): number {
+    const dense = this.#dense;
+    if (dense === undefined) return this.#sparse!.get(id) ?? 0;
+    return id < dense.length ? dense[id]! : 0;
+  }
+
+  set(id: number, ref: number): void {
+    let dense = this.#dense;
+    if (dense === undefined) {
+      this.#sparse!.set(id, ref);
+      return;
+    }
+    if (id >= dense.length) {
+      const grown = new Int32Array(Math.max(2 * dense.length, id + 1));
+      grown.set(dense);
+      this.#dense = dense = grown;
+    }
+    dense[id] = ref;
+  }
+}
