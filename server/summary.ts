@@ -1,4 +1,6 @@
 import type { AnyEntity, ChangeLog, EntityKind, ReferrerEntity, Summary, SummaryGroup } from '../lib/changelog';
+import { longerStuck } from '../lib/diagnose';
+import { keepFirst } from '../lib/diagnose/ranked';
 
 export type { Summary, SummaryGroup, SummaryStuck } from '../lib/changelog';
 
@@ -164,7 +166,7 @@ export class ReferrerSummary {
       this.#pending.pop();
       if (this.#changelog.get('referrer', top.id) !== top.value || this.#stuck.has(top.id)) continue; // changed since it was queued
       this.#stuck.set(top.id, top.value);
-      if (this.#oldest) keepOldest(this.#oldest, top.value, this.#limit);
+      if (this.#oldest) keepFirst(this.#oldest, top.value, this.#limit, longerStuck);
       this.#addStuck(top.value, 1);
       this.#version++;
     }
@@ -268,8 +270,6 @@ class MinHeap<T> {
   }
 }
 
-const longerStuck = (a: ReferrerEntity, b: ReferrerEntity) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
 /**
  * oldest picks the `limit` referrers stuck longest, in that order, in one pass
  * that keeps only those: sorting every stuck referrer (a hundred thousand on a
@@ -277,21 +277,6 @@ const longerStuck = (a: ReferrerEntity, b: ReferrerEntity) => a.since - b.since 
  */
 export function oldest(values: Iterable<ReferrerEntity>, limit: number): ReferrerEntity[] {
   const out: ReferrerEntity[] = [];
-  if (limit <= 0) return out;
-  for (const r of values) keepOldest(out, r, limit);
+  for (const r of values) keepFirst(out, r, limit, longerStuck);
   return out;
-}
-
-/** Puts r in its place in `out` (the `limit` stuck longest, oldest first) if it belongs there. */
-function keepOldest(out: ReferrerEntity[], r: ReferrerEntity, limit: number): void {
-  if (limit <= 0 || (out.length === limit && longerStuck(r, out[limit - 1]!) >= 0)) return;
-  let lo = 0;
-  let hi = out.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (longerStuck(out[mid]!, r) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  out.splice(lo, 0, r);
-  if (out.length > limit) out.pop();
 }

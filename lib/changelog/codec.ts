@@ -495,7 +495,6 @@ export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
   }
   yield* tablesJson(tables);
   yield '}';
-  tables.notePeak();
 }
 
 /** encodeDeltaParts yields the JSON text of a delta's wire form in pieces, as encodeSnapshotParts does. */

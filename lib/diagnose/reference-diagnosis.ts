@@ -49,9 +49,12 @@ function sharedIndex(store: ObjectStore): SharedIndex | undefined {
   return entry !== undefined && entry.version === store.keysVersion ? entry : undefined;
 }
 
-/** Keeps the index of store built while its keysVersion was `version`. */
-function share(store: ObjectStore, version: number | undefined, index: SimilarNames): void {
-  if (version !== undefined) shared.set(store, { version, index, nearMisses: new Map() });
+/** Keeps the index of store built while its keysVersion was `version`; returns what is kept, if anything. */
+function share(store: ObjectStore, version: number | undefined, index: SimilarNames): SharedIndex | undefined {
+  if (version === undefined) return undefined;
+  const entry = { version, index, nearMisses: new Map<ObjectKey, NearMisses>() };
+  shared.set(store, entry);
+  return entry;
 }
 
 /** Name comparisons one diagnosis may spend on similar-name searches, so a request costs at most tens of milliseconds. */
@@ -219,7 +222,7 @@ export class ReferenceDiagnosis {
   private nearMissesOf(referent: ObjectKey, scope: string, store: ObjectStore): NearMisses {
     let near = this.nearMisses.get(referent);
     if (near) return near;
-    const kept = sharedIndex(store);
+    let kept = sharedIndex(store);
     near = kept?.nearMisses.get(referent);
     if (near) {
       this.nearMisses.set(referent, near);
@@ -229,7 +232,7 @@ export class ReferenceDiagnosis {
     if (!index) {
       index = kept?.index ?? new SimilarNames(store.keys());
       this.indexes.set(scope, index);
-      if (!kept) share(store, store.keysVersion, index);
+      kept ??= share(store, store.keysVersion, index);
     }
     const namespace = namespaceOfKey(referent);
     const name = nameOfKey(referent);
@@ -237,9 +240,8 @@ export class ReferenceDiagnosis {
     this.comparisonsLeft -= found.compared;
     near = { similar: found.matches.map((s) => s.name), elsewhere: index.namespacesWith(name, namespace), complete: found.complete };
     this.nearMisses.set(referent, near);
-    // Kept for later diagnoses only when complete: one with more of its budget left would search further.
-    const current = sharedIndex(store);
-    if (near.complete && current?.index === index) current.nearMisses.set(referent, near);
+    // Kept for later diagnoses only when complete (one with more of its budget left would search further), and only beside the index it came from.
+    if (near.complete && kept?.index === index) kept.nearMisses.set(referent, near);
     return near;
   }
 

@@ -1,4 +1,5 @@
 import { editDistance } from './edit-distance';
+import { keepFirst } from './ranked';
 
 /** At most this many keys of one cache are indexed; beyond it suggestions may miss names. */
 export const MAX_INDEXED_KEYS = 200_000;
@@ -117,12 +118,7 @@ class Nearest {
   }
 
   offer(name: string, distance: number): void {
-    const found = this.#found;
-    let at = found.length;
-    while (at > 0 && before(name, distance, found[at - 1]!)) at--;
-    if (at >= this.size) return;
-    found.splice(at, 0, { name, distance });
-    if (found.length > this.size) found.pop();
+    keepFirst(this.#found, { name, distance }, this.size, nearer);
   }
 
   list(): Similar[] {
@@ -130,4 +126,4 @@ class Nearest {
   }
 }
 
-const before = (name: string, distance: number, other: Similar): boolean => distance < other.distance || (distance === other.distance && name < other.name);
+const nearer = (a: Similar, b: Similar): number => a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

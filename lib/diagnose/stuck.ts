@@ -12,6 +12,9 @@ export interface StuckOptions {
   referrers?: Iterable<ReferrerEntity>;
 }
 
+/** The order stuck referrers are listed in: unresolved longest first, then by id. */
+export const longerStuck = (a: ReferrerEntity, b: ReferrerEntity): number => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /**
  * stuck lists the referrers unresolved for at least olderThan, oldest first,
  * each with the reason, message and fix of the reference that blocks it:
@@ -43,7 +46,7 @@ export function* stuckSteps(manager: DiagnosisSource, referrers: Iterable<Referr
     if (n++ % step === step - 1) yield;
     if (r.state !== 'Resolved' && now - r.since >= opts.olderThan) unresolved.push(r);
   }
-  const sorted = yield* sortSteps(unresolved, (a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), step);
+  const sorted = yield* sortSteps(unresolved, longerStuck, step);
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
   const entries: StuckEntry[] = [];
   for (let i = 0; i < sorted.length; i++) {
