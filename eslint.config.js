@@ -1,8 +1,20 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/', '.next/', 'test-results/', 'playwright-report/', 'next-env.d.ts', 'lib/dist/', 'examples/controller/dist/', 'bench/out/'] },
+  {
+    ignores: [
+      '**/node_modules/',
+      '.next/',
+      'test-results/',
+      'playwright-report/',
+      'next-env.d.ts',
+      'lib/dist/',
+      'examples/controller/dist/',
+      'bench/out/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,12 +29,24 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
   },
   {
     files: ['lib/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@/server/*', '@/components/*', '@/app/*', 'next', 'next/*', 'react', 'react-dom'] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@/server/*', '@/components/*', '@/app/*', 'next', 'next/*', 'react', 'react-dom'] },
+      ],
     },
   },
+  prettier,
 );

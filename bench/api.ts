@@ -29,11 +29,21 @@ const STUCK_OLDER_THAN_MS = 0;
 
 const GROUP = 'demo.refwatch.dev';
 const API = `${GROUP}/v1alpha1`;
-const cluster: ClusterInfo = { mode: 'embedded', server: 'http://127.0.0.1:1', context: 'embedded', reachable: true, version: 'v1.35.4' };
+const cluster: ClusterInfo = {
+  mode: 'embedded',
+  server: 'http://127.0.0.1:1',
+  context: 'embedded',
+  reachable: true,
+  version: 'v1.35.4',
+};
 
 const ns = (i: number) => `team-${i % NAMESPACES}`;
 const ready = (ok: boolean) => ({
-  conditions: [ok ? { type: 'Ready', status: 'True', reason: 'Provisioned' } : { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume pvc-data-0' }],
+  conditions: [
+    ok
+      ? { type: 'Ready', status: 'True', reason: 'Provisioned' }
+      : { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume pvc-data-0' },
+  ],
 });
 
 /** Apps of one namespace share a Cache in tens: App i and App i + NAMESPACES sit in the same namespace. */
@@ -46,30 +56,50 @@ function app(i: number): KubeObject {
     apiVersion: API,
     kind: 'App',
     metadata: { name: `storefront-${i}`, namespace: ns(i) },
-    spec: { databaseRef: { name: database }, cacheRef: { name: `sessions-${cacheOf(i)}` }, secretRef: { name: 'db-credentials' } },
+    spec: {
+      databaseRef: { name: database },
+      cacheRef: { name: `sessions-${cacheOf(i)}` },
+      secretRef: { name: 'db-credentials' },
+    },
   };
 }
 
 async function setUp(): Promise<{ manager: Manager; references: number }> {
   const source = new MemoryInformerSource({ priming: 'sync' });
   const readyCondition = conditionReadiness('Ready');
-  const manager = new Manager({ source, statsIntervalMs: 0, readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined) });
+  const manager = new Manager({
+    source,
+    statsIntervalMs: 0,
+    readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined),
+  });
   // Referents first, so every reference controller primes with its full cache.
   for (let i = 0; i < APPS; i++) {
-    source.apply({ apiVersion: API, kind: 'Database', metadata: { name: `orders-db-${i}`, namespace: ns(i) }, status: ready(i % 10 !== 3) });
+    source.apply({
+      apiVersion: API,
+      kind: 'Database',
+      metadata: { name: `orders-db-${i}`, namespace: ns(i) },
+      status: ready(i % 10 !== 3),
+    });
   }
   // Cache i serves namespace ns(i), block i / NAMESPACES: the Apps whose cacheOf is that block.
   for (let i = 0; i < APPS / APPS_PER_CACHE; i++) {
-    source.apply({ apiVersion: API, kind: 'Cache', metadata: { name: `sessions-${Math.floor(i / NAMESPACES)}`, namespace: ns(i) }, status: ready(i % 4 !== 0) });
+    source.apply({
+      apiVersion: API,
+      kind: 'Cache',
+      metadata: { name: `sessions-${Math.floor(i / NAMESPACES)}`, namespace: ns(i) },
+      status: ready(i % 4 !== 0),
+    });
   }
-  for (let n = 0; n < NAMESPACES; n++) source.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: `team-${n}` } });
+  for (let n = 0; n < NAMESPACES; n++)
+    source.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: `team-${n}` } });
 
   manager.addController({
     name: 'watch',
     for: { group: GROUP, kind: 'App' },
     workers: 4,
     reconcile(ctx) {
-      const spec = ctx.object?.spec as { databaseRef: { name: string }; cacheRef: { name: string }; secretRef: { name: string } } | undefined;
+      const spec = ctx.object?.spec as
+        { databaseRef: { name: string }; cacheRef: { name: string }; secretRef: { name: string } } | undefined;
       if (!spec) return;
       const namespace = ctx.object!.metadata.namespace!;
       ctx.resolve(`Database.${GROUP}/${namespace}/${spec.databaseRef.name}`, 'spec.databaseRef');
@@ -87,7 +117,8 @@ async function setUp(): Promise<{ manager: Manager; references: number }> {
     const referrers = manager.changelog.size('referrer');
     const settled = referrers === APPS && queue.len() === 0 && queue.stats().processing === 0;
     if (settled) break;
-    if (Date.now() > deadline) throw new Error(`setup did not settle: ${referrers}/${APPS} referrers reported, queue depth ${queue.len()}`);
+    if (Date.now() > deadline)
+      throw new Error(`setup did not settle: ${referrers}/${APPS} referrers reported, queue depth ${queue.len()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   manager.publishStats();
@@ -97,7 +128,8 @@ async function setUp(): Promise<{ manager: Manager; references: number }> {
 const setupStart = performance.now();
 const { manager, references } = await setUp();
 const states = new Map<string, number>();
-for (const r of manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer) states.set(r.state, (states.get(r.state) ?? 0) + 1);
+for (const r of manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer)
+  states.set(r.state, (states.get(r.state) ?? 0) + 1);
 console.log(
   `api.snapshot: ${APPS} referrers (${[...states].map(([s, n]) => `${n} ${s}`).join(', ')}), ${references} references, ` +
     `${manager.changelog.size('referent')} referents; set up in ${((performance.now() - setupStart) / 1000).toFixed(1)} s`,
@@ -115,7 +147,8 @@ for (let i = 0; i < WARMUP + CALLS; i++) {
   for (let k = 0; k < CHURN; k++) {
     const id = `watch|App.${GROUP}/${ns((i * CHURN + k) % APPS)}/storefront-${(i * CHURN + k) % APPS}`;
     const prev = manager.changelog.get('referrer', id);
-    if (prev) manager.changelog.put('referrer', id, { ...prev, reconciles: prev.reconciles + 1, lastReconcileAt: Date.now() });
+    if (prev)
+      manager.changelog.put('referrer', id, { ...prev, reconciles: prev.reconciles + 1, lastReconcileAt: Date.now() });
   }
   const t0 = performance.now();
   const stuckNow = stuck(manager, { olderThan: STUCK_OLDER_THAN_MS, now: Date.now() });
@@ -134,7 +167,9 @@ for (let i = 0; i < WARMUP + CALLS; i++) {
   bytes = Buffer.byteLength(body);
   stuckCount = stuckNow.length;
   if (i === 0) {
-    const parts = Object.entries(JSON.parse(body) as object).map(([field, v]) => `${field} ${(Buffer.byteLength(JSON.stringify(v)) / 1e6).toFixed(2)} MB`);
+    const parts = Object.entries(JSON.parse(body) as object).map(
+      ([field, v]) => `${field} ${(Buffer.byteLength(JSON.stringify(v)) / 1e6).toFixed(2)} MB`,
+    );
     console.log(`api.snapshot: body by field: ${parts.join(', ')}`);
   }
 }
@@ -143,9 +178,17 @@ await manager.stop();
 samples.sort((a, b) => a - b);
 const p50 = percentile(samples, 50);
 const p99 = percentile(samples, 99);
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50).toFixed(1);
-console.log(`api.snapshot: p50 by phase: stuck ${median(phases.stuck)} ms, buildSnapshot ${median(phases.build)} ms, encodeSnapshot ${median(phases.stringify)} ms`);
-console.log(`api.snapshot: stuck() + buildSnapshot + encodeSnapshot with ${CHURN} referrers changed between calls, ${stuckCount} stuck listed, ${(bytes / 1e6).toFixed(2)} MB; p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${CALLS} calls`);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  ).toFixed(1);
+console.log(
+  `api.snapshot: p50 by phase: stuck ${median(phases.stuck)} ms, buildSnapshot ${median(phases.build)} ms, encodeSnapshot ${median(phases.stringify)} ms`,
+);
+console.log(
+  `api.snapshot: stuck() + buildSnapshot + encodeSnapshot with ${CHURN} referrers changed between calls, ${stuckCount} stuck listed, ${(bytes / 1e6).toFixed(2)} MB; p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${CALLS} calls`,
+);
 report('api.snapshot.cold', Number(cold.toFixed(1)), 'ms(first call)');
 report('api.snapshot.p50', Number(p50.toFixed(1)), 'ms');
 report('api.snapshot.bytes', bytes, 'bytes');

@@ -6,7 +6,13 @@
  *   node --expose-gc --import tsx bench/changelog.ts   (exact heap figure)
  *   npx tsx bench/changelog.ts                          (heap figure approximate)
  */
-import { ChangeLog, type ChangeFilter, type ReferenceEntity, type ReferentEntity, type ReferrerEntity } from '../lib/changelog';
+import {
+  ChangeLog,
+  type ChangeFilter,
+  type ReferenceEntity,
+  type ReferentEntity,
+  type ReferrerEntity,
+} from '../lib/changelog';
 
 const ENTITIES = 1_000_000;
 const SMALL_ENTITIES = 10_000; // the same delta on a small log shows the cost does not follow the store's size
@@ -23,7 +29,17 @@ function referentAt(i: number, state: ReferentEntity['state'] = 'Ready'): Refere
   const kind = KINDS[i % KINDS.length]!;
   const namespace = NAMESPACES[i % NAMESPACES.length]!;
   const key = `${kind}/${namespace}/db-${i}`;
-  return { id: key, key, kind, namespace, state, referencedBy: 1 + (i % 3), uid: `uid-${i}`, resourceVersion: String(1000 + i), changedAt: now };
+  return {
+    id: key,
+    key,
+    kind,
+    namespace,
+    state,
+    referencedBy: 1 + (i % 3),
+    uid: `uid-${i}`,
+    resourceVersion: String(1000 + i),
+    changedAt: now,
+  };
 }
 
 function referenceAt(i: number): ReferenceEntity {
@@ -32,13 +48,32 @@ function referenceAt(i: number): ReferenceEntity {
   const referrer = `App.demo.refwatch.dev/${namespace}/app-${i}`;
   const referent = `${kind}/${namespace}/db-${i}`;
   const fieldPath = 'spec.databaseRef';
-  return { id: `apps|${referrer}|${referent}|${fieldPath}`, controller: 'apps', referrer, referent, fieldPath, count: 1, kind, namespace };
+  return {
+    id: `apps|${referrer}|${referent}|${fieldPath}`,
+    controller: 'apps',
+    referrer,
+    referent,
+    fieldPath,
+    count: 1,
+    kind,
+    namespace,
+  };
 }
 
 function referrerAt(i: number): ReferrerEntity {
   const namespace = NAMESPACES[i % NAMESPACES.length]!;
   const key = `App.demo.refwatch.dev/${namespace}/app-${i}`;
-  return { id: `apps|${key}`, key, controller: 'apps', kind: 'App.demo.refwatch.dev', namespace, state: 'Resolved', since: now, references: 1, reconciles: 1 };
+  return {
+    id: `apps|${key}`,
+    key,
+    controller: 'apps',
+    kind: 'App.demo.refwatch.dev',
+    namespace,
+    state: 'Resolved',
+    since: now,
+    references: 1,
+    reconciles: 1,
+  };
 }
 
 function heapUsed(): number {
@@ -51,7 +86,13 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** A log of `entities` entities (45% referents, 45% references, 10% referrers), then CHANGES further changes. */
-function build(entities: number): { log: ChangeLog; revBefore: number; loadMs: number; heapBytes: number; counts: string } {
+function build(entities: number): {
+  log: ChangeLog;
+  revBefore: number;
+  loadMs: number;
+  heapBytes: number;
+  counts: string;
+} {
   const heapBefore = heapUsed();
   const log = new ChangeLog();
   const referents = Math.floor(entities * 0.45);
@@ -90,11 +131,25 @@ function build(entities: number): { log: ChangeLog; revBefore: number; loadMs: n
         break;
       default: {
         const r = referentAt(i);
-        log.put('event', `e${c}`, { id: `e${c}`, at: now, type: 'ReferentChanged', message: `${r.key} changed`, key: r.key, kind: r.kind, namespace: r.namespace });
+        log.put('event', `e${c}`, {
+          id: `e${c}`,
+          at: now,
+          type: 'ReferentChanged',
+          message: `${r.key} changed`,
+          key: r.key,
+          kind: r.kind,
+          namespace: r.namespace,
+        });
       }
     }
   }
-  return { log, revBefore, loadMs, heapBytes, counts: `${referents} referents, ${references} references, ${referrers} referrers` };
+  return {
+    log,
+    revBefore,
+    loadMs,
+    heapBytes,
+    counts: `${referents} referents, ${references} references, ${referrers} referrers`,
+  };
 }
 
 /**
@@ -142,7 +197,9 @@ const large = build(ENTITIES);
 await settle();
 const all = measure(() => deltaSize(large.log, large.revBefore));
 const namespace = referentAt(0).namespace; // one the changes touch
-const filtered = measure(() => deltaSize(large.log, large.revBefore, { namespace, entities: ['referent', 'reference'] }));
+const filtered = measure(() =>
+  deltaSize(large.log, large.revBefore, { namespace, entities: ['referent', 'reference'] }),
+);
 
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 console.log(`stored ${ENTITIES} entities (${large.counts}) in ${large.loadMs.toFixed(0)} ms`);
@@ -150,9 +207,21 @@ console.log(
   `heap used for ${ENTITIES} entities, values included: ${mb(large.heapBytes)} MiB (${Math.round(large.heapBytes / ENTITIES)} B/entity)` +
     (globalThis.gc ? '' : ' [approximate: run with node --expose-gc --import tsx for an exact figure]'),
 );
-console.log(`changesSince(revBefore) after ${CHANGES} changes: ${all.changes} coalesced changes; p50 ${all.p50.toFixed(4)} ms, p99 ${all.p99.toFixed(4)} ms (median of ${ROUNDS} rounds of ${CALLS} calls; p99 over all calls ${all.p99Overall.toFixed(4)} ms)`);
-console.log(`same delta on a ${SMALL_ENTITIES}-entity log: p50 ${onSmall.p50.toFixed(4)} ms, p99 ${onSmall.p99.toFixed(4)} ms (1M/10k p50 ratio ${(all.p50 / onSmall.p50).toFixed(2)})`);
-console.log(`filtered (namespace ${namespace}, referents and references): ${filtered.changes} changes; p50 ${filtered.p50.toFixed(4)} ms, p99 ${filtered.p99.toFixed(4)} ms`);
-console.log(`figures below are p99 latencies of one call: the median of ${ROUNDS} rounds' p99 over ${CALLS} calls each`);
-console.log(`RESULT changelog.changesSince ${all.p99.toFixed(4)} ms target <= ${TARGET_MS} ${all.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`);
-console.log(`RESULT changelog.changesSince.filtered ${filtered.p99.toFixed(4)} ms target <= ${TARGET_MS} ${filtered.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`);
+console.log(
+  `changesSince(revBefore) after ${CHANGES} changes: ${all.changes} coalesced changes; p50 ${all.p50.toFixed(4)} ms, p99 ${all.p99.toFixed(4)} ms (median of ${ROUNDS} rounds of ${CALLS} calls; p99 over all calls ${all.p99Overall.toFixed(4)} ms)`,
+);
+console.log(
+  `same delta on a ${SMALL_ENTITIES}-entity log: p50 ${onSmall.p50.toFixed(4)} ms, p99 ${onSmall.p99.toFixed(4)} ms (1M/10k p50 ratio ${(all.p50 / onSmall.p50).toFixed(2)})`,
+);
+console.log(
+  `filtered (namespace ${namespace}, referents and references): ${filtered.changes} changes; p50 ${filtered.p50.toFixed(4)} ms, p99 ${filtered.p99.toFixed(4)} ms`,
+);
+console.log(
+  `figures below are p99 latencies of one call: the median of ${ROUNDS} rounds' p99 over ${CALLS} calls each`,
+);
+console.log(
+  `RESULT changelog.changesSince ${all.p99.toFixed(4)} ms target <= ${TARGET_MS} ${all.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`,
+);
+console.log(
+  `RESULT changelog.changesSince.filtered ${filtered.p99.toFixed(4)} ms target <= ${TARGET_MS} ${filtered.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`,
+);

@@ -34,8 +34,17 @@ async function populate(client: KubeClient): Promise<void> {
   await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } });
   await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: `${NS}-other` } } });
   const writes: Promise<unknown>[] = [];
-  for (let i = 0; i < CONFIGMAPS; i++) writes.push(client.request('POST', `/api/v1/namespaces/${i % 2 ? NS : `${NS}-other`}/configmaps`, { body: { metadata: { name: `config-${i}` }, data: { i: String(i) } } }));
-  writes.push(client.request('POST', `/api/v1/namespaces/${NS}/secrets`, { body: { metadata: { name: 'web-secrets' }, stringData: { token: 'x' } } }));
+  for (let i = 0; i < CONFIGMAPS; i++)
+    writes.push(
+      client.request('POST', `/api/v1/namespaces/${i % 2 ? NS : `${NS}-other`}/configmaps`, {
+        body: { metadata: { name: `config-${i}` }, data: { i: String(i) } },
+      }),
+    );
+  writes.push(
+    client.request('POST', `/api/v1/namespaces/${NS}/secrets`, {
+      body: { metadata: { name: 'web-secrets' }, stringData: { token: 'x' } },
+    }),
+  );
   await Promise.all(writes);
   const pods: Promise<unknown>[] = [];
   for (let i = 0; i < PODS; i++) {
@@ -48,7 +57,9 @@ async function populate(client: KubeClient): Promise<void> {
           metadata: { name },
           spec: {
             automountServiceAccountToken: false,
-            containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: 'web-secrets' } }] }],
+            containers: [
+              { name: 'web', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: 'web-secrets' } }] },
+            ],
             volumes: [{ name: 'config', configMap: { name: `config-${2 * i + 1}` } }],
           },
         },
@@ -63,14 +74,19 @@ function explainOnce(command: string[], kubeconfig: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     // Asynchronous: the embedded API server answers from this very process.
-    const child = spawn(command[0]!, [...command.slice(1), 'explain', 'pod/web', '-n', NS, '--kubeconfig', kubeconfig], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      command[0]!,
+      [...command.slice(1), 'explain', 'pod/web', '-n', NS, '--kubeconfig', kubeconfig],
+      { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = performance.now() - started;
-      if (code !== 0 || !out.includes(`ConfigMap/${NS}/config-1`)) reject(new Error(`refwatch explain failed (exit ${code}): ${out}`));
+      if (code !== 0 || !out.includes(`ConfigMap/${NS}/config-1`))
+        reject(new Error(`refwatch explain failed (exit ${code}): ${out}`));
       else resolve(ms);
     });
   });
@@ -109,7 +125,12 @@ async function main(): Promise<void> {
     const tsx = await timeRuns([path.join(ROOT, 'bin', 'refwatch')], file);
     console.log(`plain node, lib/dist: ${node.map((t) => t.toFixed(0)).join(' ')} ms`);
     console.log(`tsx, from sources: ${tsx.map((t) => t.toFixed(0)).join(' ')} ms`);
-    console.log(`load average: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
+    console.log(
+      `load average: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${os.cpus().length} CPUs`,
+    );
     result('cli.explain.standalone', Math.round(percentile(node, 50)), 'ms', '<=', TARGET_MS);
     report('cli.explain.standalone.p90', Math.round(percentile(node, 90)), 'ms');
     report('cli.explain.standalone.tsx', Math.round(percentile(tsx, 50)), 'ms');

@@ -10,7 +10,9 @@ async function dispatch(referrers: number, iterations: number): Promise<number> 
   const controller = manager.addController({ name: 'watch', reconcile: () => {} });
   const referent = 'Database.demo.refwatch.dev/shop/orders';
   for (let i = 0; i < referrers; i++) {
-    manager.registry.setReferences('watch', `App.demo.refwatch.dev/shop/app-${i}`, [{ referent, fieldPath: 'spec.databaseRef' }]);
+    manager.registry.setReferences('watch', `App.demo.refwatch.dev/shop/app-${i}`, [
+      { referent, fieldPath: 'spec.databaseRef' },
+    ]);
   }
   const db = (n: number): KubeObject => ({
     apiVersion: 'demo.refwatch.dev/v1alpha1',
@@ -26,11 +28,14 @@ async function dispatch(referrers: number, iterations: number): Promise<number> 
     const t0 = process.hrtime.bigint();
     source.apply(obj);
     samples.push(Number(process.hrtime.bigint() - t0) / 1000);
-    if (controller.queue.len() !== referrers) throw new Error(`expected ${referrers} queued, have ${controller.queue.len()}`);
+    if (controller.queue.len() !== referrers)
+      throw new Error(`expected ${referrers} queued, have ${controller.queue.len()}`);
   }
   await manager.stop();
   samples.sort((a, b) => a - b);
-  console.log(`engine.dispatch with ${referrers} referrer(s): p50 ${percentile(samples, 50).toFixed(1)} µs, p99 ${percentile(samples, 99).toFixed(1)} µs over ${iterations} events`);
+  console.log(
+    `engine.dispatch with ${referrers} referrer(s): p50 ${percentile(samples, 50).toFixed(1)} µs, p99 ${percentile(samples, 99).toFixed(1)} µs over ${iterations} events`,
+  );
   return percentile(samples, 99);
 }
 

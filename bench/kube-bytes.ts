@@ -71,11 +71,15 @@ async function measure(mode: Mode, kubeconfig: unknown): Promise<Measurement> {
 
 /** inChild measures one mode in a fresh process; asynchronously, since the embedded server answers from this one. */
 async function inChild(mode: Mode, kubeconfig: unknown): Promise<Measurement> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', import.meta.filename, `--measure=${mode}`], {
-    env: { ...process.env, REFWATCH_BENCH_KUBECONFIG: JSON.stringify(kubeconfig) },
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', import.meta.filename, `--measure=${mode}`],
+    {
+      env: { ...process.env, REFWATCH_BENCH_KUBECONFIG: JSON.stringify(kubeconfig) },
+      encoding: 'utf8',
+      timeout: 600_000,
+    },
+  );
   const line = stdout.split('\n').find((l) => l.startsWith('MEASURED '));
   if (!line) throw new Error(`measuring ${mode} printed no figure: ${stdout}`);
   return JSON.parse(line.slice('MEASURED '.length)) as Measurement;
@@ -83,12 +87,20 @@ async function inChild(mode: Mode, kubeconfig: unknown): Promise<Measurement> {
 
 /** createSecrets creates SECRETS Secrets of SECRET_BYTES random bytes each, IN_FLIGHT at a time. */
 async function createSecrets(client: KubeClient): Promise<number> {
-  for (const name of [NS, WARM_NS]) await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  for (const name of [NS, WARM_NS])
+    await client.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    });
   const t0 = performance.now();
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < SECRETS; i = next++) {
-      const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${String(i).padStart(5, '0')}` }, data: { payload: randomBytes(SECRET_BYTES).toString('base64') } };
+      const body = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `s-${String(i).padStart(5, '0')}` },
+        data: { payload: randomBytes(SECRET_BYTES).toString('base64') },
+      };
       await client.request('POST', `/api/v1/namespaces/${NS}/secrets`, { body });
     }
   };
@@ -100,10 +112,14 @@ async function run(tier: string, kubeconfig: unknown): Promise<boolean> {
   const client = KubeClient.fromKubeconfig(kubeconfig, { source: tier });
   const createMs = await createSecrets(client);
   client.close();
-  console.log(`${tier}: created ${SECRETS} Secrets of ${SECRET_BYTES} bytes in ${(createMs / 1000).toFixed(1)} s (${IN_FLIGHT} in flight)`);
+  console.log(
+    `${tier}: created ${SECRETS} Secrets of ${SECRET_BYTES} bytes in ${(createMs / 1000).toFixed(1)} s (${IN_FLIGHT} in flight)`,
+  );
   const full = await inChild('full', kubeconfig);
   const meta = await inChild('metadata', kubeconfig);
-  console.log(`${tier}: whole objects primed in ${full.primeMs.toFixed(0)} ms, metadata only in ${meta.primeMs.toFixed(0)} ms`);
+  console.log(
+    `${tier}: whole objects primed in ${full.primeMs.toFixed(0)} ms, metadata only in ${meta.primeMs.toFixed(0)} ms`,
+  );
   const suffix = tier === 'real' ? '' : `.${tier}`;
   report(`kube.bytesPerObject.full${suffix}`, Math.round(full.bytesPerObject), 'B/object');
   report(`kube.bytesPerObject.ratio${suffix}`, full.bytesPerObject / meta.bytesPerObject, 'x');
@@ -138,7 +154,10 @@ async function embedded(): Promise<void> {
 
 const child = process.argv.find((a) => a.startsWith('--measure='));
 if (child) {
-  const m = await measure(child.slice('--measure='.length) as Mode, JSON.parse(process.env.REFWATCH_BENCH_KUBECONFIG ?? 'null'));
+  const m = await measure(
+    child.slice('--measure='.length) as Mode,
+    JSON.parse(process.env.REFWATCH_BENCH_KUBECONFIG ?? 'null'),
+  );
   console.log(`MEASURED ${JSON.stringify(m)}`);
 } else if (process.env.REFWATCH_BENCH_REAL === '1') await real();
 else await embedded();

@@ -23,7 +23,12 @@ const CHURN_WRITES = 3_000;
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 2);
 const SUBSCRIBERS = 10_000;
 
-const configMap = (namespace: string, name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { payload: 'x'.repeat(200) } });
+const configMap = (namespace: string, name: string) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data: { payload: 'x'.repeat(200) },
+});
 
 async function until(cond: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -93,7 +98,9 @@ async function eventLatency(client: KubeClient, ns: string, freeze = true): Prom
 async function watchesPerKind(client: KubeClient, openWatches: () => Record<string, number>): Promise<number> {
   const pool = new SharedInformerPool({ client });
   try {
-    const subs = Array.from({ length: SUBSCRIBERS }, () => pool.acquire({ group: '', kind: 'ConfigMap', namespace: 'churn' }, () => {}));
+    const subs = Array.from({ length: SUBSCRIBERS }, () =>
+      pool.acquire({ group: '', kind: 'ConfigMap', namespace: 'churn' }, () => {}),
+    );
     await until(() => subs.every((s) => s.isPrimed()) && subs[0]!.status().phase === 'Watching', 'subscribers primed');
     const watches = openWatches().configmaps ?? 0;
     await Promise.all(subs.map((s) => s.release()));
@@ -147,7 +154,11 @@ async function freezeCost(client: KubeClient): Promise<boolean> {
       p99[mode].push(percentile(await eventLatency(client, 'churn', freeze), 99));
     }
   }
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
   report('kube.freeze.initialSync.frozen', Math.min(...sync.on), 'ms');
   report('kube.freeze.initialSync.unfrozen', Math.min(...sync.off), 'ms');
   report('kube.freeze.eventLatency.frozen', median(p99.on), 'ms');
@@ -170,9 +181,15 @@ async function real(): Promise<boolean> {
   const cluster = await startRealCluster();
   try {
     const client = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: 'real' });
-    await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'churn' } } });
+    await client.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'churn' } },
+    });
     for (let i = 0; i < CHURN_OBJECTS; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => client.request('POST', '/api/v1/namespaces/churn/configmaps', { body: configMap('churn', `cm-${i + j}`) })));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          client.request('POST', '/api/v1/namespaces/churn/configmaps', { body: configMap('churn', `cm-${i + j}`) }),
+        ),
+      );
     }
     const latency = await eventLatency(client, 'churn');
     return result('kube.eventLatency.real', percentile(latency, 99), 'ms', '<=', 10);

@@ -31,12 +31,22 @@ let namespaces = 0;
  * that has seen it; the leader gets `signal`; the time until the standby's
  * first reconcile as leader. Returns seconds per round.
  */
-async function takeovers(cluster: Cluster, signal: 'SIGKILL' | 'SIGTERM', timings: ReplicaTimings, rounds: number): Promise<number[]> {
+async function takeovers(
+  cluster: Cluster,
+  signal: 'SIGKILL' | 'SIGTERM',
+  timings: ReplicaTimings,
+  rounds: number,
+): Promise<number[]> {
   const namespace = `leader-bench-${process.pid}-${++namespaces}`;
-  await cluster.client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
-  await cluster.client.request('POST', `/api/v1/namespaces/${namespace}/configmaps`, { body: { metadata: { name: 'work' } } });
+  await cluster.client.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+  });
+  await cluster.client.request('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+    body: { metadata: { name: 'work' } },
+  });
   let n = 0;
-  const replica = () => new Replica({ ...timings, kubeconfig: cluster.kubeconfig, namespace, lease: 'bench', identity: `r${++n}` });
+  const replica = () =>
+    new Replica({ ...timings, kubeconfig: cluster.kubeconfig, namespace, lease: 'bench', identity: `r${++n}` });
   const all: Replica[] = [];
   const seconds: number[] = [];
   try {
@@ -51,7 +61,10 @@ async function takeovers(cluster: Cluster, signal: 'SIGKILL' | 'SIGTERM', timing
       await new Promise((r) => setTimeout(r, 2 * timings.retryPeriod));
       const at = await leader.kill(signal);
       const started = await standby.waitFor((e) => e.event === 'started', 'takeover', timings.leaseDuration * 3);
-      const reconciled = await standby.waitFor((e) => e.event === 'reconcile' && e.at >= started.at, 'reconcile after takeover');
+      const reconciled = await standby.waitFor(
+        (e) => e.event === 'reconcile' && e.at >= started.at,
+        'reconcile after takeover',
+      );
       seconds.push((reconciled.at - at) / 1000);
       leader = standby;
     }
@@ -66,7 +79,13 @@ async function measure(cluster: Cluster, suffix: string, withDefaults: boolean):
   console.log(`failover${suffix} rounds (s): ${failover.map((s) => s.toFixed(3)).join(' ')}`);
   const handover = await takeovers(cluster, 'SIGTERM', SHORT, ROUNDS);
   console.log(`handover${suffix} rounds (s): ${handover.map((s) => s.toFixed(3)).join(' ')}`);
-  result(`leader.failover${suffix}`, Math.max(...failover), 's', '<=', (SHORT.leaseDuration + SHORT.retryPeriod) / 1000);
+  result(
+    `leader.failover${suffix}`,
+    Math.max(...failover),
+    's',
+    '<=',
+    (SHORT.leaseDuration + SHORT.retryPeriod) / 1000,
+  );
   result(`leader.handover${suffix}`, Math.max(...handover), 's', '<=', SHORT.retryPeriod / 1000);
   if (withDefaults) {
     const [d] = await takeovers(cluster, 'SIGKILL', DEFAULTS, 1);

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { KubeClient, sleep } from '../lib/kube';
 import { demoManifests } from '../server/cluster';
-import { ReadinessSimulator, demoPath, ensureDemoKinds, parseDemoConfig, planScenario, secretPath } from '../server/demo';
+import {
+  ReadinessSimulator,
+  demoPath,
+  ensureDemoKinds,
+  parseDemoConfig,
+  planScenario,
+  secretPath,
+} from '../server/demo';
 import { startEmbeddedServer } from '../server/embedded';
 import { startRealCluster } from '../tests/setup/real-cluster';
 import { result } from './report';
@@ -25,11 +32,16 @@ const TIMEOUT_MS = Number(process.env.REFWATCH_BENCH_TIMEOUT_MS ?? 180_000);
 const root = path.resolve(import.meta.dirname, '..');
 
 function installController(): { dir: string; cleanup(): void } {
-  if (process.env.REFWATCH_BENCH_CONTROLLER) return { dir: process.env.REFWATCH_BENCH_CONTROLLER, cleanup: () => undefined };
+  if (process.env.REFWATCH_BENCH_CONTROLLER)
+    return { dir: process.env.REFWATCH_BENCH_CONTROLLER, cleanup: () => undefined };
   const work = mkdtempSync(path.join(os.tmpdir(), 'refwatch-lib-rss-'));
-  const r = spawnSync('bash', [path.join(root, 'scripts/install-example-controller.sh'), work], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const r = spawnSync('bash', [path.join(root, 'scripts/install-example-controller.sh'), work], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   const dir = r.stdout.trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !dir) throw new Error(`scripts/install-example-controller.sh exited with ${r.status ?? r.signal}`);
+  if (r.status !== 0 || !dir)
+    throw new Error(`scripts/install-example-controller.sh exited with ${r.status ?? r.signal}`);
   return { dir, cleanup: () => rmSync(work, { recursive: true, force: true }) };
 }
 
@@ -64,7 +76,8 @@ class ControllerProcess {
   async until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!cond()) {
-      if (this.child.exitCode !== null) throw new Error(`the controller exited with ${this.child.exitCode} while waiting for ${what}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`the controller exited with ${this.child.exitCode} while waiting for ${what}`);
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
       await sleep(50);
     }
@@ -84,31 +97,69 @@ class ControllerProcess {
 /** inParallel runs fn over items, n at a time. */
 async function inParallel<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
-async function measure(client: KubeClient, kubeconfigPath: string, controllerDir: string): Promise<{ ready: number; peak: number }> {
+async function measure(
+  client: KubeClient,
+  kubeconfigPath: string,
+  controllerDir: string,
+): Promise<{ ready: number; peak: number }> {
   await ensureDemoKinds(client, { install: true });
   const ns = NAMESPACE;
-  const scenario = planScenario(parseDemoConfig({ apps: APPS, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 }, seed: 42 }), ns, 42);
-  const demo = (kind: 'Database' | 'Cache' | 'App', name: string, spec: object) => ({ apiVersion: 'demo.refwatch.dev/v1alpha1', kind, metadata: { name, namespace: ns }, spec });
-  await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  const scenario = planScenario(
+    parseDemoConfig({ apps: APPS, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 }, seed: 42 }),
+    ns,
+    42,
+  );
+  const demo = (kind: 'Database' | 'Cache' | 'App', name: string, spec: object) => ({
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind,
+    metadata: { name, namespace: ns },
+    spec,
+  });
+  await client.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+  });
   await inParallel(scenario.secrets, 16, (s) =>
-    client.request('POST', secretPath(ns), { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: s.name, namespace: ns }, stringData: { password: randomBytes(16).toString('hex') } } }),
+    client.request('POST', secretPath(ns), {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: s.name, namespace: ns },
+        stringData: { password: randomBytes(16).toString('hex') },
+      },
+    }),
   );
 
   const heapSnapshot = process.env.REFWATCH_BENCH_HEAPSNAPSHOT === '1';
   const nodeArgs = (process.env.REFWATCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...(heapSnapshot ? ['--heapsnapshot-signal=SIGUSR2'] : []), path.join(controllerDir, 'dist/controller.js')], {
-    cwd: controllerDir,
-    env: { ...process.env, KUBECONFIG: kubeconfigPath, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      ...(heapSnapshot ? ['--heapsnapshot-signal=SIGUSR2'] : []),
+      path.join(controllerDir, 'dist/controller.js'),
+    ],
+    {
+      cwd: controllerDir,
+      env: { ...process.env, KUBECONFIG: kubeconfigPath, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const controller = new ControllerProcess(child);
   const controllerSignal = new AbortController();
-  const simulator = new ReadinessSimulator({ client, namespace: ns, signal: controllerSignal.signal, onReady: () => undefined, onError: (k, n, e) => console.error(`marking ${k} ${n} Ready failed: ${String(e)}`) });
+  const simulator = new ReadinessSimulator({
+    client,
+    namespace: ns,
+    signal: controllerSignal.signal,
+    onReady: () => undefined,
+    onError: (k, n, e) => console.error(`marking ${k} ${n} Ready failed: ${String(e)}`),
+  });
   try {
     // The canary primes every cache the workload needs: Apps, Databases, Caches and the Secrets.
     await client.request('POST', demoPath('Database', ns), { body: demo('Database', 'canary', {}) });
@@ -116,7 +167,13 @@ async function measure(client: KubeClient, kubeconfigPath: string, controllerDir
     simulator.schedule('Database', 'canary', 0);
     simulator.schedule('Cache', 'canary', 0);
     await sleep(500);
-    await client.request('POST', demoPath('App', ns), { body: demo('App', 'canary', { databaseRef: { name: 'canary' }, cacheRef: { name: 'canary' }, secretRef: { name: scenario.secrets[0]!.name } }) });
+    await client.request('POST', demoPath('App', ns), {
+      body: demo('App', 'canary', {
+        databaseRef: { name: 'canary' },
+        cacheRef: { name: 'canary' },
+        secretRef: { name: scenario.secrets[0]!.name },
+      }),
+    });
     await controller.until(() => controller.resolved.has(`${ns}/canary`), 'the canary App to resolve', 60_000);
     await sleep(2_000); // let the canary's reconcile settle
     const ready = status(child.pid!, 'VmRSS');
@@ -128,10 +185,19 @@ async function measure(client: KubeClient, kubeconfigPath: string, controllerDir
     }
 
     const started = Date.now();
-    await inParallel([...scenario.databases, ...scenario.caches], 16, (r) => client.request('POST', demoPath(r.kind as 'Database' | 'Cache', ns), { body: demo(r.kind as 'Database' | 'Cache', r.name, {}) }));
-    await inParallel(scenario.apps, 16, (a) => client.request('POST', demoPath('App', ns), { body: demo('App', a.name, a.spec) }));
-    for (const r of [...scenario.databases, ...scenario.caches]) simulator.schedule(r.kind as 'Database' | 'Cache', r.name, r.readyAfterMs);
-    console.log(`created ${APPS} Apps and their ${2 * APPS} Databases and Caches in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    await inParallel([...scenario.databases, ...scenario.caches], 16, (r) =>
+      client.request('POST', demoPath(r.kind as 'Database' | 'Cache', ns), {
+        body: demo(r.kind as 'Database' | 'Cache', r.name, {}),
+      }),
+    );
+    await inParallel(scenario.apps, 16, (a) =>
+      client.request('POST', demoPath('App', ns), { body: demo('App', a.name, a.spec) }),
+    );
+    for (const r of [...scenario.databases, ...scenario.caches])
+      simulator.schedule(r.kind as 'Database' | 'Cache', r.name, r.readyAfterMs);
+    console.log(
+      `created ${APPS} Apps and their ${2 * APPS} Databases and Caches in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     let sampled = ready;
     await controller.until(
       () => {
@@ -146,7 +212,9 @@ async function measure(client: KubeClient, kubeconfigPath: string, controllerDir
       child.kill('SIGUSR2');
       await sleep(5_000);
     }
-    console.log(`all ${APPS} Apps resolved ${((Date.now() - started) / 1000).toFixed(1)} s after the first was created; highest sampled RSS ${sampled.toFixed(1)} MB, high-water mark ${peak.toFixed(1)} MB`);
+    console.log(
+      `all ${APPS} Apps resolved ${((Date.now() - started) / 1000).toFixed(1)} s after the first was created; highest sampled RSS ${sampled.toFixed(1)} MB, high-water mark ${peak.toFixed(1)} MB`,
+    );
     return { ready, peak };
   } finally {
     controllerSignal.abort();

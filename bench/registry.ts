@@ -17,7 +17,11 @@ function setReferencesThroughput(): void {
   ]);
   for (let i = 0; i < referrers; i++) r.setReferences('watch', keys[i]!, sets[i]!);
   // Pre-build the changed sets so the loop measures the registry, not string building.
-  const variants: Reference[][] = sets.map((s, i) => [s[0]!, s[1]!, { referent: secret(i + 1), fieldPath: 'spec.secretRef' }]);
+  const variants: Reference[][] = sets.map((s, i) => [
+    s[0]!,
+    s[1]!,
+    { referent: secret(i + 1), fieldPath: 'spec.secretRef' },
+  ]);
   const calls = 1_000_000;
   const t0 = process.hrtime.bigint();
   for (let c = 0; c < calls; c++) {
@@ -40,7 +44,10 @@ function bytesPerEdge(): void {
   const keys = Array.from({ length: referrers }, (_, i) => `App.demo.refwatch.dev/ns-${i % 100}/app-${i}`);
   const r = new ReferenceRegistry();
   for (let i = 0; i < referrers; i++) {
-    const refs: Reference[] = paths.map((fieldPath, j) => ({ referent: referents[(i * 4 + j) % referents.length]!, fieldPath }));
+    const refs: Reference[] = paths.map((fieldPath, j) => ({
+      referent: referents[(i * 4 + j) % referents.length]!,
+      fieldPath,
+    }));
     r.setReferences('watch', keys[i]!, refs);
   }
   referents.length = 0;

@@ -16,11 +16,22 @@ const APPS = 1_000;
 const TIMEOUT_MS = Number(process.env.REFWATCH_BENCH_TIMEOUT_MS ?? 120_000);
 
 async function scenario(client: KubeClient, serverRequestCount?: () => Record<string, number>): Promise<DemoRunView> {
-  const manager = new Manager({ source: new SharedInformerPool({ client }), readiness: demoReadiness, grace: 5_000, statsIntervalMs: 0 });
+  const manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    readiness: demoReadiness,
+    grace: 5_000,
+    statsIntervalMs: 0,
+  });
   manager.start();
   const runner = new DemoRunner({ manager, client, installCrds: true, serverRequestCount });
   try {
-    const run = runner.start({ apps: APPS, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 }, backoffPreset: 'client-go', timeoutMs: TIMEOUT_MS, seed: 42 });
+    const run = runner.start({
+      apps: APPS,
+      readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 },
+      backoffPreset: 'client-go',
+      timeoutMs: TIMEOUT_MS,
+      seed: 42,
+    });
     await run.finished;
     const view = run.view();
     if (view.error) throw new Error(`the run failed: ${view.error}`);
@@ -37,9 +48,12 @@ function explain(view: DemoRunView): void {
   const w = view.results.modes.watch;
   const b = view.results.modes.backoff;
   if (b.unresolved > 0) {
-    console.log(`backoff left ${b.unresolved} of ${view.progress.apps.resolvable} Apps unresolved at the ${TIMEOUT_MS / 1000} s timeout; its p50 counts them censored at the timeout (a lower bound), so the speedup is at least the figure below`);
+    console.log(
+      `backoff left ${b.unresolved} of ${view.progress.apps.resolvable} Apps unresolved at the ${TIMEOUT_MS / 1000} s timeout; its p50 counts them censored at the timeout (a lower bound), so the speedup is at least the figure below`,
+    );
   }
-  if (w.unresolved > 0) console.log(`watch left ${w.unresolved} Apps unresolved; its percentiles count them censored at the timeout`);
+  if (w.unresolved > 0)
+    console.log(`watch left ${w.unresolved} Apps unresolved; its percentiles count them censored at the timeout`);
 }
 
 function results(view: DemoRunView, suffix: string): void {
@@ -57,10 +71,16 @@ function results(view: DemoRunView, suffix: string): void {
 }
 
 console.log(`== resolution on the embedded cluster: ${APPS} Apps, ready after 1–20 s, timeout ${TIMEOUT_MS / 1000} s`);
-const embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
+const embedded = await startEmbeddedServer({
+  objects: demoManifests(),
+  bookmarkIntervalMs: 30_000,
+  token: randomBytes(24).toString('hex'),
+});
 let embeddedView: DemoRunView;
 try {
-  embeddedView = await scenario(KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' }), () => embedded.requestCount());
+  embeddedView = await scenario(KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' }), () =>
+    embedded.requestCount(),
+  );
 } finally {
   await embedded.stop();
 }
@@ -68,7 +88,9 @@ explain(embeddedView);
 
 let realView: DemoRunView | undefined;
 if (process.env.REFWATCH_BENCH_REAL === '1') {
-  console.log(`== resolution on a real kube-apiserver: ${APPS} Apps, ready after 1–20 s, timeout ${TIMEOUT_MS / 1000} s`);
+  console.log(
+    `== resolution on a real kube-apiserver: ${APPS} Apps, ready after 1–20 s, timeout ${TIMEOUT_MS / 1000} s`,
+  );
   const real = await startRealCluster();
   try {
     console.log(`kube-apiserver ${real.version} at ${real.url}`);

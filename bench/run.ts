@@ -7,9 +7,16 @@ import path from 'node:path';
 const dir = import.meta.dirname;
 const skip = new Set(['run.ts', 'report.ts']);
 const all = readdirSync(dir, { withFileTypes: true })
-  .flatMap((e) => (e.isFile() && e.name.endsWith('.ts') && !skip.has(e.name) ? [e.name.slice(0, -3)] : e.isDirectory() && existsSync(path.join(dir, e.name, 'bench.ts')) ? [e.name] : []))
+  .flatMap((e) =>
+    e.isFile() && e.name.endsWith('.ts') && !skip.has(e.name)
+      ? [e.name.slice(0, -3)]
+      : e.isDirectory() && existsSync(path.join(dir, e.name, 'bench.ts'))
+        ? [e.name]
+        : [],
+  )
   .sort();
-const entry = (name: string) => (existsSync(path.join(dir, `${name}.ts`)) ? path.join(dir, `${name}.ts`) : path.join(dir, name, 'bench.ts'));
+const entry = (name: string) =>
+  existsSync(path.join(dir, `${name}.ts`)) ? path.join(dir, `${name}.ts`) : path.join(dir, name, 'bench.ts');
 // These need a real kube-apiserver (tens of minutes): run when named, or in the full run with REFWATCH_BENCH_REAL=1.
 const realOnly = new Set(['peer', 'faults']);
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -22,11 +29,15 @@ for (const n of names) {
 let failed = 0;
 for (const name of names.length ? names : all) {
   if (!names.length && realOnly.has(name) && process.env.REFWATCH_BENCH_REAL !== '1') {
-    console.log(`== bench ${name} not run: it needs a real kube-apiserver; run npm run bench -- ${name}, or set REFWATCH_BENCH_REAL=1`);
+    console.log(
+      `== bench ${name} not run: it needs a real kube-apiserver; run npm run bench -- ${name}, or set REFWATCH_BENCH_REAL=1`,
+    );
     continue;
   }
   console.log(`== bench ${name}`);
-  const r = spawnSync(process.execPath, ['--expose-gc', '--conditions=react-server', '--import', 'tsx', entry(name)], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--conditions=react-server', '--import', 'tsx', entry(name)], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     failed++;
     console.error(`bench ${name} exited with ${r.status ?? r.signal}`);

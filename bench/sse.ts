@@ -51,13 +51,33 @@ async function runServer(): Promise<void> {
   const keys = Array.from({ length: REFERENTS }, (_, i) => `Database.demo.refwatch.dev/team-${i % 20}/orders-db-${i}`);
   const referent = (i: number, state: ReferentEntity['state'], changedAt: number): ReferentEntity => {
     const key = keys[i]!;
-    return { id: key, key, kind: 'Database.demo.refwatch.dev', namespace: `team-${i % 20}`, state, referencedBy: 1, uid: `uid-${i}`, resourceVersion: String(changedAt | 0), changedAt };
+    return {
+      id: key,
+      key,
+      kind: 'Database.demo.refwatch.dev',
+      namespace: `team-${i % 20}`,
+      state,
+      referencedBy: 1,
+      uid: `uid-${i}`,
+      resourceVersion: String(changedAt | 0),
+      changedAt,
+    };
   };
   const t = Date.now();
   for (let i = 0; i < REFERENTS; i++) {
     log.put('referent', keys[i]!, referent(i, 'NotReady', t));
     const key = `App.demo.refwatch.dev/team-${i % 20}/storefront-${i}`;
-    const referrer: ReferrerEntity = { id: `watch|${key}`, key, controller: 'watch', kind: 'App.demo.refwatch.dev', namespace: `team-${i % 20}`, state: 'Waiting', since: t, references: 1, reconciles: 1 };
+    const referrer: ReferrerEntity = {
+      id: `watch|${key}`,
+      key,
+      controller: 'watch',
+      kind: 'App.demo.refwatch.dev',
+      namespace: `team-${i % 20}`,
+      state: 'Waiting',
+      since: t,
+      references: 1,
+      reconciles: 1,
+    };
     log.put('referrer', referrer.id, referrer);
   }
 
@@ -86,7 +106,9 @@ async function runServer(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/stream`;
 
-  const child = spawn(process.execPath, [...process.execArgv, import.meta.filename, 'clients', url, String(CLIENTS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [...process.execArgv, import.meta.filename, 'clients', url, String(CLIENTS)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const send = (m: ToClients) => child.send(m);
   let onReady!: () => void;
@@ -102,7 +124,10 @@ async function runServer(): Promise<void> {
       process.exitCode = 1;
     }
   });
-  await Promise.race([ready, exited.then((code) => Promise.reject(new Error(`the clients' process exited with ${code} before connecting`)))]);
+  await Promise.race([
+    ready,
+    exited.then((code) => Promise.reject(new Error(`the clients' process exited with ${code} before connecting`))),
+  ]);
   if (open !== CLIENTS) throw new Error(`expected ${CLIENTS} streams open, have ${open}`);
 
   // 1,000 changes/s: each timer tick puts the changes due by now, each stamped as it is put.
@@ -142,9 +167,15 @@ async function runServer(): Promise<void> {
   const lat = Array.from(sorted);
   const delivered = r.perClient.reduce((a, b) => a + b, 0);
   const short = r.perClient.filter((n) => n < made).length;
-  console.log(`sse.fanout: sseStream() over node:http on 127.0.0.1 fed by a ChangeLog (${REFERENTS} referents, ${REFERENTS} referrers); ${CLIENTS} clients in a child process`);
-  console.log(`sse.fanout: ${made} changes in ${(wallMs / 1000).toFixed(1)} s (${Math.round((made * 1000) / wallMs)}/s); ${delivered} deliveries (${CLIENTS} × ${made} expected; ${short} clients short)`);
-  console.log(`sse.fanout: clock offset ${r.offsetMs.toFixed(3)} ms (±${(r.rttMs / 2).toFixed(3)} ms); latency p50 ${percentile(lat, 50).toFixed(2)} ms, p99 ${percentile(lat, 99).toFixed(2)} ms, p99.9 ${percentile(lat, 99.9).toFixed(2)} ms, max ${lat.at(-1)?.toFixed(2)} ms`);
+  console.log(
+    `sse.fanout: sseStream() over node:http on 127.0.0.1 fed by a ChangeLog (${REFERENTS} referents, ${REFERENTS} referrers); ${CLIENTS} clients in a child process`,
+  );
+  console.log(
+    `sse.fanout: ${made} changes in ${(wallMs / 1000).toFixed(1)} s (${Math.round((made * 1000) / wallMs)}/s); ${delivered} deliveries (${CLIENTS} × ${made} expected; ${short} clients short)`,
+  );
+  console.log(
+    `sse.fanout: clock offset ${r.offsetMs.toFixed(3)} ms (±${(r.rttMs / 2).toFixed(3)} ms); latency p50 ${percentile(lat, 50).toFixed(2)} ms, p99 ${percentile(lat, 99).toFixed(2)} ms, p99.9 ${percentile(lat, 99.9).toFixed(2)} ms, max ${lat.at(-1)?.toFixed(2)} ms`,
+  );
   console.log(`sse.fanout: streams opened ${open}, closed ${closed}`);
   if (short > 0 || closed !== CLIENTS) process.exitCode = 1;
   report('sse.fanout.server_cpu', Number((((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(1)), '%core');
@@ -264,7 +295,9 @@ async function runClients(url: string, n: number): Promise<void> {
     while (perClient.some((x) => x < m.expected) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     finishing = true;
     for (const req of requests) req.destroy();
-    process.send!({ type: 'result', latencies, perClient, offsetMs, rttMs } satisfies FromClients, () => process.exit(0));
+    process.send!({ type: 'result', latencies, perClient, offsetMs, rttMs } satisfies FromClients, () =>
+      process.exit(0),
+    );
   } catch (e) {
     fail(e);
   }

@@ -3,7 +3,12 @@
 // synthetic (page.route). ui.scope.render is the time from the snapshot in hand to the laid-out graph drawn.
 // REFWATCH_UI_SCREENSHOT=path saves what the first view shows.
 import type { Page } from '@playwright/test';
-import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import type {
+  ReferenceControllerEntity,
+  ReferenceEntity,
+  ReferentEntity,
+  ReferrerEntity,
+} from '../lib/changelog/entities';
 import { encodeSnapshot } from '../lib/changelog/codec';
 import type { Snapshot } from '../lib/changelog/wire';
 import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
@@ -24,7 +29,15 @@ function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: nu
   for (const [kind, count] of Object.entries(REFERENTS_PER_KIND)) {
     for (let i = 0; i < count; i++) {
       const k = key(kind, i);
-      referents.push({ id: k, key: k, kind: kindKey(kind), namespace: NAMESPACE, state: i % 10 === 0 ? 'NotReady' : 'Ready', referencedBy: 0, changedAt: now - 60_000 });
+      referents.push({
+        id: k,
+        key: k,
+        kind: kindKey(kind),
+        namespace: NAMESPACE,
+        state: i % 10 === 0 ? 'NotReady' : 'Ready',
+        referencedBy: 0,
+        changedAt: now - 60_000,
+      });
     }
   }
   const controller = 'demo/watch';
@@ -38,7 +51,17 @@ function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: nu
       ['spec.cacheRef', key('Cache', i % 1110), kindKey('Cache')],
       ['spec.secretRef', key('Secret', i % 1110), 'Secret'],
     ];
-    for (const [fieldPath, referent, kind] of refs) references.push({ id: `${controller}|${app}|${referent}|${fieldPath}`, controller, referrer: app, referent, fieldPath, count: 1, kind, namespace: NAMESPACE });
+    for (const [fieldPath, referent, kind] of refs)
+      references.push({
+        id: `${controller}|${app}|${referent}|${fieldPath}`,
+        controller,
+        referrer: app,
+        referent,
+        fieldPath,
+        count: 1,
+        kind,
+        namespace: NAMESPACE,
+      });
     const waiting = i % 4 === 0;
     referrers.push({
       id: `${controller}|${app}`,
@@ -87,10 +110,16 @@ function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: nu
 async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<number> {
   const headers = { 'cache-control': 'no-store' };
   const wire = encodeSnapshot(snapshot); // the lean wire format, as the server sends it
-  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) => route.fulfill({ body: wire, contentType: 'application/json', headers }));
+  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) =>
+    route.fulfill({ body: wire, contentType: 'application/json', headers }),
+  );
   // One connection with the snapshot; the browser then waits an hour before reconnecting.
   await page.route(/\/api\/v1\/stream(\?|$)/, (route) =>
-    route.fulfill({ status: 200, headers: { ...headers, 'content-type': 'text/event-stream' }, body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', wire)}` }),
+    route.fulfill({
+      status: 200,
+      headers: { ...headers, 'content-type': 'text/event-stream' },
+      body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', wire)}`,
+    }),
   );
   await page.goto(url, { waitUntil: 'domcontentloaded' });
   return waitFor(FIRST_RENDER, 120_000, async () => (await measures(page, FIRST_RENDER))[0]);
@@ -98,7 +127,9 @@ async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<n
 
 async function main(): Promise<void> {
   const data = synthesize(Date.now());
-  console.log(`synthetic namespace ${NAMESPACE}: ${data.nodes} nodes, ${data.edges} edges; the page code runs unchanged, /api/v1/snapshot and /api/v1/stream are answered with page.route`);
+  console.log(
+    `synthetic namespace ${NAMESPACE}: ${data.nodes} nodes, ${data.edges} edges; the page code runs unchanged, /api/v1/snapshot and /api/v1/stream are answered with page.route`,
+  );
   const server = await startServer(3191);
   const browser = await launchChromium();
   try {
@@ -125,7 +156,11 @@ async function main(): Promise<void> {
     renders.sort((a, b) => a - b);
     // For scale on a busy machine: the same namespace with the force option, whose dense path places columns without any layout run.
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const force = await loadScope(await context.newPage(), `${server.url}/?ns=${NAMESPACE}&layout=force`, data.snapshot);
+    const force = await loadScope(
+      await context.newPage(),
+      `${server.url}/?ns=${NAMESPACE}&layout=force`,
+      data.snapshot,
+    );
     await context.close();
     console.log(`same namespace, force option: drawn in ${force.toFixed(0)} ms`);
     report('ui.scope.nodes', data.nodes, 'nodes');

@@ -2,7 +2,12 @@
 // The page code runs unchanged against the production build; only the network is synthetic: /api/v1/snapshot
 // and /api/v1/stream are answered in the browser with page.route. REFWATCH_UI_URL uses a server already up.
 import type { Page, Route } from '@playwright/test';
-import type { ReferenceControllerEntity, ReferenceEntity, ReferentEntity, ReferrerEntity } from '../lib/changelog/entities';
+import type {
+  ReferenceControllerEntity,
+  ReferenceEntity,
+  ReferentEntity,
+  ReferrerEntity,
+} from '../lib/changelog/entities';
 import { encodeDelta, encodeSnapshot } from '../lib/changelog/codec';
 import type { Change, Delta, Snapshot } from '../lib/changelog/wire';
 import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
@@ -34,7 +39,15 @@ function synthesize(now: number): Synthetic {
   for (const [kind, count] of Object.entries(REFERENTS_PER_KIND)) {
     for (let i = 0; i < count; i++) {
       const k = key(kind, nsOf(i), `${kind.toLowerCase()}-${i}`);
-      referents.push({ id: k, key: k, kind: kindKey(kind), namespace: nsOf(i), state: i % 10 === 0 ? 'NotReady' : 'Ready', referencedBy: 0, changedAt: now - 60_000 });
+      referents.push({
+        id: k,
+        key: k,
+        kind: kindKey(kind),
+        namespace: nsOf(i),
+        state: i % 10 === 0 ? 'NotReady' : 'Ready',
+        referencedBy: 0,
+        changedAt: now - 60_000,
+      });
     }
   }
   const referentKey = (kind: keyof typeof REFERENTS_PER_KIND, i: number) => {
@@ -54,7 +67,16 @@ function synthesize(now: number): Synthetic {
       ['spec.secretRef', referentKey('Secret', i), 'Secret'],
     ];
     for (const [fieldPath, referent, kind] of refs) {
-      references.push({ id: `${controller}|${app}|${referent}|${fieldPath}`, controller, referrer: app, referent, fieldPath, count: 1, kind, namespace: ns });
+      references.push({
+        id: `${controller}|${app}|${referent}|${fieldPath}`,
+        controller,
+        referrer: app,
+        referent,
+        fieldPath,
+        count: 1,
+        kind,
+        namespace: ns,
+      });
     }
     const waiting = i % 4 === 0;
     referrers.push({
@@ -107,7 +129,17 @@ function synthesize(now: number): Synthetic {
     for (let i = start; i < Math.min(STATUS_UPDATES, start + CHANGES_PER_DELTA); i++) {
       const r = referrers[i]!;
       const resolved = r.state !== 'Resolved';
-      const value: ReferrerEntity = { id: r.id, key: r.key, controller: r.controller, kind: r.kind, namespace: r.namespace, state: resolved ? 'Resolved' : 'Waiting', since: now, references: 4, reconciles: 3 };
+      const value: ReferrerEntity = {
+        id: r.id,
+        key: r.key,
+        controller: r.controller,
+        kind: r.kind,
+        namespace: r.namespace,
+        state: resolved ? 'Resolved' : 'Waiting',
+        since: now,
+        references: 4,
+        reconciles: 3,
+      };
       if (resolved) value.resolvedAt = now;
       else value.reason = references[i * 4]!.referent;
       changes.push({ entity: 'referrer', id: r.id, revision: ++rev, removed: false, value });
@@ -123,19 +155,33 @@ function synthesize(now: number): Synthetic {
  * loadOnce opens the dashboard on the synthetic data, then (with `updates`) delivers the status updates; it returns both measures.
  * `url` may carry the view's query, e.g. `?group=flat` for the ungrouped graph.
  */
-async function loadOnce(page: Page, url: string, data: Synthetic, updates = true): Promise<{ firstRender: number; batches: number[] }> {
+async function loadOnce(
+  page: Page,
+  url: string,
+  data: Synthetic,
+  updates = true,
+): Promise<{ firstRender: number; batches: number[] }> {
   let streams = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   // In the lean wire format, as the server sends them; encoded before the page opens, as a server's would be ready.
-  const wire = { snapshot: encodeSnapshot(data.snapshot), deltas: data.deltas.map((d) => sse(d.revision, 'delta', encodeDelta(d))).join('') };
-  await page.route('**/api/v1/snapshot', (route) => route.fulfill({ body: wire.snapshot, contentType: 'application/json', headers: { 'cache-control': 'no-store' } }));
+  const wire = {
+    snapshot: encodeSnapshot(data.snapshot),
+    deltas: data.deltas.map((d) => sse(d.revision, 'delta', encodeDelta(d))).join(''),
+  };
+  await page.route('**/api/v1/snapshot', (route) =>
+    route.fulfill({ body: wire.snapshot, contentType: 'application/json', headers: { 'cache-control': 'no-store' } }),
+  );
   await page.route('**/api/v1/stream', async (route: Route) => {
     const n = ++streams;
     const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
     if (n === 1) {
       // The first connection carries the snapshot and ends; the browser reconnects after `retry` ms, as on a dropped stream.
-      await route.fulfill({ status: 200, headers, body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', wire.snapshot)}` });
+      await route.fulfill({
+        status: 200,
+        headers,
+        body: `retry: 100\n\n${sse(data.snapshot.revision, 'snapshot', wire.snapshot)}`,
+      });
     } else if (n === 2) {
       // The resumed connection carries the deltas since that revision, once the first render is done.
       await gate;
@@ -150,7 +196,9 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
   await page.waitForTimeout(1000); // let the first layout's follow-up work settle before the updates arrive
   release();
   // Every updated referrer flips its state; the header's Resolved count shows the page has applied them.
-  const expectedResolved = data.snapshot.referrers.filter((r, i) => (i < STATUS_UPDATES ? r.state !== 'Resolved' : r.state === 'Resolved')).length;
+  const expectedResolved = data.snapshot.referrers.filter((r, i) =>
+    i < STATUS_UPDATES ? r.state !== 'Resolved' : r.state === 'Resolved',
+  ).length;
   await waitFor('the status updates on the page', 60_000, async () => {
     const text = await page.locator('dl[aria-label="Summary"] div:nth-child(2) dd').textContent();
     return Number(text) === expectedResolved ? true : undefined;
@@ -162,8 +210,12 @@ async function loadOnce(page: Page, url: string, data: Synthetic, updates = true
 
 async function main(): Promise<void> {
   const data = synthesize(Date.now());
-  console.log(`synthetic graph: ${data.nodes} nodes, ${data.edges} edges; ${STATUS_UPDATES} status updates in ${data.deltas.length} deltas`);
-  console.log('the page code runs unchanged; /api/v1/snapshot and /api/v1/stream are synthetic (answered in the browser with page.route)');
+  console.log(
+    `synthetic graph: ${data.nodes} nodes, ${data.edges} edges; ${STATUS_UPDATES} status updates in ${data.deltas.length} deltas`,
+  );
+  console.log(
+    'the page code runs unchanged; /api/v1/snapshot and /api/v1/stream are synthetic (answered in the browser with page.route)',
+  );
   const server = await startServer(3190);
   const browser = await launchChromium();
   try {
@@ -175,7 +227,9 @@ async function main(): Promise<void> {
       const r = await loadOnce(page, `${server.url}/`, data);
       firstRenders.push(r.firstRender);
       batches.push(...r.batches);
-      console.log(`load ${i + 1}: first render ${r.firstRender.toFixed(0)} ms; ${r.batches.length} batch frame(s): ${r.batches.map((b) => b.toFixed(1)).join(', ')} ms`);
+      console.log(
+        `load ${i + 1}: first render ${r.firstRender.toFixed(0)} ms; ${r.batches.length} batch frame(s): ${r.batches.map((b) => b.toFixed(1)).join(', ')} ms`,
+      );
       await context.close();
     }
     firstRenders.sort((a, b) => a - b);
@@ -185,10 +239,14 @@ async function main(): Promise<void> {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       const page = await context.newPage();
       const r = await loadOnce(page, `${server.url}/?group=flat`, data, false);
-      const drawn = Number(/with (\d+) nodes/.exec((await page.getByTestId('graph-canvas').getAttribute('aria-label')) ?? '')?.[1] ?? -1);
+      const drawn = Number(
+        /with (\d+) nodes/.exec((await page.getByTestId('graph-canvas').getAttribute('aria-label')) ?? '')?.[1] ?? -1,
+      );
       if (drawn !== data.nodes) throw new Error(`?group=flat drew ${drawn} nodes, expected all ${data.nodes}`);
       flatRenders.push(r.firstRender);
-      console.log(`load ${i + 1} (?group=flat): first render ${r.firstRender.toFixed(0)} ms, ${drawn} nodes drawn ungrouped`);
+      console.log(
+        `load ${i + 1} (?group=flat): first render ${r.firstRender.toFixed(0)} ms, ${drawn} nodes drawn ungrouped`,
+      );
       await context.close();
     }
     flatRenders.sort((a, b) => a - b);

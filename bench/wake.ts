@@ -17,12 +17,27 @@ const APPS = Number(process.env.REFWATCH_BENCH_APPS ?? 1_000);
 const TIMEOUT_MS = Number(process.env.REFWATCH_BENCH_TIMEOUT_MS ?? 120_000);
 const WAKE_ONS: WakeOn[] = ['change', 'readiness', 'generation', 'resolution'];
 
-async function run(client: KubeClient, wakeOn: WakeOn, serverRequestCount: () => Record<string, number>): Promise<DemoRunView> {
-  const manager = new Manager({ source: new SharedInformerPool({ client }), readiness: demoReadiness, grace: 5_000, statsIntervalMs: 0 });
+async function run(
+  client: KubeClient,
+  wakeOn: WakeOn,
+  serverRequestCount: () => Record<string, number>,
+): Promise<DemoRunView> {
+  const manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    readiness: demoReadiness,
+    grace: 5_000,
+    statsIntervalMs: 0,
+  });
   manager.start();
   const runner = new DemoRunner({ manager, client, installCrds: true, serverRequestCount, wakeOn });
   try {
-    const r = runner.start({ apps: APPS, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 }, backoffPreset: 'client-go', timeoutMs: TIMEOUT_MS, seed: 42 });
+    const r = runner.start({
+      apps: APPS,
+      readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 20_000 },
+      backoffPreset: 'client-go',
+      timeoutMs: TIMEOUT_MS,
+      seed: 42,
+    });
     await r.finished;
     const view = r.view();
     if (view.error) throw new Error(`the run failed: ${view.error}`);
@@ -34,8 +49,14 @@ async function run(client: KubeClient, wakeOn: WakeOn, serverRequestCount: () =>
   }
 }
 
-console.log(`== wake on the embedded cluster: ${APPS} Apps, ready after 1–20 s, one run per wakeOn (${WAKE_ONS.join(', ')})`);
-const embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
+console.log(
+  `== wake on the embedded cluster: ${APPS} Apps, ready after 1–20 s, one run per wakeOn (${WAKE_ONS.join(', ')})`,
+);
+const embedded = await startEmbeddedServer({
+  objects: demoManifests(),
+  bookmarkIntervalMs: 30_000,
+  token: randomBytes(24).toString('hex'),
+});
 const views = new Map<WakeOn, DemoRunView>();
 try {
   const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
@@ -53,7 +74,8 @@ for (const [wakeOn, view] of views) {
   const w = view.results.modes.watch;
   const b = view.results.modes.backoff;
   const latency = w.censoredLatencyMs ?? w.latencyMs;
-  if (wakeOn === 'resolution') result(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles', '<=', b.reconciles.perApp);
+  if (wakeOn === 'resolution')
+    result(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles', '<=', b.reconciles.perApp);
   else report(`engine.reconcilesPerApp.${wakeOn}`, w.reconciles.perApp, 'reconciles');
   report(`engine.reconcilesPerApp.backoff.${wakeOn}Run`, b.reconciles.perApp, 'reconciles');
   report(`engine.wake.p50.${wakeOn}`, latency?.p50 ?? NaN, 'ms');

@@ -6,7 +6,11 @@ import { startEmbeddedServer } from '../server/embedded';
 const cluster = await startEmbeddedServer({
   objects: [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'shop', annotations: { 'needs-secret': 'db-password' } } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'web', namespace: 'shop', annotations: { 'needs-secret': 'db-password' } },
+    },
   ],
 });
 const client = KubeClient.fromKubeconfig(cluster.kubeconfig());

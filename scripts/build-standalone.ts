@@ -7,7 +7,18 @@ import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SOURCES = ['app', 'components', 'lib', 'server', 'deploy/demo', 'deploy/example', 'instrumentation.ts', 'next.config.js', 'package.json', 'package-lock.json'];
+const SOURCES = [
+  'app',
+  'components',
+  'lib',
+  'server',
+  'deploy/demo',
+  'deploy/example',
+  'instrumentation.ts',
+  'next.config.js',
+  'package.json',
+  'package-lock.json',
+];
 
 /** standaloneDir is where `next build` writes the self-contained server (server.js, its node_modules, .next). */
 export function standaloneDir(root = ROOT): string {
@@ -41,19 +52,31 @@ export function isStandaloneCurrent(root = ROOT): boolean {
  */
 export function buildStandalone(root = ROOT, env: NodeJS.ProcessEnv = process.env): string {
   const next = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
-  const b = spawnSync(process.execPath, [next, 'build'], { cwd: root, stdio: ['ignore', 2, 2], env: { ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' } });
+  const b = spawnSync(process.execPath, [next, 'build'], {
+    cwd: root,
+    stdio: ['ignore', 2, 2],
+    env: { ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+  });
   if (b.status !== 0) throw new Error(`next build failed (${b.status ?? b.signal}); see its output above`);
   const out = standaloneDir(root);
-  if (!existsSync(path.join(out, 'server.js'))) throw new Error(`next build wrote no ${path.join(out, 'server.js')}: is output 'standalone' set in next.config.js?`);
+  if (!existsSync(path.join(out, 'server.js')))
+    throw new Error(
+      `next build wrote no ${path.join(out, 'server.js')}: is output 'standalone' set in next.config.js?`,
+    );
   const staticDir = path.join(out, '.next', 'static');
   rmSync(staticDir, { recursive: true, force: true });
   cpSync(path.join(root, '.next', 'static'), staticDir, { recursive: true });
-  if (existsSync(path.join(root, 'public'))) cpSync(path.join(root, 'public'), path.join(out, 'public'), { recursive: true });
+  if (existsSync(path.join(root, 'public')))
+    cpSync(path.join(root, 'public'), path.join(out, 'public'), { recursive: true });
   return out;
 }
 
 /** ensureStandalone builds only when the standalone server is missing or older than its sources. */
-export function ensureStandalone(root = ROOT, env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): string {
+export function ensureStandalone(
+  root = ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = console.log,
+): string {
   if (isStandaloneCurrent(root)) return standaloneDir(root);
   log('refwatch: building the standalone server (first start, or sources changed)…');
   return buildStandalone(root, env);

@@ -25,7 +25,8 @@ for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.peerDepend
 
 const files = listFiles(dir).filter((f) => !f.startsWith('node_modules/'));
 for (const f of files) {
-  if (f.startsWith('demo/') || f.startsWith('dist/demo/')) problems.push(`${f}: lib/demo is the dashboard's, not the library's`);
+  if (f.startsWith('demo/') || f.startsWith('dist/demo/'))
+    problems.push(`${f}: lib/demo is the dashboard's, not the library's`);
   if (f.endsWith('.tsbuildinfo') || /\.test\.tsx?$/.test(f)) problems.push(`${f}: build or test file in the package`);
 }
 
@@ -36,7 +37,8 @@ for (const [subpath, target] of Object.entries(manifest.exports)) {
     continue;
   }
   for (const [condition, file] of Object.entries(target)) {
-    if (!file || !existsSync(path.join(dir, file))) problems.push(`exports["${subpath}"].${condition} → ${file}: missing`);
+    if (!file || !existsSync(path.join(dir, file)))
+      problems.push(`exports["${subpath}"].${condition} → ${file}: missing`);
   }
   if (!target.types) problems.push(`exports["${subpath}"] has no types`);
   if (target.default) entries.push([subpath, target.default]);
@@ -48,7 +50,8 @@ for (const f of files.filter((x) => x.startsWith('dist/'))) {
   if (f.endsWith('.js') || f.endsWith('.d.ts')) {
     for (const m of text.matchAll(specifier)) {
       const target = path.join(path.dirname(f), m[1]!);
-      if (!m[1]!.endsWith('.js') || !existsSync(path.join(dir, target))) problems.push(`${f}: import '${m[1]}' does not name a shipped file`);
+      if (!m[1]!.endsWith('.js') || !existsSync(path.join(dir, target)))
+        problems.push(`${f}: import '${m[1]}' does not name a shipped file`);
     }
   }
   if (f.endsWith('.js') && !files.includes(`${f}.map`)) problems.push(`${f}: no source map`);
@@ -72,7 +75,9 @@ if (problems.length > 0) {
   console.error(`${manifest.name} at ${dir}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   process.exit(1);
 }
-console.log(`${manifest.name} at ${dir}: ${entries.length} entry points, ${files.length} files, every import and source map resolves`);
+console.log(
+  `${manifest.name} at ${dir}: ${entries.length} entry points, ${files.length} files, every import and source map resolves`,
+);
 
 function listFiles(root: string, sub = ''): string[] {
   const out: string[] = [];

@@ -6,7 +6,17 @@ import { Manager } from '../lib/engine';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
 import { RefwatchError } from '../lib/model';
 import { demoManifests } from '../server/cluster';
-import { DemoRunner, demoReadiness, parseDelay, parseDemoConfig, parseReadyAfter, summaryTable, type DemoConfigInput, type DemoRun, type DemoRunView } from '../server/demo';
+import {
+  DemoRunner,
+  demoReadiness,
+  parseDelay,
+  parseDemoConfig,
+  parseReadyAfter,
+  summaryTable,
+  type DemoConfigInput,
+  type DemoRun,
+  type DemoRunView,
+} from '../server/demo';
 import { startEmbeddedServer, type EmbeddedServer } from '../server/embedded';
 
 const USAGE = `npm run demo -- [flags]
@@ -52,7 +62,12 @@ function count(flag: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
-function parseFlags(argv: string[]): { config: DemoConfigInput; cluster: { kind: 'embedded' } | { kind: 'kubeconfig'; path: string; context?: string }; json?: string; csv?: string } {
+function parseFlags(argv: string[]): {
+  config: DemoConfigInput;
+  cluster: { kind: 'embedded' } | { kind: 'kubeconfig'; path: string; context?: string };
+  json?: string;
+  csv?: string;
+} {
   let values;
   try {
     ({ values } = parseArgs({
@@ -94,25 +109,33 @@ function parseFlags(argv: string[]): { config: DemoConfigInput; cluster: { kind:
   }
   if (values['ready-after'] !== undefined) config.readyAfter = parseReadyAfter(values['ready-after']);
   if (values.backoff !== undefined) {
-    if (values.backoff !== 'client-go' && values.backoff !== 'crossplane') throw new UsageError(`--backoff "${values.backoff}" must be client-go or crossplane`);
+    if (values.backoff !== 'client-go' && values.backoff !== 'crossplane')
+      throw new UsageError(`--backoff "${values.backoff}" must be client-go or crossplane`);
     config.backoffPreset = values.backoff;
   }
   if (values.dangling !== undefined) {
     const f = Number(values.dangling);
-    if (values.dangling.trim() === '' || !Number.isFinite(f) || f < 0 || f > 1) throw new UsageError(`--dangling "${values.dangling}" must be a fraction from 0 to 1, e.g. 0.05`);
+    if (values.dangling.trim() === '' || !Number.isFinite(f) || f < 0 || f > 1)
+      throw new UsageError(`--dangling "${values.dangling}" must be a fraction from 0 to 1, e.g. 0.05`);
     config.dangling = { typo: f / 3, wrongNamespace: f / 3, kindNotInstalled: f / 3 };
   }
-  if (values['churn-after'] !== undefined) config.churn = { dropKind: 'Cache', afterMs: parseDelay(values['churn-after'], '--churn-after') };
+  if (values['churn-after'] !== undefined)
+    config.churn = { dropKind: 'Cache', afterMs: parseDelay(values['churn-after'], '--churn-after') };
   if (values.timeout !== undefined) config.timeoutMs = parseDelay(values.timeout, '--timeout');
   const seed = count('--seed', values.seed);
   if (seed !== undefined) config.seed = seed;
 
   const mode = values.cluster ?? (values.kubeconfig || values.context ? 'kubeconfig' : 'embedded');
-  if (mode !== 'embedded' && mode !== 'kubeconfig') throw new UsageError(`--cluster "${mode}" must be embedded or kubeconfig`);
-  if (mode === 'embedded' && (values.kubeconfig || values.context)) throw new UsageError('--kubeconfig and --context need --cluster kubeconfig');
+  if (mode !== 'embedded' && mode !== 'kubeconfig')
+    throw new UsageError(`--cluster "${mode}" must be embedded or kubeconfig`);
+  if (mode === 'embedded' && (values.kubeconfig || values.context))
+    throw new UsageError('--kubeconfig and --context need --cluster kubeconfig');
   let cluster: { kind: 'embedded' } | { kind: 'kubeconfig'; path: string; context?: string } = { kind: 'embedded' };
   if (mode === 'kubeconfig') {
-    const path = values.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0] ?? (process.env.HOME ? `${process.env.HOME}/.kube/config` : undefined);
+    const path =
+      values.kubeconfig ??
+      process.env.KUBECONFIG?.split(':')[0] ??
+      (process.env.HOME ? `${process.env.HOME}/.kube/config` : undefined);
     if (!path) throw new UsageError('--cluster kubeconfig needs --kubeconfig PATH (or KUBECONFIG)');
     cluster = { kind: 'kubeconfig', path, ...(values.context ? { context: values.context } : {}) };
   }
@@ -144,7 +167,13 @@ async function showProgress(run: DemoRun): Promise<void> {
     return;
   }
   const bars = new cliProgress.MultiBar(
-    { format: '{mode} [{bar}] {value}/{total} {note}', hideCursor: true, clearOnComplete: false, stream: process.stderr, barsize: 30 },
+    {
+      format: '{mode} [{bar}] {value}/{total} {note}',
+      hideCursor: true,
+      clearOnComplete: false,
+      stream: process.stderr,
+      barsize: 30,
+    },
     cliProgress.Presets.shades_classic,
   );
   const v0 = run.view();
@@ -153,7 +182,9 @@ async function showProgress(run: DemoRun): Promise<void> {
   const backoff = bars.create(Math.max(1, v0.progress.apps.resolvable), 0, { mode: 'backoff ', note: '' });
   const update = () => {
     const v = run.view();
-    objects.update(v.progress.objects.created, { note: `referents ready ${v.progress.referents.ready}/${v.progress.referents.total}, ${(v.progress.elapsedMs / 1000).toFixed(1)} s` });
+    objects.update(v.progress.objects.created, {
+      note: `referents ready ${v.progress.referents.ready}/${v.progress.referents.total}, ${(v.progress.elapsedMs / 1000).toFixed(1)} s`,
+    });
     watch.update(v.progress.resolved.watch, { note: '' });
     backoff.update(v.progress.resolved.backoff, { note: '' });
   };
@@ -179,16 +210,30 @@ async function main(): Promise<number> {
   let client: KubeClient;
   if (flags.cluster.kind === 'embedded') {
     // Even on loopback the API server takes no anonymous requests.
-    embedded = await startEmbeddedServer({ objects: demoManifests(), bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex') });
+    embedded = await startEmbeddedServer({
+      objects: demoManifests(),
+      bookmarkIntervalMs: 30_000,
+      token: randomBytes(24).toString('hex'),
+    });
     client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
   } else {
     client = KubeClient.fromFile(flags.cluster.path, flags.cluster.context ? { context: flags.cluster.context } : {});
   }
   const d = client.describe();
   console.error(`demo: cluster ${embedded ? 'embedded' : `${d.context} (${d.server})`}`);
-  const manager = new Manager({ source: new SharedInformerPool({ client }), readiness: demoReadiness, grace: 5_000, statsIntervalMs: 0 });
+  const manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    readiness: demoReadiness,
+    grace: 5_000,
+    statsIntervalMs: 0,
+  });
   manager.start();
-  const runner = new DemoRunner({ manager, client, installCrds: true, serverRequestCount: embedded ? () => embedded.requestCount() : undefined });
+  const runner = new DemoRunner({
+    manager,
+    client,
+    installCrds: true,
+    serverRequestCount: embedded ? () => embedded.requestCount() : undefined,
+  });
 
   let run: DemoRun | undefined;
   let interrupted = false;
@@ -215,7 +260,12 @@ async function main(): Promise<number> {
     if (view.phase === 'Failed') code = 1;
     if (interrupted) code = 130;
   } finally {
-    if (run) await runner.delete(run.id).catch((e: unknown) => console.error(`demo: cleaning up run ${run!.id} failed: ${e instanceof Error ? e.message : String(e)}`));
+    if (run)
+      await runner
+        .delete(run.id)
+        .catch((e: unknown) =>
+          console.error(`demo: cleaning up run ${run!.id} failed: ${e instanceof Error ? e.message : String(e)}`),
+        );
     await manager.stop();
     await embedded?.stop();
     process.off('SIGINT', onSignal);

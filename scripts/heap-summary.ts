@@ -23,8 +23,14 @@ const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
 const { meta } = s.snapshot;
 const NF = meta.node_fields.length;
 const EF = meta.edge_fields.length;
-const [TYPE, NAME, SIZE, EDGES] = ['type', 'name', 'self_size', 'edge_count'].map((f) => meta.node_fields.indexOf(f)) as [number, number, number, number];
-const [ETYPE, ENAME, ETO] = ['type', 'name_or_index', 'to_node'].map((f) => meta.edge_fields.indexOf(f)) as [number, number, number];
+const [TYPE, NAME, SIZE, EDGES] = ['type', 'name', 'self_size', 'edge_count'].map((f) =>
+  meta.node_fields.indexOf(f),
+) as [number, number, number, number];
+const [ETYPE, ENAME, ETO] = ['type', 'name_or_index', 'to_node'].map((f) => meta.edge_fields.indexOf(f)) as [
+  number,
+  number,
+  number,
+];
 const nodeTypes = meta.node_types[0];
 const edgeTypes = meta.edge_types[0];
 const { nodes, edges, strings } = s;
@@ -53,7 +59,8 @@ function out(n: number): [string, number][] {
 const mb = (b: number) => (b / 1048576).toFixed(1).padStart(6);
 function table(title: string, rows: [string, number, number?][]): void {
   console.log(`\n${title}`);
-  for (const [k, bytes, n] of rows) console.log(`  ${mb(bytes)} MB  ${n === undefined ? '' : `${String(n).padStart(7)}  `}${k}`);
+  for (const [k, bytes, n] of rows)
+    console.log(`  ${mb(bytes)} MB  ${n === undefined ? '' : `${String(n).padStart(7)}  `}${k}`);
 }
 const sorted = (m: Map<string, { bytes: number; n: number }>) =>
   [...m].sort((a, b) => b[1].bytes - a[1].bytes).map(([k, v]): [string, number, number] => [k, v.bytes, v.n]);
@@ -112,11 +119,15 @@ for (let n = 0; n < count; n++) {
     if (!OWNED.has(e)) continue;
     claim(pkg, to);
     // A BytecodeArray's constant pool and position tables belong to it.
-    if (e === 'function_data') for (const [, inner] of out(to)) if (type(inner) === 'array' || type(inner) === 'code') claim(pkg, inner);
+    if (e === 'function_data')
+      for (const [, inner] of out(to)) if (type(inner) === 'array' || type(inner) === 'code') claim(pkg, inner);
   }
 }
 
 console.log(`${file}: ${mb(total).trim()} MB of heap in ${count} nodes`);
 table('by node type', sorted(byType).slice(0, top));
 table(`largest constructors (self size, count)`, sorted(byConstructor).slice(0, top));
-table('code by package (module source, function metadata, bytecode; count = heap nodes)', sorted(byPackage).slice(0, top));
+table(
+  'code by package (module source, function metadata, bytecode; count = heap nodes)',
+  sorted(byPackage).slice(0, top),
+);

@@ -26,6 +26,9 @@ try {
 }
 console.log(`refwatch: serving on http://${host}:${port}`);
 // The standalone server reads its address from HOSTNAME and PORT.
-const child = spawn(process.execPath, [path.join(dir, 'server.js')], { stdio: 'inherit', env: { ...env, HOSTNAME: host, PORT: String(port) } });
+const child = spawn(process.execPath, [path.join(dir, 'server.js')], {
+  stdio: 'inherit',
+  env: { ...env, HOSTNAME: host, PORT: String(port) },
+});
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

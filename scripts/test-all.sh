@@ -14,7 +14,7 @@ run() {
   fi
 }
 run "typecheck" npx tsc --noEmit -p tsconfig.json
-run "lint" npx eslint .
+run "lint" npm run lint
 run "unit tests" npx vitest run --project unit
 run "integration tests" bash scripts/test-integration.sh
 run "example controller (installs the packed library; both clusters)" bash scripts/test-example-controller.sh

@@ -23,7 +23,11 @@ const filterShape = { namespace: scopeShape.namespace, kind: scopeShape.kind };
  * the other ends of its references.
  */
 async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Promise<Snapshot> {
-  const snapshot = await captureSnapshot(rt.manager, { cluster: () => rt.cluster(), filter: scope.filter, stuckThresholdMs: rt.config.stuckThresholdMs });
+  const snapshot = await captureSnapshot(rt.manager, {
+    cluster: () => rt.cluster(),
+    filter: scope.filter,
+    stuckThresholdMs: rt.config.stuckThresholdMs,
+  });
   return view ? view.snapshot(snapshot) : snapshot;
 }
 
@@ -35,7 +39,9 @@ export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> 
   const q = parseQuery(new URL(req.url), scopeShape);
   const scope = toScope(q, rt.summary);
   const snapshot = await scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
-  return new Response(snapshotBody(snapshot), { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
+  return new Response(snapshotBody(snapshot), {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  });
 }
 
 /** getSummary answers the overview: counts per namespace and kind, stuck first, and the oldest stuck referrers. */
@@ -48,7 +54,11 @@ export function getStream(rt: Runtime, req: Request): Response {
   // access_token: the token, for EventSource, which cannot send headers; checked by guardAccess.
   const q = parseQuery(new URL(req.url), {
     ...scopeShape,
-    overview: z.enum(['1', 'true'], { error: 'must be 1 for the summary alone (no snapshot, no deltas); leave it out otherwise' }).optional(),
+    overview: z
+      .enum(['1', 'true'], {
+        error: 'must be 1 for the summary alone (no snapshot, no deltas); leave it out otherwise',
+      })
+      .optional(),
     lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(),
     access_token: z.string().optional(),
   });
@@ -79,13 +89,24 @@ export function getExplain(rt: Runtime, req: Request): Response {
   const key = parseKey(q.object, 'object');
   if (!key.ok) throw key.error;
   const r = explain(rt.manager, q.object, { controller: q.controller, now: Date.now() });
-  if (!r.ok) throw new ApiError(r.error.code === 'NotFound' ? 404 : 400, r.error.code, r.error.message, r.error.field ?? 'object');
+  if (!r.ok)
+    throw new ApiError(
+      r.error.code === 'NotFound' ? 404 : 400,
+      r.error.code,
+      r.error.message,
+      r.error.field ?? 'object',
+    );
   return json(r.value);
 }
 
 /** getObjectDetails answers one object's YAML (no Secret value), owners, Events, state history and fixes. */
 export async function getObjectDetails(rt: Runtime, req: Request): Promise<Response> {
-  const q = parseQuery(new URL(req.url), { key: z.string({ error: 'is required: give an object key such as Database.demo.refwatch.dev/shop/orders or Secret/shop/db-password' }) });
+  const q = parseQuery(new URL(req.url), {
+    key: z.string({
+      error:
+        'is required: give an object key such as Database.demo.refwatch.dev/shop/orders or Secret/shop/db-password',
+    }),
+  });
   return json(await objectDetails(rt, q.key, req.signal));
 }
 
@@ -98,13 +119,17 @@ export function getStuck(rt: Runtime, req: Request): Response {
     olderThan = d.value;
   }
   const all = stuck(rt.manager, { olderThan, now: Date.now() });
-  const items = all.filter((s) => (!q.namespace || s.key.split('/')[1] === q.namespace) && (!q.kind || s.key.startsWith(q.kind + '/')));
+  const items = all.filter(
+    (s) => (!q.namespace || s.key.split('/')[1] === q.namespace) && (!q.kind || s.key.startsWith(q.kind + '/')),
+  );
   return json({ olderThanMs: olderThan, items });
 }
 
 export async function getMetrics(rt: Runtime): Promise<Response> {
   rt.manager.publishStats();
-  return new Response(await rt.metrics.registry.metrics(), { headers: { 'content-type': rt.metrics.registry.contentType, 'cache-control': 'no-store' } });
+  return new Response(await rt.metrics.registry.metrics(), {
+    headers: { 'content-type': rt.metrics.registry.contentType, 'cache-control': 'no-store' },
+  });
 }
 
 export function getHealthz(): Response {
@@ -125,7 +150,13 @@ export function guard(rt: Runtime, req: Request): void {
 
 /** demoOf is the runtime's demo runner, or a 404 saying how to turn the demo on. */
 function demoOf(rt: Runtime): DemoRunner {
-  if (!rt.demo) throw new ApiError(404, 'NotFound', 'the demo is off on this server: start it with --demo on (REFWATCH_DEMO=on)', 'demo');
+  if (!rt.demo)
+    throw new ApiError(
+      404,
+      'NotFound',
+      'the demo is off on this server: start it with --demo on (REFWATCH_DEMO=on)',
+      'demo',
+    );
   return rt.demo;
 }
 
@@ -150,7 +181,13 @@ async function demoCall<T>(fn: () => T | Promise<T>): Promise<T> {
 function runIdOf(req: Request): string {
   const segments = new URL(req.url).pathname.split('/').filter(Boolean);
   const id = decodeURIComponent(segments[segments.lastIndexOf('runs') + 1] ?? '');
-  if (!/^[0-9a-f]{6}$/.test(id)) throw new ApiError(404, 'NotFound', `"${id}" is not a demo run id (six hex digits, as POST /api/v1/demo/runs returns)`, 'id');
+  if (!/^[0-9a-f]{6}$/.test(id))
+    throw new ApiError(
+      404,
+      'NotFound',
+      `"${id}" is not a demo run id (six hex digits, as POST /api/v1/demo/runs returns)`,
+      'id',
+    );
   return id;
 }
 
@@ -158,7 +195,10 @@ function runIdOf(req: Request): string {
 export async function postDemoRun(rt: Runtime, req: Request): Promise<Response> {
   guard(rt, req);
   const runner = demoOf(rt);
-  const body = await readJsonBody(req, z.record(z.string(), z.unknown(), { error: 'must be a JSON object of run settings' }));
+  const body = await readJsonBody(
+    req,
+    z.record(z.string(), z.unknown(), { error: 'must be a JSON object of run settings' }),
+  );
   const run = await demoCall(() => runner.start(body));
   return json(run.view(), 201, { location: `/api/v1/demo/runs/${run.id}` });
 }
@@ -170,11 +210,16 @@ export function getDemoRuns(rt: Runtime, req: Request): Response {
 
 /** getDemoRun returns one run with its latencies, or exports it (?format=json|csv) as a download. */
 export async function getDemoRun(rt: Runtime, req: Request): Promise<Response> {
-  const q = parseQuery(new URL(req.url), { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() });
+  const q = parseQuery(new URL(req.url), {
+    format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional(),
+  });
   const id = runIdOf(req);
   const run = await demoCall(() => {
     const r = demoOf(rt).get(id);
-    if (!r) throw new RefwatchError('DemoRunNotFound', `no demo run ${id}; GET /api/v1/demo/runs lists them`, { field: 'id' });
+    if (!r)
+      throw new RefwatchError('DemoRunNotFound', `no demo run ${id}; GET /api/v1/demo/runs lists them`, {
+        field: 'id',
+      });
     return r;
   });
   if (q.format === undefined) return json(run.view({ latencies: true }));

@@ -13,7 +13,11 @@ export function exampleManifests(dir: string): object[] {
   try {
     return readManifests(path.resolve(dir));
   } catch (e) {
-    throw new RefwatchError('InvalidConfig', `REFWATCH_EXAMPLE (flag --example) ${dir}: ${e instanceof Error ? e.message : String(e)}; use --example none to start bare`, { field: 'REFWATCH_EXAMPLE' });
+    throw new RefwatchError(
+      'InvalidConfig',
+      `REFWATCH_EXAMPLE (flag --example) ${dir}: ${e instanceof Error ? e.message : String(e)}; use --example none to start bare`,
+      { field: 'REFWATCH_EXAMPLE' },
+    );
   }
 }
 
@@ -37,7 +41,11 @@ export function demoManifests(root = process.cwd()): object[] {
  */
 export function readManifests(fileOrDir: string): object[] {
   const files = fs.statSync(fileOrDir).isDirectory()
-    ? fs.readdirSync(fileOrDir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => path.join(fileOrDir, f))
+    ? fs
+        .readdirSync(fileOrDir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => path.join(fileOrDir, f))
     : [fileOrDir];
   const out: object[] = [];
   for (const file of files) {
@@ -56,14 +64,31 @@ export async function connectCluster(config: Config): Promise<ClusterConnection>
     // A fresh token per process: even on loopback, the API server takes no anonymous requests.
     const example = config.example ? exampleManifests(config.example) : undefined;
     // TLS so that kubectl, which sends a token over HTTPS only, can use the kubeconfig npm start writes.
-    const embedded = await startEmbeddedServer({ objects: [...demoManifests(), ...(example ?? [])], bookmarkIntervalMs: 30_000, token: randomBytes(24).toString('hex'), tls: true });
+    const embedded = await startEmbeddedServer({
+      objects: [...demoManifests(), ...(example ?? [])],
+      bookmarkIntervalMs: 30_000,
+      token: randomBytes(24).toString('hex'),
+      tls: true,
+    });
     const client = KubeClient.fromKubeconfig(embedded.kubeconfig(), { source: 'embedded' });
-    return { client, embedded, ...(example ? { example } : {}), info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true }, stop: () => embedded.stop() };
+    return {
+      client,
+      embedded,
+      ...(example ? { example } : {}),
+      info: { mode: 'embedded', server: embedded.url, context: 'embedded', reachable: true },
+      stop: () => embedded.stop(),
+    };
   }
   const client =
-    config.cluster.mode === 'kubeconfig' ? KubeClient.fromFile(config.cluster.path, { context: config.cluster.context }) : KubeClient.inCluster({ pathPrefix: config.cluster.root });
+    config.cluster.mode === 'kubeconfig'
+      ? KubeClient.fromFile(config.cluster.path, { context: config.cluster.context })
+      : KubeClient.inCluster({ pathPrefix: config.cluster.root });
   const d = client.describe();
-  return { client, info: { mode: config.cluster.mode, server: d.server, context: d.context, reachable: false }, stop: async () => {} };
+  return {
+    client,
+    info: { mode: config.cluster.mode, server: d.server, context: d.context, reachable: false },
+    stop: async () => {},
+  };
 }
 
 /**
@@ -79,6 +104,10 @@ export async function probeCluster(client: KubeClient, info: ClusterInfo, signal
     delete next.message;
     return next;
   } catch (e) {
-    return { ...info, reachable: false, message: client.redact(`cannot reach ${info.server}: ${e instanceof Error ? e.message : String(e)}`) };
+    return {
+      ...info,
+      reachable: false,
+      message: client.redact(`cannot reach ${info.server}: ${e instanceof Error ? e.message : String(e)}`),
+    };
   }
 }

@@ -8,7 +8,10 @@ import { hostEntryProblem, isLoopback } from './http/hosts';
  * variables). Every error names the variable, its flag and the accepted values.
  */
 export interface Config {
-  cluster: { mode: 'embedded' } | { mode: 'kubeconfig'; path: string; context?: string } | { mode: 'in-cluster'; root?: string };
+  cluster:
+    | { mode: 'embedded' }
+    | { mode: 'kubeconfig'; path: string; context?: string }
+    | { mode: 'in-cluster'; root?: string };
   host: string;
   port: number;
   token?: string;
@@ -39,19 +42,39 @@ export const SETTINGS = {
   host: { env: 'REFWATCH_HOST', flag: '--host', accepts: 'an address to bind, e.g. 127.0.0.1' },
   port: { env: 'REFWATCH_PORT', flag: '--port', accepts: 'a port number 1-65535' },
   token: { env: 'REFWATCH_TOKEN', flag: '--token', accepts: 'a bearer token of at least 16 characters' },
-  allowedHosts: { env: 'REFWATCH_ALLOWED_HOSTS', flag: '--allowed-hosts', accepts: 'comma-separated host names or IP addresses without ports, e.g. refwatch.example.com,*.internal.example' },
+  allowedHosts: {
+    env: 'REFWATCH_ALLOWED_HOSTS',
+    flag: '--allowed-hosts',
+    accepts: 'comma-separated host names or IP addresses without ports, e.g. refwatch.example.com,*.internal.example',
+  },
   insecureAllowAnonymous: {
     env: 'REFWATCH_INSECURE_ALLOW_ANONYMOUS',
     flag: '--insecure-allow-anonymous',
     accepts: 'true | false (a bare flag means true); only without a token, behind a proxy that authenticates',
   },
   grace: { env: 'REFWATCH_GRACE', flag: '--grace', accepts: 'a duration such as 30s, 2m or 500ms' },
-  stuckThreshold: { env: 'REFWATCH_STUCK_THRESHOLD', flag: '--stuck-threshold', accepts: 'a duration such as 30s or 5m' },
+  stuckThreshold: {
+    env: 'REFWATCH_STUCK_THRESHOLD',
+    flag: '--stuck-threshold',
+    accepts: 'a duration such as 30s or 5m',
+  },
   rules: { env: 'REFWATCH_RULES', flag: '--rules', accepts: 'comma-separated rules files (YAML or JSON)' },
-  packs: { env: 'REFWATCH_RULE_PACKS', flag: '--packs', accepts: 'comma-separated packs: core, gateway, crossplane, or none' },
+  packs: {
+    env: 'REFWATCH_RULE_PACKS',
+    flag: '--packs',
+    accepts: 'comma-separated packs: core, gateway, crossplane, or none',
+  },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
-  namespaces: { env: 'REFWATCH_NAMESPACES', flag: '--namespaces', accepts: 'comma-separated namespace names, e.g. shop,web (default: all namespaces)' },
-  example: { env: 'REFWATCH_EXAMPLE', flag: '--example', accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)' },
+  namespaces: {
+    env: 'REFWATCH_NAMESPACES',
+    flag: '--namespaces',
+    accepts: 'comma-separated namespace names, e.g. shop,web (default: all namespaces)',
+  },
+  example: {
+    env: 'REFWATCH_EXAMPLE',
+    flag: '--example',
+    accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)',
+  },
   logLevel: { env: 'REFWATCH_LOG_LEVEL', flag: '--log-level', accepts: 'debug | info | warn | error | silent' },
 } as const;
 
@@ -60,7 +83,12 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
 /** parseDurationMs reads 250ms, 30s, 5m, 1h, or bare milliseconds. */
 export function parseDurationMs(text: string, field: string): number {
   const m = DURATION.exec(text.trim());
-  if (!m) throw new RefwatchError('InvalidDuration', `${field} "${text}" is not a duration: use a number with ms, s, m or h`, { field, example: '30s' });
+  if (!m)
+    throw new RefwatchError(
+      'InvalidDuration',
+      `${field} "${text}" is not a duration: use a number with ms, s, m or h`,
+      { field, example: '30s' },
+    );
   const n = Number(m[1]);
   const unit = m[2] ?? 'ms';
   return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
@@ -94,7 +122,9 @@ const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.v
 function configError(env: string, message: string): RefwatchError {
   const s = byEnv.get(env);
   const where = s ? `${s.env} (flag ${s.flag})` : env;
-  return new RefwatchError('InvalidConfig', `${where}: ${message}; accepted: ${s?.accepts ?? 'see README'}`, { field: env });
+  return new RefwatchError('InvalidConfig', `${where}: ${message}; accepted: ${s?.accepts ?? 'see README'}`, {
+    field: env,
+  });
 }
 
 /**
@@ -126,11 +156,15 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const bind = standaloneBind(env);
   if (bind !== undefined) {
     if (raw.REFWATCH_HOST !== undefined && raw.REFWATCH_HOST !== bind) {
-      throw configError('REFWATCH_HOST', `"${raw.REFWATCH_HOST}" differs from HOSTNAME "${bind}", the address the standalone server (node server.js) binds; set both to the same address`);
+      throw configError(
+        'REFWATCH_HOST',
+        `"${raw.REFWATCH_HOST}" differs from HOSTNAME "${bind}", the address the standalone server (node server.js) binds; set both to the same address`,
+      );
     }
     e.REFWATCH_HOST = bind;
   }
-  const mode = e.REFWATCH_CLUSTER ?? (env.REFWATCH_CLUSTER === undefined && e.REFWATCH_CONTEXT ? 'kubeconfig' : 'embedded');
+  const mode =
+    e.REFWATCH_CLUSTER ?? (env.REFWATCH_CLUSTER === undefined && e.REFWATCH_CONTEXT ? 'kubeconfig' : 'embedded');
   let cluster: Config['cluster'];
   if (mode === 'kubeconfig') {
     const path = e.KUBECONFIG ?? (env.HOME ? `${env.HOME}/.kube/config` : undefined);
@@ -141,7 +175,12 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   } else {
     cluster = { mode: 'embedded' };
   }
-  const packs = e.REFWATCH_RULE_PACKS === 'none' ? [] : e.REFWATCH_RULE_PACKS.split(',').map((p) => p.trim()).filter(Boolean);
+  const packs =
+    e.REFWATCH_RULE_PACKS === 'none'
+      ? []
+      : e.REFWATCH_RULE_PACKS.split(',')
+          .map((p) => p.trim())
+          .filter(Boolean);
   for (const p of packs) if (!KNOWN_PACKS.includes(p)) throw configError('REFWATCH_RULE_PACKS', `unknown pack "${p}"`);
   const wrap = (key: string, fn: () => number) => {
     try {
@@ -155,8 +194,12 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     host: e.REFWATCH_HOST,
     port: e.REFWATCH_PORT,
     graceMs: wrap('REFWATCH_GRACE', () => parseDurationMs(e.REFWATCH_GRACE, 'REFWATCH_GRACE')),
-    stuckThresholdMs: wrap('REFWATCH_STUCK_THRESHOLD', () => parseDurationMs(e.REFWATCH_STUCK_THRESHOLD, 'REFWATCH_STUCK_THRESHOLD')),
-    rulesFiles: e.REFWATCH_RULES.split(',').map((f) => f.trim()).filter(Boolean),
+    stuckThresholdMs: wrap('REFWATCH_STUCK_THRESHOLD', () =>
+      parseDurationMs(e.REFWATCH_STUCK_THRESHOLD, 'REFWATCH_STUCK_THRESHOLD'),
+    ),
+    rulesFiles: e.REFWATCH_RULES.split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
     rulePacks: packs,
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
     logLevel: e.REFWATCH_LOG_LEVEL,
@@ -166,15 +209,23 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (e.REFWATCH_NAMESPACES !== undefined) cfg.namespaces = namespaceList(e.REFWATCH_NAMESPACES);
   // refwatch writes to a real cluster only when asked through the API: the example is the user's to apply there.
   const example = e.REFWATCH_EXAMPLE ?? (cluster.mode === 'embedded' ? 'deploy/example' : 'none');
-  if (example !== 'none' && cluster.mode !== 'embedded') throw configError('REFWATCH_EXAMPLE', `the example loads into the embedded cluster only; on ${cluster.mode} apply it yourself: kubectl apply -f deploy/demo/crds.yaml && kubectl apply -f ${example}`);
+  if (example !== 'none' && cluster.mode !== 'embedded')
+    throw configError(
+      'REFWATCH_EXAMPLE',
+      `the example loads into the embedded cluster only; on ${cluster.mode} apply it yourself: kubectl apply -f deploy/demo/crds.yaml && kubectl apply -f ${example}`,
+    );
   if (example !== 'none') cfg.example = example;
   return cfg;
 }
 
 /** namespaceList reads REFWATCH_NAMESPACES: namespace names, comma-separated, at least one. */
 function namespaceList(text: string): string[] {
-  const names = text.split(',').map((n) => n.trim()).filter(Boolean);
-  if (names.length === 0) throw configError('REFWATCH_NAMESPACES', `"${text}" names no namespace; leave it unset to watch all namespaces`);
+  const names = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw configError('REFWATCH_NAMESPACES', `"${text}" names no namespace; leave it unset to watch all namespaces`);
   for (const name of names) {
     const v = validateNamespace(name, 'namespace');
     if (!v.ok) throw configError('REFWATCH_NAMESPACES', v.error.message.replace(/ \(example: .*\)$/, ''));
@@ -190,8 +241,12 @@ function namespaceList(text: string): string[] {
  * flag together with a token is refused as contradictory, since it would
  * quietly leave reads open while a token seems to protect them.
  */
-function accessSettings(e: z.infer<typeof envSchema>): Pick<Config, 'allowedHosts' | 'readsNeedToken' | 'insecureAllowAnonymous'> {
-  const allowedHosts = e.REFWATCH_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
+function accessSettings(
+  e: z.infer<typeof envSchema>,
+): Pick<Config, 'allowedHosts' | 'readsNeedToken' | 'insecureAllowAnonymous'> {
+  const allowedHosts = e.REFWATCH_ALLOWED_HOSTS.split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (const entry of allowedHosts) {
     const problem = hostEntryProblem(entry);
     if (problem) throw configError('REFWATCH_ALLOWED_HOSTS', problem);
@@ -229,14 +284,23 @@ export function flagsToEnv(argv: string[]): Record<string, string> {
   const byFlag = new Map<string, string>(Object.values(SETTINGS).map((s) => [s.flag, s.env]));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new RefwatchError('InvalidFlag', `unexpected argument "${arg}"; flags are ${[...byFlag.keys()].join(', ')}`, { field: arg });
+    if (!arg.startsWith('--'))
+      throw new RefwatchError(
+        'InvalidFlag',
+        `unexpected argument "${arg}"; flags are ${[...byFlag.keys()].join(', ')}`,
+        { field: arg },
+      );
     const eq = arg.indexOf('=');
     const flag = eq < 0 ? arg : arg.slice(0, eq);
     const env = byFlag.get(flag);
-    if (!env) throw new RefwatchError('InvalidFlag', `unknown flag ${flag}; flags are ${[...byFlag.keys()].join(', ')}`, { field: flag });
+    if (!env)
+      throw new RefwatchError('InvalidFlag', `unknown flag ${flag}; flags are ${[...byFlag.keys()].join(', ')}`, {
+        field: flag,
+      });
     const bare = eq < 0 && BOOLEAN_FLAGS.has(flag);
     const value = bare ? 'true' : eq < 0 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined) throw new RefwatchError('InvalidFlag', `flag ${flag} needs a value: ${byEnv.get(env)?.accepts}`, { field: flag });
+    if (value === undefined)
+      throw new RefwatchError('InvalidFlag', `flag ${flag} needs a value: ${byEnv.get(env)?.accepts}`, { field: flag });
     out[env] = value;
   }
   if (out.KUBECONFIG && !out.REFWATCH_CLUSTER) out.REFWATCH_CLUSTER = 'kubeconfig';

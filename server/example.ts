@@ -32,7 +32,8 @@ export interface Example {
 }
 
 const isDemo = (m: Manifest, kind: string) => m.apiVersion === DEMO_API_VERSION && m.kind === kind;
-const namespaceOf = (m: Manifest) => (typeof m.metadata?.namespace === 'string' && m.metadata.namespace !== '' ? m.metadata.namespace : 'default');
+const namespaceOf = (m: Manifest) =>
+  typeof m.metadata?.namespace === 'string' && m.metadata.namespace !== '' ? m.metadata.namespace : 'default';
 
 /**
  * startExample brings the example to life on a cluster where its manifests

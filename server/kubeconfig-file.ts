@@ -10,7 +10,10 @@ import { stringify } from 'yaml';
  * ~/.local/state), never the repository.
  */
 export function embeddedKubeconfigPath(env: Record<string, string | undefined> = process.env): string {
-  const state = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(env.HOME || os.homedir(), '.local', 'state');
+  const state =
+    env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME)
+      ? env.XDG_STATE_HOME
+      : path.join(env.HOME || os.homedir(), '.local', 'state');
   return path.join(state, 'refwatch', 'embedded.kubeconfig');
 }
 

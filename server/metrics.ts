@@ -104,14 +104,37 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const q of manager?.changelog.snapshot({ entities: ['queue'] }).entities.queue ?? []) this.set({ controller: q.controller }, q.depth);
+      for (const q of manager?.changelog.snapshot({ entities: ['queue'] }).entities.queue ?? [])
+        this.set({ controller: q.controller }, q.depth);
       forgetRemovedControllers();
     },
   });
-  const adds = new Counter({ name: 'refwatch_queue_adds_total', help: 'Keys added to each controller work queue.', labelNames: ['controller'], registers: [registry] });
-  const retries = new Counter({ name: 'refwatch_queue_retries_total', help: 'Rate-limited retries of failed reconciles.', labelNames: ['controller'], registers: [registry] });
-  const queueLatency = new Histogram({ name: 'refwatch_queue_latency_seconds', help: 'Time a key waits in the queue before a worker takes it.', labelNames: ['controller'], buckets: SECONDS_BUCKETS, registers: [registry] });
-  const workDuration = new Histogram({ name: 'refwatch_reconcile_duration_seconds', help: 'Time one reconcile takes.', labelNames: ['controller'], buckets: SECONDS_BUCKETS, registers: [registry] });
+  const adds = new Counter({
+    name: 'refwatch_queue_adds_total',
+    help: 'Keys added to each controller work queue.',
+    labelNames: ['controller'],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'refwatch_queue_retries_total',
+    help: 'Rate-limited retries of failed reconciles.',
+    labelNames: ['controller'],
+    registers: [registry],
+  });
+  const queueLatency = new Histogram({
+    name: 'refwatch_queue_latency_seconds',
+    help: 'Time a key waits in the queue before a worker takes it.',
+    labelNames: ['controller'],
+    buckets: SECONDS_BUCKETS,
+    registers: [registry],
+  });
+  const workDuration = new Histogram({
+    name: 'refwatch_reconcile_duration_seconds',
+    help: 'Time one reconcile takes.',
+    labelNames: ['controller'],
+    buckets: SECONDS_BUCKETS,
+    registers: [registry],
+  });
   const resolution = new Histogram({
     name: 'refwatch_resolution_latency_seconds',
     help: 'From the queue add that woke a referrer (for a waiting referrer: the referent event) to its reconcile finding every referent ready.',
@@ -157,8 +180,17 @@ export function createMetrics(): Metrics {
       for (const [kind, age] of ages) this.set({ kind }, age);
     },
   });
-  const reconcileErrors = new Counter({ name: 'refwatch_reconcile_errors_total', help: 'Reconciles that threw or rejected.', labelNames: ['controller'], registers: [registry] });
-  const sseClients = new Gauge({ name: 'refwatch_sse_clients', help: 'Connected SSE clients of /api/v1/stream.', registers: [registry] });
+  const reconcileErrors = new Counter({
+    name: 'refwatch_reconcile_errors_total',
+    help: 'Reconciles that threw or rejected.',
+    labelNames: ['controller'],
+    registers: [registry],
+  });
+  const sseClients = new Gauge({
+    name: 'refwatch_sse_clients',
+    help: 'Connected SSE clients of /api/v1/stream.',
+    registers: [registry],
+  });
 
   // Controllers come and go (each demo run adds one and removes it): the series of a removed one are
   // dropped at the next scrape, so the registry and /metrics do not grow with every controller ever added.

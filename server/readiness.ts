@@ -32,14 +32,20 @@ export function judgeReadiness({ cluster, everReachable, watches, now }: Readine
   const reasons: string[] = [];
   const warnings: string[] = [];
   const unreachable = cluster.message ?? `cluster ${cluster.server} is not reachable`;
-  if (!cluster.reachable) (everReachable ? warnings : reasons).push(everReachable ? `${unreachable}; serving the last known state` : unreachable);
+  if (!cluster.reachable)
+    (everReachable ? warnings : reasons).push(
+      everReachable ? `${unreachable}; serving the last known state` : unreachable,
+    );
   for (const w of watches) {
     const kind = kindKey(w.target) + (w.target.namespace ? ` in ${w.target.namespace}` : '');
     // A kind the cluster does not serve is an answer, not a wait: its references are reported stuck as KindUnknown.
-    if (!w.primed && w.lastError?.reason !== 'KindUnknown') reasons.push(`${kind} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
+    if (!w.primed && w.lastError?.reason !== 'KindUnknown')
+      reasons.push(`${kind} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
     else if (w.primed && w.lastError) {
       const since = w.failingSince ?? w.lastError.at;
-      warnings.push(`watch of ${kind} failing for ${Math.max(0, Math.round((now - since) / 1000))} s (${w.lastError.reason}): ${w.lastError.message}; serving the last known state`);
+      warnings.push(
+        `watch of ${kind} failing for ${Math.max(0, Math.round((now - since) / 1000))} s (${w.lastError.reason}): ${w.lastError.message}; serving the last known state`,
+      );
     }
   }
   const ready = reasons.length === 0;

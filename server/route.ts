@@ -9,14 +9,22 @@ import { ensureRuntime, type Runtime } from './runtime';
  * waits for the runtime (503 with the reason while it cannot start) and turns
  * every error into an API error response.
  */
-export function route(fn: (rt: Runtime, req: Request) => Response | Promise<Response>): (req: Request) => Promise<Response> {
+export function route(
+  fn: (rt: Runtime, req: Request) => Response | Promise<Response>,
+): (req: Request) => Promise<Response> {
   return handle(async (req: Request) => {
     guardAccess(req, processAccessPolicy());
     let rt: Runtime;
     try {
       rt = await ensureRuntime();
     } catch (e) {
-      throw new ApiError(503, 'NotRunning', `refwatch is not running: ${e instanceof Error ? e.message : String(e)}`, undefined, { 'retry-after': '5' });
+      throw new ApiError(
+        503,
+        'NotRunning',
+        `refwatch is not running: ${e instanceof Error ? e.message : String(e)}`,
+        undefined,
+        { 'retry-after': '5' },
+      );
     }
     return fn(rt, req);
   });

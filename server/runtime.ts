@@ -128,25 +128,35 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   manager.start();
   const embedded = connection.embedded;
   const demo = config.demo
-    ? new DemoRunner({ manager, client: connection.client, serverRequestCount: embedded ? () => embedded.requestCount() : undefined })
+    ? new DemoRunner({
+        manager,
+        client: connection.client,
+        serverRequestCount: embedded ? () => embedded.requestCount() : undefined,
+      })
     : undefined;
-  const example =
-    connection.example
-      ? startExample({
-          manager,
-          client: connection.client,
-          manifests: connection.example,
-          onError: (what, e) => console.error(`refwatch: example: could not mark ${what} Ready: ${e instanceof Error ? e.message : String(e)}`),
-        })
-      : undefined;
+  const example = connection.example
+    ? startExample({
+        manager,
+        client: connection.client,
+        manifests: connection.example,
+        onError: (what, e) =>
+          console.error(
+            `refwatch: example: could not mark ${what} Ready: ${e instanceof Error ? e.message : String(e)}`,
+          ),
+      })
+    : undefined;
   let removeKubeconfig: (() => Promise<void>) | undefined;
   if (embedded && opts.kubeconfigFile) {
     try {
       removeKubeconfig = await writeKubeconfigFile(opts.kubeconfigFile, embedded.kubeconfig());
-      console.log(`refwatch: embedded cluster at ${embedded.url}; try: KUBECONFIG=${opts.kubeconfigFile} kubectl get pods -A`);
+      console.log(
+        `refwatch: embedded cluster at ${embedded.url}; try: KUBECONFIG=${opts.kubeconfigFile} kubectl get pods -A`,
+      );
     } catch (e) {
       // kubectl access is a convenience: a read-only home must not keep the dashboard from starting.
-      console.warn(`refwatch: could not write the embedded cluster's kubeconfig to ${opts.kubeconfigFile}: ${e instanceof Error ? e.message : String(e)}; set XDG_STATE_HOME to a writable directory for kubectl access`);
+      console.warn(
+        `refwatch: could not write the embedded cluster's kubeconfig to ${opts.kubeconfigFile}: ${e instanceof Error ? e.message : String(e)}; set XDG_STATE_HOME to a writable directory for kubectl access`,
+      );
     }
   }
 

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import type { AnyEntity, Change, ChangeFilter, ChangeLog, EntityKind, ReferenceEntity, Snapshot } from '../lib/changelog';
+import type {
+  AnyEntity,
+  Change,
+  ChangeFilter,
+  ChangeLog,
+  EntityKind,
+  ReferenceEntity,
+  Snapshot,
+} from '../lib/changelog';
 import { parseKey, parseKindKey, validateNamespace } from '../lib/model';
 
 /**
@@ -19,16 +27,30 @@ export const scopeShape = {
   kind: z
     .string()
     .optional()
-    .refine((v) => v === undefined || parseKindKey(v).ok, 'must be a kind such as Database.demo.refwatch.dev or Secret'),
+    .refine(
+      (v) => v === undefined || parseKindKey(v).ok,
+      'must be a kind such as Database.demo.refwatch.dev or Secret',
+    ),
   q: z.string().max(253, 'must be at most 253 characters: part of an object key such as shop/orders').optional(),
   object: z
     .string()
     .optional()
-    .refine((v) => v === undefined || parseKey(v, 'object').ok, 'must be an object key such as App.demo.refwatch.dev/shop/web or Secret/shop/db-password'),
-  stuck: z.enum(['1', 'true'], { error: 'must be 1 to scope to the stuck referrers; leave it out otherwise' }).optional(),
+    .refine(
+      (v) => v === undefined || parseKey(v, 'object').ok,
+      'must be an object key such as App.demo.refwatch.dev/shop/web or Secret/shop/db-password',
+    ),
+  stuck: z
+    .enum(['1', 'true'], { error: 'must be 1 to scope to the stuck referrers; leave it out otherwise' })
+    .optional(),
 };
 
-export type ScopeQuery = { namespace?: string | undefined; kind?: string | undefined; q?: string | undefined; object?: string | undefined; stuck?: string | undefined };
+export type ScopeQuery = {
+  namespace?: string | undefined;
+  kind?: string | undefined;
+  q?: string | undefined;
+  object?: string | undefined;
+  stuck?: string | undefined;
+};
 
 /** What the stuck scope needs from the summary. */
 export interface StuckIndex {
@@ -78,7 +100,8 @@ export function toScope(q: ScopeQuery, stuck: StuckIndex): Scope {
 /** touches: the entity is the object `key`, or a reference from or to it. */
 function touches(entity: EntityKind, value: AnyEntity, key: string): boolean {
   if (entity === 'referrer' || entity === 'referent') return (value as { key: string }).key === key;
-  if (entity === 'reference') return (value as ReferenceEntity).referrer === key || (value as ReferenceEntity).referent === key;
+  if (entity === 'reference')
+    return (value as ReferenceEntity).referrer === key || (value as ReferenceEntity).referent === key;
   if (entity === 'event') return (value as { key?: string }).key === key;
   return false;
 }

@@ -1,4 +1,11 @@
-import { encodeSnapshotParts, type ChangeFilter, type ClusterInfo, type EntitySnapshot, type Snapshot, type StuckEntry } from '../lib/changelog';
+import {
+  encodeSnapshotParts,
+  type ChangeFilter,
+  type ClusterInfo,
+  type EntitySnapshot,
+  type Snapshot,
+  type StuckEntry,
+} from '../lib/changelog';
 import { stuckSteps, type DiagnosisSource } from '../lib/diagnose';
 
 interface SnapshotSource {
@@ -9,12 +16,24 @@ interface SnapshotSource {
  * buildSnapshot assembles the API snapshot from the change log at its current revision, at once.
  * `stuckThresholdMs` is the threshold `stuck` was computed with; the dashboard applies the same one between snapshots.
  */
-export function buildSnapshot(src: SnapshotSource, cluster: ClusterInfo, stuck: StuckEntry[], filter: ChangeFilter = {}, stuckThresholdMs?: number): Snapshot {
+export function buildSnapshot(
+  src: SnapshotSource,
+  cluster: ClusterInfo,
+  stuck: StuckEntry[],
+  filter: ChangeFilter = {},
+  stuckThresholdMs?: number,
+): Snapshot {
   const { revision, entities } = src.changelog.snapshot(filter);
   return assemble(revision, entities, cluster, stuck, stuckThresholdMs);
 }
 
-function assemble(revision: number, e: Partial<Record<string, unknown[]>>, cluster: ClusterInfo, stuck: StuckEntry[], stuckThresholdMs?: number): Snapshot {
+function assemble(
+  revision: number,
+  e: Partial<Record<string, unknown[]>>,
+  cluster: ClusterInfo,
+  stuck: StuckEntry[],
+  stuckThresholdMs?: number,
+): Snapshot {
   const list = <T>(k: string) => (e[k] ?? []) as T[];
   return {
     revision,
@@ -56,7 +75,9 @@ export async function runSliced<T>(steps: Generator<unknown, T>, sliceMs = SLICE
 }
 
 export interface CaptureSource extends DiagnosisSource {
-  changelog: DiagnosisSource['changelog'] & { snapshotSteps(filter?: ChangeFilter, step?: number): Generator<void, EntitySnapshot> };
+  changelog: DiagnosisSource['changelog'] & {
+    snapshotSteps(filter?: ChangeFilter, step?: number): Generator<void, EntitySnapshot>;
+  };
 }
 
 export interface CaptureOptions {
@@ -77,7 +98,10 @@ export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions):
   const { revision, entities } = await runSliced(src.changelog.snapshotSteps(opts.filter ?? {}, STEP), opts.sliceMs);
   const referrers = entities.referrer;
   // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
-  const stuck = await runSliced(stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25), opts.sliceMs);
+  const stuck = await runSliced(
+    stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25),
+    opts.sliceMs,
+  );
   return assemble(revision, entities, opts.cluster(), stuck, opts.stuckThresholdMs);
 }
 
@@ -121,7 +145,8 @@ export async function* slicedText(parts: Iterable<string>, sliceMs = SLICE_MS): 
 }
 
 /** snapshotText is a snapshot's wire JSON, in slices. */
-export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> => slicedText(encodeSnapshotParts(s), sliceMs);
+export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> =>
+  slicedText(encodeSnapshotParts(s), sliceMs);
 
 const encoder = new TextEncoder();
 

@@ -45,7 +45,11 @@ export class StateHistory {
   constructor(changelog: ChangeLog, opts: StateHistoryOptions = {}) {
     const capacity = opts.capacity ?? 20;
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RefwatchError('InvalidOption', `StateHistory capacity must be a whole number from 1 up, got ${capacity}`, { field: 'capacity', example: '20' });
+      throw new RefwatchError(
+        'InvalidOption',
+        `StateHistory capacity must be a whole number from 1 up, got ${capacity}`,
+        { field: 'capacity', example: '20' },
+      );
     }
     this.#changelog = changelog;
     this.#capacity = capacity;

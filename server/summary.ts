@@ -17,7 +17,13 @@ type Counts = Omit<SummaryGroup, 'name'>;
 const PROMOTE_BUDGET_MS = 10;
 
 function emptyCounts(): Counts {
-  return { referrers: 0, states: { Resolved: 0, Waiting: 0, NotFound: 0, Error: 0 }, references: 0, stuck: 0, stuckReferences: 0 };
+  return {
+    referrers: 0,
+    states: { Resolved: 0, Waiting: 0, NotFound: 0, Error: 0 },
+    references: 0,
+    stuck: 0,
+    stuckReferences: 0,
+  };
 }
 
 /**
@@ -88,7 +94,8 @@ export class ReferrerSummary {
   /** The summary now; built once per change of the counts, however many ask. Callers must not mutate it. */
   summary(): Summary {
     this.#promote();
-    if (this.#built?.version === this.#version && this.#built.summary.revision === this.#changelog.revision) return this.#built.summary;
+    if (this.#built?.version === this.#version && this.#built.summary.revision === this.#changelog.revision)
+      return this.#built.summary;
     const summary = this.#build();
     this.#built = { version: this.#version, summary };
     return summary;
@@ -97,7 +104,15 @@ export class ReferrerSummary {
   #build(): Summary {
     const groups = (m: Map<string, Counts>) => [...m].map(([name, c]) => ({ name, ...copy(c) })).sort(byAttention);
     this.#oldest ??= oldest(this.#stuck.values(), this.#limit);
-    const stuckList = this.#oldest.map((r) => ({ key: r.key, controller: r.controller, namespace: r.namespace, kind: r.kind, state: r.state, since: r.since, ...(r.reason ? { reason: r.reason } : {}) }));
+    const stuckList = this.#oldest.map((r) => ({
+      key: r.key,
+      controller: r.controller,
+      namespace: r.namespace,
+      kind: r.kind,
+      state: r.state,
+      since: r.since,
+      ...(r.reason ? { reason: r.reason } : {}),
+    }));
     return {
       revision: this.#changelog.revision,
       stuckThresholdMs: this.#thresholdMs,
@@ -199,7 +214,10 @@ export class ReferrerSummary {
 
   /** Forgets a group once nothing is left in it. */
   #prune(namespace: string, kind: string): void {
-    for (const [m, name] of [[this.#namespaces, namespace], [this.#kinds, kind]] as const) {
+    for (const [m, name] of [
+      [this.#namespaces, namespace],
+      [this.#kinds, kind],
+    ] as const) {
       const c = m.get(name);
       if (c && c.referrers === 0 && c.references === 0 && c.stuck === 0) m.delete(name);
     }
@@ -222,7 +240,12 @@ function unresolved(g: Counts): number {
 
 /** Stuck first, then unresolved, then the most references, then by name. */
 function byAttention(a: SummaryGroup, b: SummaryGroup): number {
-  return b.stuck - a.stuck || unresolved(b) - unresolved(a) || b.references - a.references || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return (
+    b.stuck - a.stuck ||
+    unresolved(b) - unresolved(a) ||
+    b.references - a.references ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
 }
 
 /** A binary min-heap; the summary's queue of referrers that may become stuck. */
@@ -241,7 +264,7 @@ class MinHeap<T> {
   push(item: T): void {
     const a = this.#items;
     a.push(item);
-    for (let i = a.length - 1; i > 0; ) {
+    for (let i = a.length - 1; i > 0;) {
       const parent = (i - 1) >> 1;
       if (this.compare(a[i]!, a[parent]!) >= 0) break;
       [a[i], a[parent]] = [a[parent]!, a[i]!];
@@ -255,7 +278,7 @@ class MinHeap<T> {
     const last = a.pop();
     if (a.length > 0 && last !== undefined) {
       a[0] = last;
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;

@@ -20,12 +20,19 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 export const sse = (id: number, event: string, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
 
 /** measures lists the durations of the page's User Timing measures of that name. */
-export const measures = (page: Page, name: string) => page.evaluate((n) => performance.getEntriesByName(n, 'measure').map((e) => e.duration), name);
+export const measures = (page: Page, name: string) =>
+  page.evaluate((n) => performance.getEntriesByName(n, 'measure').map((e) => e.duration), name);
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.REFWATCH_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -37,12 +44,16 @@ export async function startServer(port: number): Promise<{ url: string; stop(): 
   const external = process.env.REFWATCH_UI_URL;
   if (external) return { url: external.replace(/\/$/, ''), stop: async () => {} };
   port = Number(process.env.REFWATCH_UI_PORT ?? port);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'start.ts'), '--port', String(port)], {
-    cwd: root,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', REFWATCH_DEMO: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'scripts', 'start.ts'), '--port', String(port)],
+    {
+      cwd: root,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', REFWATCH_DEMO: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   let log = '';
   child.stdout!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));
   child.stderr!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));

@@ -66,15 +66,30 @@ const SETTLE_TIMEOUT_MS = 60_000;
 
 /** runCase starts a cluster for the case, runs the workload with its fault, and stops everything it started. */
 export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResult> {
-  const flags = name === 'gone' ? ['--watch-cache=false', '--etcd-compaction-interval=2s'] : name === 'throttled' ? ['--max-requests-inflight=10', '--max-mutating-requests-inflight=5'] : [];
+  const flags =
+    name === 'gone'
+      ? ['--watch-cache=false', '--etcd-compaction-interval=2s']
+      : name === 'throttled'
+        ? ['--max-requests-inflight=10', '--max-mutating-requests-inflight=5']
+        : [];
   const cluster = await startRealCluster({ apiserverFlags: flags });
   const where = { url: cluster.url, dir: cluster.dir };
   const admin = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: 'fault cluster (admin)' });
   const stops: (() => Promise<void> | void)[] = [() => admin.close()];
   try {
     await ensureDemoKinds(admin, { install: true });
-    await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
-    const base = { admin, namespace: NAMESPACE, apps: o.apps, readyAfter: READY_AFTER, seed: o.seed ?? 13, faultAfterMs: FAULT_AFTER_MS, settleTimeoutMs: SETTLE_TIMEOUT_MS };
+    await admin.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
+    });
+    const base = {
+      admin,
+      namespace: NAMESPACE,
+      apps: o.apps,
+      readyAfter: READY_AFTER,
+      seed: o.seed ?? 13,
+      faultAfterMs: FAULT_AFTER_MS,
+      settleTimeoutMs: SETTLE_TIMEOUT_MS,
+    };
     const observed: CaseResult['observed'] = {};
     let run: Omit<FaultWorkloadOptions, keyof typeof base>;
     switch (name) {
@@ -82,7 +97,12 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
         const port = Number(new URL(cluster.url).port);
         const proxy = await FaultProxy.start({ host: '127.0.0.1', port });
         stops.push(() => proxy.stop());
-        const refwatch = clientAt(cluster, `https://${proxy.address}`, cluster.token, 'refwatch through the fault proxy');
+        const refwatch = clientAt(
+          cluster,
+          `https://${proxy.address}`,
+          cluster.token,
+          'refwatch through the fault proxy',
+        );
         stops.push(() => refwatch.close());
         run = {
           refwatch,
@@ -97,7 +117,9 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
           },
         };
         const outcome = await runFaultWorkload({ ...base, ...run });
-        observed.expiredRelists = outcome.relists.filter((r) => r.reason === 'Expired').reduce((n, r) => n + r.count, 0);
+        observed.expiredRelists = outcome.relists
+          .filter((r) => r.reason === 'Expired')
+          .reduce((n, r) => n + r.count, 0);
         observed.resets = proxy.resets;
         return { name, outcome, observed, cluster: where };
       }
@@ -115,7 +137,9 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
         return { name, outcome: await runFaultWorkload({ ...base, ...run }), observed, cluster: where };
       }
       case 'throttled': {
-        const refwatch = await serviceAccountClient(cluster, admin, [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]);
+        const refwatch = await serviceAccountClient(cluster, admin, [
+          { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+        ]);
         stops.push(() => refwatch.close());
         run = {
           refwatch,
@@ -142,7 +166,11 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
           // Watches end every few seconds, as --min-request-timeout makes them: the next one meets the RBAC change.
           reflector: { watchTimeoutSeconds: { min: 3, max: 5 } },
           fault: async (w) => {
-            await admin.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${DATABASES_BINDING}`, { signal: w.signal });
+            await admin.request(
+              'DELETE',
+              `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${DATABASES_BINDING}`,
+              { signal: w.signal },
+            );
             const seen = await forbiddenSeen(w);
             observed.forbidden = seen.explanation;
             observed.referentState = seen.referentState;
@@ -168,7 +196,13 @@ export async function runCase(name: FaultCase, o: CaseOptions): Promise<CaseResu
 /** servingAgain waits until kube-apiserver says it is ready, which after an etcd restart takes it a moment longer. */
 async function servingAgain(cluster: RealCluster): Promise<void> {
   const deadline = Date.now() + 60_000;
-  while ((await kubeRequest({ url: cluster.url, token: cluster.token, ca: cluster.ca }, 'GET', '/readyz').catch(() => ({ status: 0 }))).status !== 200) {
+  while (
+    (
+      await kubeRequest({ url: cluster.url, token: cluster.token, ca: cluster.ca }, 'GET', '/readyz').catch(() => ({
+        status: 0,
+      }))
+    ).status !== 200
+  ) {
     if (Date.now() > deadline) throw new Error('kube-apiserver not ready within 60 s of the restart');
     await sleep(100);
   }
@@ -189,8 +223,12 @@ interface PolicyRule {
 
 /** serviceAccountClient makes ServiceAccount faults/refwatch, grants it rules cluster-wide, and returns a client with its token. */
 async function serviceAccountClient(cluster: RealCluster, admin: KubeClient, rules: PolicyRule[]): Promise<KubeClient> {
-  await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { body: { metadata: { name: SERVICE_ACCOUNT } } });
-  await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: { metadata: { name: 'refwatch-faults' }, rules } });
+  await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, {
+    body: { metadata: { name: SERVICE_ACCOUNT } },
+  });
+  await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    body: { metadata: { name: 'refwatch-faults' }, rules },
+  });
   await admin.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     body: {
       metadata: { name: 'refwatch-faults' },
@@ -198,9 +236,13 @@ async function serviceAccountClient(cluster: RealCluster, admin: KubeClient, rul
       subjects: [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }],
     },
   });
-  const issued = (await admin.request('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${SERVICE_ACCOUNT}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  })) as { status: { token: string } };
+  const issued = (await admin.request(
+    'POST',
+    `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${SERVICE_ACCOUNT}/token`,
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    },
+  )) as { status: { token: string } };
   return clientAt(cluster, cluster.url, issued.status.token, `ServiceAccount ${NAMESPACE}/${SERVICE_ACCOUNT}`);
 }
 
@@ -210,7 +252,10 @@ const DATABASES_BINDING = 'refwatch-faults-databases';
 /** bindDatabases lets refwatch's ServiceAccount list and watch Databases, creating the ClusterRole the first time. */
 async function bindDatabases(admin: KubeClient): Promise<void> {
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  const role = { metadata: { name: DATABASES_ROLE }, rules: [{ apiGroups: ['demo.refwatch.dev'], resources: ['databases'], verbs: ['get', 'list', 'watch'] }] };
+  const role = {
+    metadata: { name: DATABASES_ROLE },
+    rules: [{ apiGroups: ['demo.refwatch.dev'], resources: ['databases'], verbs: ['get', 'list', 'watch'] }],
+  };
   await admin.request('POST', `${rbac}/clusterroles`, { body: role }).catch(ignoreConflict);
   await admin.request('POST', `${rbac}/clusterrolebindings`, {
     body: {
@@ -230,19 +275,32 @@ function ignoreConflict(e: unknown): void {
  * explain on an App says its Database reference is Forbidden; it returns
  * that, with what the change log's referent and reference controllers say.
  */
-async function forbiddenSeen(w: RunningWorkload): Promise<{ explanation: ReferenceExplanation; referentState: string; controllerErrors: WatchError[] }> {
+async function forbiddenSeen(
+  w: RunningWorkload,
+): Promise<{ explanation: ReferenceExplanation; referentState: string; controllerErrors: WatchError[] }> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     for (const e of w.manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer) {
       const explained = explain(w.manager, e.key);
       if (!explained.ok) continue;
-      const ref = explained.value.controllers.flatMap((c) => c.references).find((r) => r.referent.startsWith('Database.') && r.state === 'Forbidden');
+      const ref = explained.value.controllers
+        .flatMap((c) => c.references)
+        .find((r) => r.referent.startsWith('Database.') && r.state === 'Forbidden');
       if (!ref) continue;
       const referentState = w.manager.changelog.get('referent', ref.referent)?.state ?? 'absent';
-      const controllers = w.manager.changelog.snapshot({ entities: ['controller'] }).entities.controller.filter((c) => c.kind === 'Database.demo.refwatch.dev');
-      return { explanation: ref, referentState, controllerErrors: controllers.flatMap((c) => c.errors.filter((x) => x.reason === 'Forbidden')) };
+      const controllers = w.manager.changelog
+        .snapshot({ entities: ['controller'] })
+        .entities.controller.filter((c) => c.kind === 'Database.demo.refwatch.dev');
+      return {
+        explanation: ref,
+        referentState,
+        controllerErrors: controllers.flatMap((c) => c.errors.filter((x) => x.reason === 'Forbidden')),
+      };
     }
-    if (Date.now() > deadline) throw new Error('refwatch did not report the Databases forbidden within 60 s of the ClusterRoleBinding being deleted');
+    if (Date.now() > deadline)
+      throw new Error(
+        'refwatch did not report the Databases forbidden within 60 s of the ClusterRoleBinding being deleted',
+      );
     await sleep(200, w.signal);
   }
 }
@@ -255,7 +313,15 @@ async function applyFlowControl(admin: KubeClient): Promise<void> {
   await admin.request('POST', `${FLOW_CONTROL}/prioritylevelconfigurations`, {
     body: {
       metadata: { name: PRIORITY_LEVEL },
-      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
+      spec: {
+        type: 'Limited',
+        limited: {
+          nominalConcurrencyShares: 1,
+          lendablePercent: 0,
+          borrowingLimitPercent: 0,
+          limitResponse: { type: 'Reject' },
+        },
+      },
     },
   });
   await admin.request('POST', `${FLOW_CONTROL}/flowschemas`, {
@@ -268,7 +334,9 @@ async function applyFlowControl(admin: KubeClient): Promise<void> {
         rules: [
           {
             subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: SERVICE_ACCOUNT, namespace: NAMESPACE } }],
-            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
+            resourceRules: [
+              { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] },
+            ],
             nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
           },
         ],
@@ -284,11 +352,17 @@ async function removeFlowControl(admin: KubeClient): Promise<void> {
 
 /** rejectedRequests reads how many requests APF rejected in refwatch's priority level from kube-apiserver's /metrics. */
 async function rejectedRequests(cluster: RealCluster): Promise<number> {
-  const res = await kubeRequest({ url: cluster.url, token: cluster.token, ca: cluster.ca }, 'GET', '/metrics', { timeoutMs: 30_000 });
+  const res = await kubeRequest({ url: cluster.url, token: cluster.token, ca: cluster.ca }, 'GET', '/metrics', {
+    timeoutMs: 30_000,
+  });
   if (res.status !== 200) throw new Error(`GET /metrics returned ${res.status}`);
   let n = 0;
   for (const line of res.body.split('\n')) {
-    if (line.startsWith('apiserver_flowcontrol_rejected_requests_total{') && line.includes(`priority_level="${PRIORITY_LEVEL}"`)) n += Number(line.split(' ').pop());
+    if (
+      line.startsWith('apiserver_flowcontrol_rejected_requests_total{') &&
+      line.includes(`priority_level="${PRIORITY_LEVEL}"`)
+    )
+      n += Number(line.split(' ').pop());
   }
   return n;
 }

@@ -1,6 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { Manager, type WatchStatus } from '../../lib/engine';
-import { KubeRequestError, SharedInformerPool, isAbortError, sleep, type KubeClient, type Logger, type SharedInformerPoolOptions, type WatchCount } from '../../lib/kube';
+import {
+  KubeRequestError,
+  SharedInformerPool,
+  isAbortError,
+  sleep,
+  type KubeClient,
+  type Logger,
+  type SharedInformerPoolOptions,
+  type WatchCount,
+} from '../../lib/kube';
 import type { KubeObject, ObjectKey } from '../../lib/model';
 import { parseDemoConfig } from '../../server/demo/config';
 import { CountedClient, type DemoClient, type RequestOptions } from '../../server/demo/counted-client';
@@ -111,9 +120,18 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   const logs: string[] = [];
   const generator = patient(o.admin, abort.signal);
   const databases = Math.max(1, Math.round(o.apps / 5));
-  const config = parseDemoConfig({ apps: o.apps, databases, caches: databases, secrets: Math.max(1, Math.round(o.apps / 10)), readyAfter: { distribution: 'uniform', ...o.readyAfter }, seed: o.seed });
+  const config = parseDemoConfig({
+    apps: o.apps,
+    databases,
+    caches: databases,
+    secrets: Math.max(1, Math.round(o.apps / 10)),
+    readyAfter: { distribution: 'uniform', ...o.readyAfter },
+    seed: o.seed,
+  });
   const scenario = planScenario(config, o.namespace, o.seed);
-  const neverReady = new Set(scenario.databases.filter((_, i) => i % NEVER_READY_EVERY === NEVER_READY_EVERY - 1).map((d) => d.name));
+  const neverReady = new Set(
+    scenario.databases.filter((_, i) => i % NEVER_READY_EVERY === NEVER_READY_EVERY - 1).map((d) => d.name),
+  );
   const toDelete = new Set(scenario.apps.filter((_, i) => i % DELETE_EVERY === DELETE_EVERY - 1).map((a) => a.name));
 
   /** When each referent's Ready patch was sent (status.readyAt), and when it was answered. */
@@ -132,8 +150,18 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   let reconcilesAfterDelete = 0;
   let generatorError: Error | undefined;
 
-  const pool = new SharedInformerPool({ client: o.refwatch, logger: collectingLogger(logs), ...(o.reflector ? { reflector: o.reflector } : {}) });
-  const manager = new Manager({ source: pool, readiness: demoReadiness, grace: 60_000, statsIntervalMs: 0, logger: collectingLogger(logs) });
+  const pool = new SharedInformerPool({
+    client: o.refwatch,
+    logger: collectingLogger(logs),
+    ...(o.reflector ? { reflector: o.reflector } : {}),
+  });
+  const manager = new Manager({
+    source: pool,
+    readiness: demoReadiness,
+    grace: 60_000,
+    statsIntervalMs: 0,
+    logger: collectingLogger(logs),
+  });
   const app = (name: string): ObjectKey => `App.demo.refwatch.dev/${o.namespace}/${name}`;
   const controller = watchController({
     name: CONTROLLER,
@@ -157,7 +185,12 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
   // A second subscriber to the App watch (shared, not a second watch) tells when refwatch's cache saw each App go.
   const appWatch = pool.acquire({ group: 'demo.refwatch.dev', kind: 'App', namespace: o.namespace }, (event) => {
     if (event.type === 'deleted') goneAt.set(event.key, Date.now());
-    else if ((event.type === 'added' || event.type === 'updated') && !resolvedSeen.has(event.key) && resolvedBy(event.object, 'watch')) resolvedSeen.set(event.key, Date.now());
+    else if (
+      (event.type === 'added' || event.type === 'updated') &&
+      !resolvedSeen.has(event.key) &&
+      resolvedBy(event.object, 'watch')
+    )
+      resolvedSeen.set(event.key, Date.now());
   });
   const simulator = new ReadinessSimulator({
     client: generator,
@@ -167,22 +200,44 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
       readyAt.set(`${kind}/${name}`, at);
       readyAnsweredAt.set(`${kind}/${name}`, Date.now());
     },
-    onError: (kind, name, e) => (generatorError ??= new Error(`marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`)),
+    onError: (kind, name, e) =>
+      (generatorError ??= new Error(
+        `marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`,
+      )),
   });
   const timers = new Set<NodeJS.Timeout>();
   const deletions = new Set<Promise<void>>();
   try {
     manager.start();
-    await until(() => pool.watches().some((w) => w.target.kind === 'App' && w.primed), 60_000, 'the App watch to prime', abort.signal);
+    await until(
+      () => pool.watches().some((w) => w.target.kind === 'App' && w.primed),
+      60_000,
+      'the App watch to prime',
+      abort.signal,
+    );
 
-    await eachLimited(scenario.apps, CREATE_CONCURRENCY, (a) => generator.request('POST', demoPath('App', o.namespace), { body: appManifest(o.namespace, 'faults', a), signal: abort.signal }).then(() => undefined));
-    await eachLimited([...scenario.secrets, ...scenario.databases, ...scenario.caches], CREATE_CONCURRENCY, async (p) => {
-      await generator.request('POST', p.kind === 'Secret' ? secretPath(o.namespace) : demoPath(p.kind, o.namespace), { body: referentManifest(o.namespace, 'faults', p), signal: abort.signal });
-      if (p.kind === 'Secret') {
-        readyAt.set(`Secret/${p.name}`, Date.now());
-        readyAnsweredAt.set(`Secret/${p.name}`, Date.now());
-      }
-    });
+    await eachLimited(scenario.apps, CREATE_CONCURRENCY, (a) =>
+      generator
+        .request('POST', demoPath('App', o.namespace), {
+          body: appManifest(o.namespace, 'faults', a),
+          signal: abort.signal,
+        })
+        .then(() => undefined),
+    );
+    await eachLimited(
+      [...scenario.secrets, ...scenario.databases, ...scenario.caches],
+      CREATE_CONCURRENCY,
+      async (p) => {
+        await generator.request('POST', p.kind === 'Secret' ? secretPath(o.namespace) : demoPath(p.kind, o.namespace), {
+          body: referentManifest(o.namespace, 'faults', p),
+          signal: abort.signal,
+        });
+        if (p.kind === 'Secret') {
+          readyAt.set(`Secret/${p.name}`, Date.now());
+          readyAnsweredAt.set(`Secret/${p.name}`, Date.now());
+        }
+      },
+    );
     const startedAt = Date.now();
     for (const p of [...scenario.databases, ...scenario.caches]) {
       if (!neverReady.has(p.name)) simulator.schedule(p.kind as 'Database' | 'Cache', p.name, p.readyAfterMs);
@@ -190,17 +245,20 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
     // Deletions spread over the readiness window, so that some fall inside the fault.
     const doomed = scenario.apps.filter((a) => toDelete.has(a.name));
     doomed.forEach((a, i) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        const p = generator.request('DELETE', demoPath('App', o.namespace, a.name), { signal: abort.signal }).then(
-          () => undefined,
-          (e: unknown) => {
-            if (!isAbortError(e)) generatorError ??= new Error(`deleting App ${a.name} failed: ${String(e)}`);
-          },
-        );
-        deletions.add(p);
-        void p.finally(() => deletions.delete(p));
-      }, Math.round(((i + 0.5) / doomed.length) * o.readyAfter.maxMs));
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          const p = generator.request('DELETE', demoPath('App', o.namespace, a.name), { signal: abort.signal }).then(
+            () => undefined,
+            (e: unknown) => {
+              if (!isAbortError(e)) generatorError ??= new Error(`deleting App ${a.name} failed: ${String(e)}`);
+            },
+          );
+          deletions.add(p);
+          void p.finally(() => deletions.delete(p));
+        },
+        Math.round(((i + 0.5) / doomed.length) * o.readyAfter.maxMs),
+      );
       timers.add(timer);
     });
 
@@ -212,14 +270,33 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
     const watchesAtClear = watchCounts(pool.watches());
 
     const expected = scenario.apps.filter((a) => !toDelete.has(a.name) && !neverReady.has(a.database));
-    const waitingAtClear = expected.filter((a) => (lastReadyAt(a, readyAnsweredAt) ?? Infinity) <= faultClearedAt && !resolvedSeen.has(app(a.name)));
+    const waitingAtClear = expected.filter(
+      (a) => (lastReadyAt(a, readyAnsweredAt) ?? Infinity) <= faultClearedAt && !resolvedSeen.has(app(a.name)),
+    );
     // Every referent that will turn Ready has, every deletion went out, and every expected App is resolved.
     const done = () => {
       if (generatorError) throw generatorError;
-      return simulator.pending() === 0 && timers.size === 0 && deletions.size === 0 && expected.every((a) => resolvedSeen.has(app(a.name)));
+      return (
+        simulator.pending() === 0 &&
+        timers.size === 0 &&
+        deletions.size === 0 &&
+        expected.every((a) => resolvedSeen.has(app(a.name)))
+      );
     };
-    const settled = await until(done, o.readyAfter.maxMs + o.settleTimeoutMs, 'every expected App to resolve', abort.signal, false);
-    const recoveredAt = recoveryEnd(expected, waitingAtClear, faultClearedAt, (a) => resolvedSeen.get(app(a.name)), (a) => lastReadyAt(a, readyAnsweredAt));
+    const settled = await until(
+      done,
+      o.readyAfter.maxMs + o.settleTimeoutMs,
+      'every expected App to resolve',
+      abort.signal,
+      false,
+    );
+    const recoveredAt = recoveryEnd(
+      expected,
+      waitingAtClear,
+      faultClearedAt,
+      (a) => resolvedSeen.get(app(a.name)),
+      (a) => lastReadyAt(a, readyAnsweredAt),
+    );
     // Late reconciles of deleted Apps would show up in this pause.
     await sleep(1_000, abort.signal);
 
@@ -236,9 +313,12 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
       const state = manager.changelog.get('referrer', `${CONTROLLER}|${key}`)?.state;
       let why: string | undefined;
       if (!onServer) why = 'missing on the server';
-      else if (should && written === undefined) why = `not resolved although its referents were all Ready by ${new Date(readyBy).toISOString()}`;
-      else if (!should && written !== undefined) why = `resolved at ${written} although ${neverReady.has(a.database) ? `Database ${a.database} never turned Ready` : 'a referent is not Ready'}`;
-      else if (written !== undefined && readyBy !== undefined && Date.parse(written) < readyBy - 1) why = `resolved at ${written}, before its last referent turned Ready`;
+      else if (should && written === undefined)
+        why = `not resolved although its referents were all Ready by ${new Date(readyBy).toISOString()}`;
+      else if (!should && written !== undefined)
+        why = `resolved at ${written} although ${neverReady.has(a.database) ? `Database ${a.database} never turned Ready` : 'a referent is not Ready'}`;
+      else if (written !== undefined && readyBy !== undefined && Date.parse(written) < readyBy - 1)
+        why = `resolved at ${written}, before its last referent turned Ready`;
       else if (should !== (state === 'Resolved')) why = `the change log says ${state ?? 'nothing'}`;
       if (why) {
         lost++;
@@ -250,7 +330,8 @@ export async function runFaultWorkload(o: FaultWorkloadOptions): Promise<FaultOu
       const key = app(a.name);
       if (!goneAt.has(key) || manager.registry.referencesOf(CONTROLLER, key).length > 0) deletionsMissed++;
     }
-    if (!settled && lostSamples.length === 0) lostSamples.push('the run did not settle within its timeout, yet every App is in its right state at the end');
+    if (!settled && lostSamples.length === 0)
+      lostSamples.push('the run did not settle within its timeout, yet every App is in its right state at the end');
     return {
       apps: scenario.apps.length,
       deleted: doomed.length,
@@ -293,7 +374,13 @@ export const NORMAL_LAG_MS = 2_000;
  * clearing (a cache still stale, a watch still backing off). It is clearedAt
  * when the fault held up none, and Infinity when one is still unresolved.
  */
-export function recoveryEnd<A>(expected: A[], waitingAtClear: A[], clearedAt: number, resolvedAt: (a: A) => number | undefined, lastReady: (a: A) => number | undefined): number {
+export function recoveryEnd<A>(
+  expected: A[],
+  waitingAtClear: A[],
+  clearedAt: number,
+  resolvedAt: (a: A) => number | undefined,
+  lastReady: (a: A) => number | undefined,
+): number {
   const held = new Set(waitingAtClear);
   for (const a of expected) {
     const at = resolvedAt(a);
@@ -308,7 +395,11 @@ export function recoveryEnd<A>(expected: A[], waitingAtClear: A[], clearedAt: nu
 
 /** lastReadyAt is when the last of an App's referents turned Ready, or undefined while one is not. */
 function lastReadyAt(a: PlannedApp, readyAt: Map<string, number>): number | undefined {
-  const times = [readyAt.get(`Database/${a.database}`), readyAt.get(`Cache/${a.cache}`), readyAt.get(`Secret/${a.secret}`)];
+  const times = [
+    readyAt.get(`Database/${a.database}`),
+    readyAt.get(`Cache/${a.cache}`),
+    readyAt.get(`Secret/${a.secret}`),
+  ];
   return times.some((t) => t === undefined) ? undefined : Math.max(...(times as number[]));
 }
 
@@ -345,19 +436,32 @@ function patient(client: KubeClient, signal: AbortSignal): DemoClient {
       try {
         return await send();
       } catch (e) {
-        if (!(e instanceof KubeRequestError) || !(e.status === 0 || e.status === 429 || e.status >= 500) || signal.aborted) throw e;
+        if (
+          !(e instanceof KubeRequestError) ||
+          !(e.status === 0 || e.status === 429 || e.status >= 500) ||
+          signal.aborted
+        )
+          throw e;
         await sleep(250, signal);
       }
     }
   };
   return {
-    request: (method: string, path: string, opts?: RequestOptions) => retrying(() => client.request(method, path, opts)),
-    getJSON: <T,>(path: string, query?: Parameters<KubeClient['getJSON']>[1], s?: AbortSignal) => retrying(() => client.getJSON<T>(path, query, s)),
+    request: (method: string, path: string, opts?: RequestOptions) =>
+      retrying(() => client.request(method, path, opts)),
+    getJSON: <T>(path: string, query?: Parameters<KubeClient['getJSON']>[1], s?: AbortSignal) =>
+      retrying(() => client.getJSON<T>(path, query, s)),
   };
 }
 
 /** until polls cond every 100 ms; past timeoutMs it throws, or returns false when told not to. */
-async function until(cond: () => boolean, timeoutMs: number, what: string, signal: AbortSignal, throwOnTimeout = true): Promise<boolean> {
+async function until(
+  cond: () => boolean,
+  timeoutMs: number,
+  what: string,
+  signal: AbortSignal,
+  throwOnTimeout = true,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) {

@@ -6,7 +6,12 @@ import { kubeRequest, type KubeEndpoint } from '../../tests/setup/kube-http';
  * Requests on any other resource (namespaces, CRDs, leases, discovery) are
  * not the controllers' per-App work and are left out of the counts.
  */
-export const COUNTED_RESOURCES = new Set(['apps.demo.refwatch.dev', 'databases.demo.refwatch.dev', 'caches.demo.refwatch.dev', 'secrets']);
+export const COUNTED_RESOURCES = new Set([
+  'apps.demo.refwatch.dev',
+  'databases.demo.refwatch.dev',
+  'caches.demo.refwatch.dev',
+  'secrets',
+]);
 
 /** ApiServerCounts is one scrape of kube-apiserver's /metrics, restricted to COUNTED_RESOURCES. */
 export interface ApiServerCounts {
@@ -45,12 +50,16 @@ export function parseApiServerCounts(text: string): ApiServerCounts {
 
 export async function scrapeApiServer(endpoint: KubeEndpoint): Promise<ApiServerCounts> {
   const res = await kubeRequest(endpoint, 'GET', '/metrics', { timeoutMs: 30_000 });
-  if (res.status !== 200) throw new Error(`GET /metrics on kube-apiserver failed (${res.status}): ${res.body.slice(0, 200)}`);
+  if (res.status !== 200)
+    throw new Error(`GET /metrics on kube-apiserver failed (${res.status}): ${res.body.slice(0, 200)}`);
   return parseApiServerCounts(res.body);
 }
 
 /** requestsBetween is after − before, per key and in total. */
-export function requestsBetween(before: ApiServerCounts, after: ApiServerCounts): { total: number; byKey: Record<string, number> } {
+export function requestsBetween(
+  before: ApiServerCounts,
+  after: ApiServerCounts,
+): { total: number; byKey: Record<string, number> } {
   const byKey: Record<string, number> = {};
   let total = 0;
   for (const [k, v] of Object.entries(after.requests)) {

@@ -31,7 +31,9 @@ function parsePlan(text: string): Size[] {
   return text.split(',').map((part) => {
     const m = /^\s*(\d+)x(\d+)\s*$/.exec(part);
     if (!m || Number(m[1]) < 1 || Number(m[1]) > 5000 || Number(m[2]) < 1) {
-      throw new Error(`REFWATCH_PEER_PLAN: "${part}" is not APPSxROUNDS with 1 to 5000 Apps and at least 1 round, e.g. 1000x3,5000x1`);
+      throw new Error(
+        `REFWATCH_PEER_PLAN: "${part}" is not APPSxROUNDS with 1 to 5000 Apps and at least 1 round, e.g. 1000x3,5000x1`,
+      );
     }
     return { apps: Number(m[1]), rounds: Number(m[2]) };
   });
@@ -40,7 +42,8 @@ function parsePlan(text: string): Size[] {
 function parseImplementations(text: string): Implementation[] {
   const names = text.split(',').map((s) => s.trim());
   for (const n of names) {
-    if (!(IMPLEMENTATIONS as readonly string[]).includes(n)) throw new Error(`REFWATCH_PEER_IMPLS: unknown implementation "${n}"; choose from ${IMPLEMENTATIONS.join(', ')}`);
+    if (!(IMPLEMENTATIONS as readonly string[]).includes(n))
+      throw new Error(`REFWATCH_PEER_IMPLS: unknown implementation "${n}"; choose from ${IMPLEMENTATIONS.join(', ')}`);
   }
   return names as Implementation[];
 }
@@ -65,8 +68,16 @@ function readyAfter(apps: number): { minMs: number; maxMs: number } {
 function runLine(f: RunFigures): string {
   const l = f.latencyMs;
   const censored = f.unresolved > 0 ? ` (${f.unresolved} unresolved, censored)` : '';
-  const top = Object.entries(f.requests.byKey).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4)).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready); ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(f.openWatchesByResource).map(([r, n]) => `${r.split('.')[0]} ${n}`).join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
+  const top = Object.entries(f.requests.byKey)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4))
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready); ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(
+    f.openWatchesByResource,
+  )
+    .map(([r, n]) => `${r.split('.')[0]} ${n}`)
+    .join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
 }
 
 function mb(bytes: number): string {
@@ -105,7 +116,10 @@ function figuresOf(rounds: RunFigures[][], impl: Implementation): RunFigures[] {
 
 /** summaryTable is a Markdown table, one row per implementation, as the README shows it. */
 function summaryTable(rounds: RunFigures[][], impls: Implementation[]): string {
-  const lines = [`| implementation | ${COLUMNS.map((c) => c[0]).join(' | ')} |`, `|---|${COLUMNS.map(() => '---:').join('|')}|`];
+  const lines = [
+    `| implementation | ${COLUMNS.map((c) => c[0]).join(' | ')} |`,
+    `|---|${COLUMNS.map(() => '---:').join('|')}|`,
+  ];
   for (const impl of impls) {
     const fs = figuresOf(rounds, impl);
     lines.push(`| ${impl} | ${COLUMNS.map(([, get, d]) => spread(fs.map(get), d)).join(' | ')} |`);
@@ -114,7 +128,11 @@ function summaryTable(rounds: RunFigures[][], impls: Implementation[]): string {
 }
 
 /** ratioPerRound is refwatch's figure against another implementation's, round by round. */
-function perRound(rounds: RunFigures[][], other: Implementation, combine: (a: RunFigures, b: RunFigures) => number): number[] {
+function perRound(
+  rounds: RunFigures[][],
+  other: Implementation,
+  combine: (a: RunFigures, b: RunFigures) => number,
+): number[] {
   const out: number[] = [];
   for (const round of rounds) {
     const a = round.find((f) => f.implementation === 'refwatch');
@@ -126,34 +144,149 @@ function perRound(rounds: RunFigures[][], other: Implementation, combine: (a: Ru
 
 function results(apps: number, rounds: RunFigures[][], impls: Implementation[]): void {
   const s = `.n${apps}`;
-  const ratio = (get: (f: RunFigures) => number) => (a: RunFigures, b: RunFigures) => get(a) / Math.max(get(b), Number.EPSILON);
+  const ratio = (get: (f: RunFigures) => number) => (a: RunFigures, b: RunFigures) =>
+    get(a) / Math.max(get(b), Number.EPSILON);
   const withSpread = (name: string, values: number[], digits: number) => {
     if (values.length > 1) console.log(`${name}: ${spread(values, digits)} over ${values.length} rounds`);
     return median(values);
   };
   if (impls.includes('refwatch') && impls.includes('cr-watch')) {
-    result(`peer.ratio.p50${s}`, withSpread(`peer.ratio.p50${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.latencyMs.p50)), 2), 'x', '<=', 1);
-    result(`peer.ratio.p99${s}`, withSpread(`peer.ratio.p99${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.latencyMs.p99)), 2), 'x', '<=', 1);
-    result(`peer.ratio.requestsPerApp${s}`, withSpread(`peer.ratio.requestsPerApp${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.requests.perApp)), 2), 'x', '<=', 1);
+    result(
+      `peer.ratio.p50${s}`,
+      withSpread(
+        `peer.ratio.p50${s}`,
+        perRound(
+          rounds,
+          'cr-watch',
+          ratio((f) => f.latencyMs.p50),
+        ),
+        2,
+      ),
+      'x',
+      '<=',
+      1,
+    );
+    result(
+      `peer.ratio.p99${s}`,
+      withSpread(
+        `peer.ratio.p99${s}`,
+        perRound(
+          rounds,
+          'cr-watch',
+          ratio((f) => f.latencyMs.p99),
+        ),
+        2,
+      ),
+      'x',
+      '<=',
+      1,
+    );
+    result(
+      `peer.ratio.requestsPerApp${s}`,
+      withSpread(
+        `peer.ratio.requestsPerApp${s}`,
+        perRound(
+          rounds,
+          'cr-watch',
+          ratio((f) => f.requests.perApp),
+        ),
+        2,
+      ),
+      'x',
+      '<=',
+      1,
+    );
     // Peak RSS: a Node process cannot match a Go binary's, but it should stay within twice it.
-    result(`peer.ratio.rss${s}`, withSpread(`peer.ratio.rss${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.peakRssBytes)), 2), 'x', '<=', 2);
-    report(`peer.ratio.cpu${s}`, withSpread(`peer.ratio.cpu${s}`, perRound(rounds, 'cr-watch', ratio((f) => f.cpuSeconds)), 2), 'x');
+    result(
+      `peer.ratio.rss${s}`,
+      withSpread(
+        `peer.ratio.rss${s}`,
+        perRound(
+          rounds,
+          'cr-watch',
+          ratio((f) => f.peakRssBytes),
+        ),
+        2,
+      ),
+      'x',
+      '<=',
+      2,
+    );
+    report(
+      `peer.ratio.cpu${s}`,
+      withSpread(
+        `peer.ratio.cpu${s}`,
+        perRound(
+          rounds,
+          'cr-watch',
+          ratio((f) => f.cpuSeconds),
+        ),
+        2,
+      ),
+      'x',
+    );
   }
   if (impls.includes('refwatch') && impls.includes('raw-watch')) {
-    result(`peer.overhead.p50${s}`, withSpread(`peer.overhead.p50${s}`, perRound(rounds, 'raw-watch', (a, b) => a.latencyMs.p50 - b.latencyMs.p50), 1), 'ms', '<=', 1);
+    result(
+      `peer.overhead.p50${s}`,
+      withSpread(
+        `peer.overhead.p50${s}`,
+        perRound(rounds, 'raw-watch', (a, b) => a.latencyMs.p50 - b.latencyMs.p50),
+        1,
+      ),
+      'ms',
+      '<=',
+      1,
+    );
   }
   for (const impl of impls) {
     const fs = figuresOf(rounds, impl);
     const m = (get: (f: RunFigures) => number) => median(fs.map(get));
-    report(`peer.${impl}.p50${s}`, m((f) => f.latencyMs.p50), 'ms');
-    report(`peer.${impl}.p90${s}`, m((f) => f.latencyMs.p90), 'ms');
-    report(`peer.${impl}.p99${s}`, m((f) => f.latencyMs.p99), 'ms');
-    report(`peer.${impl}.max${s}`, m((f) => f.latencyMs.max), 'ms');
-    report(`peer.${impl}.unresolved${s}`, m((f) => f.unresolved), 'Apps');
-    report(`peer.${impl}.cpu${s}`, m((f) => f.cpuSeconds), 's');
-    report(`peer.${impl}.rss${s}`, m((f) => f.peakRssBytes / 2 ** 20), 'MB');
-    report(`peer.${impl}.requestsPerApp${s}`, m((f) => f.requests.perApp), 'requests');
-    report(`peer.${impl}.watches${s}`, m((f) => f.openWatches), 'watches');
+    report(
+      `peer.${impl}.p50${s}`,
+      m((f) => f.latencyMs.p50),
+      'ms',
+    );
+    report(
+      `peer.${impl}.p90${s}`,
+      m((f) => f.latencyMs.p90),
+      'ms',
+    );
+    report(
+      `peer.${impl}.p99${s}`,
+      m((f) => f.latencyMs.p99),
+      'ms',
+    );
+    report(
+      `peer.${impl}.max${s}`,
+      m((f) => f.latencyMs.max),
+      'ms',
+    );
+    report(
+      `peer.${impl}.unresolved${s}`,
+      m((f) => f.unresolved),
+      'Apps',
+    );
+    report(
+      `peer.${impl}.cpu${s}`,
+      m((f) => f.cpuSeconds),
+      's',
+    );
+    report(
+      `peer.${impl}.rss${s}`,
+      m((f) => f.peakRssBytes / 2 ** 20),
+      'MB',
+    );
+    report(
+      `peer.${impl}.requestsPerApp${s}`,
+      m((f) => f.requests.perApp),
+      'requests',
+    );
+    report(
+      `peer.${impl}.watches${s}`,
+      m((f) => f.openWatches),
+      'watches',
+    );
   }
 }
 
@@ -165,16 +298,27 @@ async function main(): Promise<void> {
   const cpuProfDir = process.env.REFWATCH_PEER_CPU_PROF ? path.resolve(process.env.REFWATCH_PEER_CPU_PROF) : undefined;
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
 
-  const build = spawnSync('bash', [path.join(import.meta.dirname, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const build = spawnSync('bash', [path.join(import.meta.dirname, 'build.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   const goBinary = build.stdout.trim().split('\n').pop() ?? '';
   if (build.status !== 0 || !goBinary) {
     console.error(`bench/peer/build.sh exited with ${build.status ?? build.signal}: the Go side cannot run`);
     process.exit(1);
   }
 
-  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`== peer on a real kube-apiserver: ${plan.map((s) => `${s.apps} Apps × ${s.rounds} rounds`).join(', ')}; ${impls.join(', ')}; ${workers} workers each; ${os.cpus().length} CPUs, load ${load()}`);
-  console.log('client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch\'s client has no limiter); refwatch runs with plain node, compiled from its sources once per run (no TypeScript loader)');
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  console.log(
+    `== peer on a real kube-apiserver: ${plan.map((s) => `${s.apps} Apps × ${s.rounds} rounds`).join(', ')}; ${impls.join(', ')}; ${workers} workers each; ${os.cpus().length} CPUs, load ${load()}`,
+  );
+  console.log(
+    "client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch's client has no limiter); refwatch runs with plain node, compiled from its sources once per run (no TypeScript loader)",
+  );
   const real = await startRealCluster();
   const byRound = new Map<number, RunFigures[][]>();
   let failures = 0;
@@ -182,18 +326,33 @@ async function main(): Promise<void> {
     console.log(`kube-apiserver ${real.version} at ${real.url}`);
     const client = KubeClient.fromFile(real.kubeconfigPath, { requestTimeoutMs: 120_000 });
     await prepareCluster(client);
-    const cluster = { endpoint: { url: real.url, token: real.token, ca: real.ca }, kubeconfigPath: real.kubeconfigPath, client };
+    const cluster = {
+      endpoint: { url: real.url, token: real.token, ca: real.ca },
+      kubeconfigPath: real.kubeconfigPath,
+      client,
+    };
     for (const size of plan) {
       const rounds: RunFigures[][] = [];
       byRound.set(size.apps, rounds);
       const ready = readyAfter(size.apps);
-      console.log(`== ${size.apps} Apps, referents Ready uniformly over ${ready.minMs / 1000}–${ready.maxMs / 1000} s (seed ${SEED}); load ${load()}`);
+      console.log(
+        `== ${size.apps} Apps, referents Ready uniformly over ${ready.minMs / 1000}–${ready.maxMs / 1000} s (seed ${SEED}); load ${load()}`,
+      );
       for (let r = 0; r < size.rounds; r++) {
         const order = impls.map((_, i) => impls[(i + r) % impls.length]!);
         const round: RunFigures[] = [];
         for (const implementation of order) {
           try {
-            const f = await runPeer(cluster, { implementation, apps: size.apps, readyAfter: ready, seed: SEED, workers, timeoutAfterReadyMs, goBinary, cpuProfDir });
+            const f = await runPeer(cluster, {
+              implementation,
+              apps: size.apps,
+              readyAfter: ready,
+              seed: SEED,
+              workers,
+              timeoutAfterReadyMs,
+              goBinary,
+              cpuProfDir,
+            });
             round.push(f);
             console.log(`  round ${r + 1} ${runLine(f)}; load ${load()}`);
           } catch (e) {

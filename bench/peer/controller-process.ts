@@ -48,7 +48,12 @@ export class ControllerProcess {
   }
 
   /** start spawns the child and resolves once it printed "ready"; rejects if it exits or stays silent for timeoutMs. */
-  static async start(name: string, command: string, args: string[], opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<ControllerProcess> {
+  static async start(
+    name: string,
+    command: string,
+    args: string[],
+    opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+  ): Promise<ControllerProcess> {
     const p = new ControllerProcess(name, command, args, opts.cwd, opts.env);
     try {
       await p.ready(opts.timeoutMs);
@@ -62,7 +67,10 @@ export class ControllerProcess {
   private ready(timeoutMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const lines = createInterface({ input: this.child.stdout! });
-      const timer = setTimeout(() => reject(new Error(`${this.name} printed no "ready" within ${timeoutMs / 1000} s${this.tail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.name} printed no "ready" within ${timeoutMs / 1000} s${this.tail()}`)),
+        timeoutMs,
+      );
       lines.on('line', (line) => {
         if (line.trim() !== 'ready') return;
         clearTimeout(timer);

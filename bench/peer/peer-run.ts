@@ -26,7 +26,15 @@ let built: Promise<unknown> | undefined;
  * TypeScript loader in its CPU or memory.
  */
 function buildRefwatchController(): Promise<unknown> {
-  return (built ??= build({ entryPoints: [REFWATCH_CONTROLLER], outfile: REFWATCH_BUILT, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' }));
+  return (built ??= build({
+    entryPoints: [REFWATCH_CONTROLLER],
+    outfile: REFWATCH_BUILT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'warning',
+  }));
 }
 
 /** PeerCluster is the kube-apiserver every implementation runs against, one at a time. */
@@ -85,11 +93,24 @@ export interface RunFigures {
  */
 export async function prepareCluster(client: KubeClient): Promise<void> {
   await ensureDemoKinds(client, { install: true });
-  const collections = [...['apps', 'databases', 'caches'].map((r) => `/apis/${DEMO_API_VERSION}/${r}`), '/api/v1/secrets'];
+  const collections = [
+    ...['apps', 'databases', 'caches'].map((r) => `/apis/${DEMO_API_VERSION}/${r}`),
+    '/api/v1/secrets',
+  ];
   for (const path of collections) {
     for (let attempt = 1; ; attempt++) {
       try {
-        const stream = await client.openStream(path, { watch: 'true', sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true', timeoutSeconds: 1 }, AbortSignal.timeout(30_000));
+        const stream = await client.openStream(
+          path,
+          {
+            watch: 'true',
+            sendInitialEvents: 'true',
+            resourceVersionMatch: 'NotOlderThan',
+            allowWatchBookmarks: 'true',
+            timeoutSeconds: 1,
+          },
+          AbortSignal.timeout(30_000),
+        );
         for await (const _ of stream.lines());
         break;
       } catch (e) {
@@ -110,7 +131,9 @@ export async function prepareCluster(client: KubeClient): Promise<void> {
 export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunFigures> {
   const runId = randomBytes(3).toString('hex');
   const namespace = `peer-${o.implementation}-${runId}`;
-  await cluster.client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+  await cluster.client.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+  });
   try {
     const before = await scrapeApiServer(cluster.endpoint);
     const controller = await startImplementation(cluster, o, namespace);
@@ -138,7 +161,13 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
       figures = {
         implementation: o.implementation,
         apps: o.apps,
-        latencyMs: summarize(workload.unresolved > 0 ? workload.censored : workload.latencies) ?? { p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN },
+        latencyMs: summarize(workload.unresolved > 0 ? workload.censored : workload.latencies) ?? {
+          p50: NaN,
+          p90: NaN,
+          p99: NaN,
+          max: NaN,
+          mean: NaN,
+        },
         unresolved: workload.unresolved,
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
         peakRssBytes: end.peakRssBytes,
@@ -173,10 +202,14 @@ function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefi
 async function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
   const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
   const opts = { cwd: ROOT, timeoutMs: 120_000 };
-  if (o.implementation !== 'refwatch') return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
+  if (o.implementation !== 'refwatch')
+    return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
   await buildRefwatchController();
   const prof = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
-  return ControllerProcess.start('refwatch', process.execPath, [...prof, REFWATCH_BUILT, ...args], { ...opts, env: { ...process.env, NODE_OPTIONS: '' } });
+  return ControllerProcess.start('refwatch', process.execPath, [...prof, REFWATCH_BUILT, ...args], {
+    ...opts,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
 }
 
 /**
@@ -188,7 +221,10 @@ async function scrapeAfterWatchesClosed(endpoint: KubeEndpoint, openBefore: numb
   for (;;) {
     const counts = await scrapeApiServer(endpoint);
     if (counts.openWatches <= openBefore) return counts;
-    if (Date.now() > deadline) throw new Error(`kube-apiserver still counts ${counts.openWatches - openBefore} watches of the run open 15 s after it ended`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `kube-apiserver still counts ${counts.openWatches - openBefore} watches of the run open 15 s after it ended`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -197,7 +233,12 @@ async function deleteRun(client: KubeClient, namespace: string): Promise<void> {
   const ignoreMissing = (e: unknown) => {
     if (!(e instanceof KubeRequestError && e.status === 404)) throw e;
   };
-  const collections = [demoPath('App', namespace), demoPath('Database', namespace), demoPath('Cache', namespace), secretPath(namespace)];
+  const collections = [
+    demoPath('App', namespace),
+    demoPath('Database', namespace),
+    demoPath('Cache', namespace),
+    secretPath(namespace),
+  ];
   await Promise.all(collections.map((p) => client.request('DELETE', p).catch(ignoreMissing)));
   // Without a controller manager the namespace stays Terminating, but it is empty.
   await client.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(ignoreMissing);

@@ -54,11 +54,18 @@ function resolvedAtOf(app: KubeObject): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { namespace: { type: 'string' }, kubeconfig: { type: 'string' }, workers: { type: 'string', default: '8' } } });
+  const { values } = parseArgs({
+    options: {
+      namespace: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      workers: { type: 'string', default: '8' },
+    },
+  });
   const workers = Number(values.workers);
   if (!values.namespace) throw new Error('--namespace is required: the namespace that holds the Apps');
   if (!values.kubeconfig) throw new Error('--kubeconfig is required: the cluster to run against');
-  if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number of at least 1, got ${values.workers}`);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new Error(`--workers must be a whole number of at least 1, got ${values.workers}`);
 
   const client = KubeClient.fromFile(values.kubeconfig);
   const manager = new Manager({
@@ -75,7 +82,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 
-  while (!manager.source.watches().some((w) => w.target.kind === 'App' && w.primed)) await new Promise((r) => setTimeout(r, 20));
+  while (!manager.source.watches().some((w) => w.target.kind === 'App' && w.primed))
+    await new Promise((r) => setTimeout(r, 20));
   console.log('ready');
   if (process.env.REFWATCH_PEER_DEBUG) {
     const seen = new Map<string, string>();

@@ -4,7 +4,13 @@ import { parseDemoConfig } from '../../server/demo/config';
 import { CountedClient } from '../../server/demo/counted-client';
 import { demoPath, secretPath } from '../../server/demo/kinds';
 import { ReadinessSimulator } from '../../server/demo/readiness-simulator';
-import { appManifest, planScenario, referentManifest, type PlannedApp, type PlannedReferent } from '../../server/demo/scenario';
+import {
+  appManifest,
+  planScenario,
+  referentManifest,
+  type PlannedApp,
+  type PlannedReferent,
+} from '../../server/demo/scenario';
 import { resolutionLatency } from '../../server/demo/stats';
 
 export interface WorkloadOptions {
@@ -46,7 +52,11 @@ const CREATE_CONCURRENCY = 32;
  * status.resolvedAt, which the implementation under test writes.
  */
 export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
-  const config = parseDemoConfig({ apps: o.apps, readyAfter: { distribution: 'uniform', ...o.readyAfter }, seed: o.seed });
+  const config = parseDemoConfig({
+    apps: o.apps,
+    readyAfter: { distribution: 'uniform', ...o.readyAfter },
+    seed: o.seed,
+  });
   const scenario = planScenario(config, o.namespace, o.seed);
   const client = new CountedClient(o.client);
   const abort = new AbortController();
@@ -58,7 +68,10 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     namespace: o.namespace,
     signal: abort.signal,
     onReady: (kind, name, at) => readyAt.set(`${kind}/${name}`, at),
-    onError: (kind, name, e) => (simulatorError ??= new Error(`marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`)),
+    onError: (kind, name, e) =>
+      (simulatorError ??= new Error(
+        `marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`,
+      )),
   });
   const watch = new ResolutionWatch(o.client, o.namespace, abort.signal, (name, at) => {
     if (!resolved.has(name)) resolved.set(name, at);
@@ -68,7 +81,10 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     await watch.started;
     const createdAt = Date.now();
     await eachLimited(scenario.apps, CREATE_CONCURRENCY, async (a: PlannedApp) => {
-      await client.request('POST', demoPath('App', o.namespace), { body: appManifest(o.namespace, o.runId, a), signal: abort.signal });
+      await client.request('POST', demoPath('App', o.namespace), {
+        body: appManifest(o.namespace, o.runId, a),
+        signal: abort.signal,
+      });
     });
     const referents: PlannedReferent[] = [...scenario.secrets, ...scenario.databases, ...scenario.caches];
     await eachLimited(referents, CREATE_CONCURRENCY, async (p) => {
@@ -78,7 +94,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     });
     const createMs = Date.now() - createdAt;
     await o.onCreated?.();
-    for (const p of [...scenario.databases, ...scenario.caches]) simulator.schedule(p.kind as 'Database' | 'Cache', p.name, p.readyAfterMs);
+    for (const p of [...scenario.databases, ...scenario.caches])
+      simulator.schedule(p.kind as 'Database' | 'Cache', p.name, p.readyAfterMs);
 
     const readyCount = scenario.databases.length + scenario.caches.length + scenario.secrets.length;
     let allReadyAt: number | undefined;
@@ -94,7 +111,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     const latencies: number[] = [];
     const censored: number[] = [];
     for (const a of scenario.apps) {
-      const needs = [readyAt.get(`Database/${a.database}`), readyAt.get(`Cache/${a.cache}`), readyAt.get(`Secret/${a.secret}`)];
+      const needs = [
+        readyAt.get(`Database/${a.database}`),
+        readyAt.get(`Cache/${a.cache}`),
+        readyAt.get(`Secret/${a.secret}`),
+      ];
       const at = resolved.get(a.name);
       const l = at === undefined ? undefined : resolutionLatency(at, needs);
       if (l !== undefined) latencies.push(l);
@@ -148,7 +169,11 @@ class ResolutionWatch {
 
   private async run(started: () => void): Promise<void> {
     while (!this.signal.aborted) {
-      const query = { watch: 'true', allowWatchBookmarks: 'true', ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}) };
+      const query = {
+        watch: 'true',
+        allowWatchBookmarks: 'true',
+        ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}),
+      };
       this.opened++;
       const stream = await this.client.openStream(demoPath('App', this.namespace), query, this.signal);
       started();

@@ -11,16 +11,46 @@ interface Panel {
 
 const PANELS: Panel[] = [
   { title: 'Memory of the server process', unit: 'MB', figures: { rssMB: 'RSS', heapUsedMB: 'heap used' } },
-  { title: 'Change log: entities held', unit: 'entities', figures: { changelogLive: 'live entities', changelogTombstones: 'tombstones', changelogEvents: 'events' } },
-  { title: 'Change log: revisions a client may be behind and still get deltas', unit: 'revisions', figures: { revisionsRetained: 'revisions retained' } },
-  { title: 'Reference registry', unit: 'count', figures: { referrers: 'referrers', referents: 'referents', references: 'references' } },
-  { title: 'Watches, controllers, timers, handles, series on /metrics', unit: 'count', figures: { watches: 'open watches', referenceControllers: 'reference controllers', timers: 'timers', handles: 'handles', sseClients: 'SSE clients', metricSeries: 'series on /metrics' } },
+  {
+    title: 'Change log: entities held',
+    unit: 'entities',
+    figures: { changelogLive: 'live entities', changelogTombstones: 'tombstones', changelogEvents: 'events' },
+  },
+  {
+    title: 'Change log: revisions a client may be behind and still get deltas',
+    unit: 'revisions',
+    figures: { revisionsRetained: 'revisions retained' },
+  },
+  {
+    title: 'Reference registry',
+    unit: 'count',
+    figures: { referrers: 'referrers', referents: 'referents', references: 'references' },
+  },
+  {
+    title: 'Watches, controllers, timers, handles, series on /metrics',
+    unit: 'count',
+    figures: {
+      watches: 'open watches',
+      referenceControllers: 'reference controllers',
+      timers: 'timers',
+      handles: 'handles',
+      sseClients: 'SSE clients',
+      metricSeries: 'series on /metrics',
+    },
+  },
 ];
 
 /** plotSvg renders the samples as an SVG: one panel per group of figures, against minutes since the start. */
 export async function plotSvg(samples: readonly Sample[], title: string): Promise<string> {
   const values = samples.flatMap((s) =>
-    PANELS.flatMap((p, panel) => Object.entries(p.figures).map(([figure, label]) => ({ minutes: s.elapsedS / 60, panel, series: label, value: s[figure as keyof Sample] }))),
+    PANELS.flatMap((p, panel) =>
+      Object.entries(p.figures).map(([figure, label]) => ({
+        minutes: s.elapsedS / 60,
+        panel,
+        series: label,
+        value: s[figure as keyof Sample],
+      })),
+    ),
   );
   const spec: TopLevelSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',

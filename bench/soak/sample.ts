@@ -26,7 +26,15 @@ export interface Sample {
 }
 
 /** The figures compared at the end of a soak against its start; each must come back to where it was. */
-export const LEFTOVER_FIGURES = ['changelogLive', 'changelogTombstones', 'referrers', 'referents', 'references', 'watches', 'referenceControllers'] as const satisfies readonly (keyof Sample)[];
+export const LEFTOVER_FIGURES = [
+  'changelogLive',
+  'changelogTombstones',
+  'referrers',
+  'referents',
+  'references',
+  'watches',
+  'referenceControllers',
+] as const satisfies readonly (keyof Sample)[];
 export type LeftoverFigure = (typeof LEFTOVER_FIGURES)[number];
 
 interface Family {
@@ -93,7 +101,10 @@ export function slopePerHour(samples: readonly Sample[], figure: keyof Sample): 
  * start held.
  */
 export function leftovers(start: Sample, end: Sample): Record<LeftoverFigure, number> {
-  const left = Object.fromEntries(LEFTOVER_FIGURES.map((f) => [f, end[f] - start[f]])) as Record<LeftoverFigure, number>;
+  const left = Object.fromEntries(LEFTOVER_FIGURES.map((f) => [f, end[f] - start[f]])) as Record<
+    LeftoverFigure,
+    number
+  >;
   left.changelogTombstones = end.changelogTombstones;
   return left;
 }
@@ -104,7 +115,13 @@ export function settled(start: Sample, now: Sample): boolean {
 }
 
 /** The engine's state that a deleted run releases at once (after the watches' grace), tombstones aside. */
-const RELEASED = ['referrers', 'referents', 'references', 'watches', 'referenceControllers'] as const satisfies readonly LeftoverFigure[];
+const RELEASED = [
+  'referrers',
+  'referents',
+  'references',
+  'watches',
+  'referenceControllers',
+] as const satisfies readonly LeftoverFigure[];
 
 /** released: the registry, the watches and the reference controllers are back at or below `base`. */
 export function released(base: Sample, now: Sample): boolean {

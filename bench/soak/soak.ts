@@ -24,19 +24,41 @@ const FIRST_RUN_MS = 120_000;
 function positive(flag: string, integer: boolean) {
   return (text: string): number => {
     const n = Number(text);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new InvalidArgumentError(`must be a positive ${integer ? 'whole ' : ''}number, e.g. ${flag} ${integer ? 20 : 3}`);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(
+        `must be a positive ${integer ? 'whole ' : ''}number, e.g. ${flag} ${integer ? 20 : 3}`,
+      );
     return n;
   };
 }
 
 const program = new Command('soak')
-  .description('Runs the standalone server under demo-run churn and reconnecting SSE clients, sampling its memory and state.')
+  .description(
+    'Runs the standalone server under demo-run churn and reconnecting SSE clients, sampling its memory and state.',
+  )
   .addOption(new Option('--minutes <n>', 'how long the churn runs').argParser(positive('--minutes', false)).default(60))
-  .addOption(new Option('--warmup <minutes>', 'samples before this are left out of the RSS slope (default: a sixth of --minutes, at most 10)').argParser(positive('--warmup', false)))
-  .addOption(new Option('--interval <seconds>', 'seconds between samples').argParser(positive('--interval', false)).default(10))
-  .addOption(new Option('--clients <n>', 'SSE clients connected at once').argParser(positive('--clients', true)).default(20))
-  .addOption(new Option('--apps <n>', 'Apps per demo run (each with a Database, a Cache and a Secret)').argParser(positive('--apps', true)).default(100))
-  .addOption(new Option('--grace <duration>', "the server's grace before an unreferenced kind's watch is cancelled").default('5s'))
+  .addOption(
+    new Option(
+      '--warmup <minutes>',
+      'samples before this are left out of the RSS slope (default: a sixth of --minutes, at most 10)',
+    ).argParser(positive('--warmup', false)),
+  )
+  .addOption(
+    new Option('--interval <seconds>', 'seconds between samples').argParser(positive('--interval', false)).default(10),
+  )
+  .addOption(
+    new Option('--clients <n>', 'SSE clients connected at once').argParser(positive('--clients', true)).default(20),
+  )
+  .addOption(
+    new Option('--apps <n>', 'Apps per demo run (each with a Database, a Cache and a Secret)')
+      .argParser(positive('--apps', true))
+      .default(100),
+  )
+  .addOption(
+    new Option('--grace <duration>', "the server's grace before an unreferenced kind's watch is cancelled").default(
+      '5s',
+    ),
+  )
   .addOption(new Option('--out <file>', 'where the SVG plot goes (default: bench/out/soak-<time>.svg)'))
   .addHelpText('after', '\nExamples:\n  npm run soak -- --minutes 60\n  npm run soak -- --minutes 3 --clients 20');
 
@@ -52,11 +74,18 @@ interface Options {
 
 async function main(o: Options): Promise<number> {
   const warmupMinutes = o.warmup ?? Math.min(10, o.minutes / 6);
-  const out = o.out ?? path.join(import.meta.dirname, '..', 'out', `soak-${new Date().toISOString().replace(/[:.]/g, '-')}.svg`);
-  console.log(`soak: ${o.minutes} min of churn (${o.apps} Apps a run, ${o.clients} SSE clients), a sample every ${o.interval} s, warm-up ${warmupMinutes.toFixed(1)} min`);
+  const out =
+    o.out ?? path.join(import.meta.dirname, '..', 'out', `soak-${new Date().toISOString().replace(/[:.]/g, '-')}.svg`);
+  console.log(
+    `soak: ${o.minutes} min of churn (${o.apps} Apps a run, ${o.clients} SSE clients), a sample every ${o.interval} s, warm-up ${warmupMinutes.toFixed(1)} min`,
+  );
 
   const copy = copyStandalone();
-  const server = await startStandalone(copy.dir, { REFWATCH_EXAMPLE: 'none', REFWATCH_GRACE: o.grace, REFWATCH_LOG_LEVEL: 'warn' });
+  const server = await startStandalone(copy.dir, {
+    REFWATCH_EXAMPLE: 'none',
+    REFWATCH_GRACE: o.grace,
+    REFWATCH_LOG_LEVEL: 'warn',
+  });
   // Should this process die before its finally, the server must not outlive it.
   const killServer = () => server.kill();
   process.once('exit', killServer);
@@ -98,7 +127,10 @@ async function main(o: Options): Promise<number> {
     const first = new DemoChurn({ ...runSettings, url: server.url, maxRuns: 1 });
     await Promise.race([first.finished(), sleep(FIRST_RUN_MS)]);
     await first.stop();
-    if (first.counts.runs < 1) throw new Error(`the first demo run did not complete within ${FIRST_RUN_MS / 1000} s: ${first.counts.lastError ?? 'no error'}`);
+    if (first.counts.runs < 1)
+      throw new Error(
+        `the first demo run did not complete within ${FIRST_RUN_MS / 1000} s: ${first.counts.lastError ?? 'no error'}`,
+      );
     const start = await waitFor((s) => released(boot, s), SETTLE_MS, '(releasing the first run)');
     if (!released(boot, start)) throw new Error('the server did not release the first run: see the samples above');
     console.log(formatSample(start, '(start)'));
@@ -119,7 +151,9 @@ async function main(o: Options): Promise<number> {
       churnSamples.push(await take(`runs ${churn.counts.runs}  resyncs ${clients.counts.resyncs}`));
     }
 
-    console.log(`soak: stopping the churn and the SSE clients; waiting (at most ${SETTLE_MS / 1000} s) for the server to come back to its start and for the change log's retention to pass`);
+    console.log(
+      `soak: stopping the churn and the SSE clients; waiting (at most ${SETTLE_MS / 1000} s) for the server to come back to its start and for the change log's retention to pass`,
+    );
     await clients.stop();
     await churn.stop();
     const end = await waitFor((s) => settled(start, s), SETTLE_MS, '(settling)');
@@ -128,10 +162,13 @@ async function main(o: Options): Promise<number> {
     const warm = churnSamples.filter((s) => s.elapsedS >= churnStartS + warmupMinutes * 60);
     const rssSlope = slopePerHour(warm, 'rssMB');
     const asserted: boolean[] = [];
-    if (o.minutes >= SLOPE_ASSERTED_FROM_MINUTES) asserted.push(result('soak.rssSlopeMBPerHour', rssSlope, 'MB/h', '<=', RSS_SLOPE_TARGET_MB_PER_HOUR));
+    if (o.minutes >= SLOPE_ASSERTED_FROM_MINUTES)
+      asserted.push(result('soak.rssSlopeMBPerHour', rssSlope, 'MB/h', '<=', RSS_SLOPE_TARGET_MB_PER_HOUR));
     else {
       report('soak.rssSlopeMBPerHour', rssSlope, 'MB/h');
-      console.log(`soak: the RSS slope is judged (target <= ${RSS_SLOPE_TARGET_MB_PER_HOUR} MB/h) only from ${SLOPE_ASSERTED_FROM_MINUTES} minutes; this run measured ${o.minutes}`);
+      console.log(
+        `soak: the RSS slope is judged (target <= ${RSS_SLOPE_TARGET_MB_PER_HOUR} MB/h) only from ${SLOPE_ASSERTED_FROM_MINUTES} minutes; this run measured ${o.minutes}`,
+      );
     }
     report('soak.heapSlopeMBPerHour', slopePerHour(warm, 'heapUsedMB'), 'MB/h');
     const left = leftovers(start, end);
@@ -146,7 +183,9 @@ async function main(o: Options): Promise<number> {
       result('soak.resyncs', clients.counts.resyncs, 'resyncs', '>=', 1),
     );
     report('soak.changelog.sinceBoot', end.changelogLive - boot.changelogLive, 'entities');
-    console.log('soak: sinceBoot counts the records of cancelled reference controllers (one per referent kind), which the change log keeps by design');
+    console.log(
+      'soak: sinceBoot counts the records of cancelled reference controllers (one per referent kind), which the change log keeps by design',
+    );
     report('soak.runs', churn.counts.runs, 'runs');
     report('soak.sse.connects', clients.counts.connects, 'connections');
     report('soak.sse.resumes', clients.counts.resumes, 'connections');
@@ -154,11 +193,21 @@ async function main(o: Options): Promise<number> {
     report('soak.changelog.maxRevisionsRetained', Math.max(...samples.map((s) => s.revisionsRetained)), 'revisions');
     report('soak.rss.end', end.rssMB, 'MB');
     report('soak.metrics.series.leftover', end.metricSeries - start.metricSeries, 'series');
-    console.log(`soak: runs by phase ${JSON.stringify(churn.counts.phases)}; churn errors ${churn.counts.errors}${churn.counts.lastError ? ` (last: ${churn.counts.lastError})` : ''}`);
-    console.log(`soak: SSE ${JSON.stringify({ ...clients.counts, lastError: undefined })}${clients.counts.lastError ? ` (last error: ${clients.counts.lastError})` : ''}`);
+    console.log(
+      `soak: runs by phase ${JSON.stringify(churn.counts.phases)}; churn errors ${churn.counts.errors}${churn.counts.lastError ? ` (last: ${churn.counts.lastError})` : ''}`,
+    );
+    console.log(
+      `soak: SSE ${JSON.stringify({ ...clients.counts, lastError: undefined })}${clients.counts.lastError ? ` (last error: ${clients.counts.lastError})` : ''}`,
+    );
 
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(out, await plotSvg(samples, `refwatch soak: ${o.minutes} min, ${churn.counts.runs} demo runs of ${o.apps} Apps, ${o.clients} SSE clients`));
+    writeFileSync(
+      out,
+      await plotSvg(
+        samples,
+        `refwatch soak: ${o.minutes} min, ${churn.counts.runs} demo runs of ${o.apps} Apps, ${o.clients} SSE clients`,
+      ),
+    );
     console.log(`soak: plot written to ${path.relative(process.cwd(), out)}`);
     const failed = asserted.filter((ok) => !ok).length;
     if (failed) console.log(`soak: ${failed} target(s) missed`);

@@ -103,7 +103,8 @@ export class StreamClients {
       this.counts.connects++;
       const decoder = new TextDecoder();
       const reader = res.body.getReader();
-      for (let r = await reader.read(); !r.done; r = await reader.read()) parser.feed(decoder.decode(r.value, { stream: true }));
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        parser.feed(decoder.decode(r.value, { stream: true }));
       // The server ended the stream: only a stopping server does that.
       if (!this.#stop.signal.aborted) this.#error('the server ended the stream');
     } catch (e) {

@@ -44,7 +44,11 @@ import { buildRegistry } from './cluster';
 const HEAP_MB = 12_288;
 // A million references and their Manager need more than the default heap: rerun with more.
 if (!process.execArgv.some((a) => a.startsWith('--max-old-space-size'))) {
-  const r = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_MB}`, ...process.execArgv, import.meta.filename, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    [`--max-old-space-size=${HEAP_MB}`, ...process.execArgv, import.meta.filename, ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -53,10 +57,18 @@ const TARGET_BYTES = 150;
 const TARGET_BLOCK_MS = 50;
 const CHURN_PER_S = 1000;
 
-const cluster: ClusterInfo = { mode: 'embedded', server: 'http://127.0.0.1:1', context: 'embedded', reachable: true, version: 'v1.35.4' };
+const cluster: ClusterInfo = {
+  mode: 'embedded',
+  server: 'http://127.0.0.1:1',
+  context: 'embedded',
+  reachable: true,
+  version: 'v1.35.4',
+};
 
 const { manager, references, setupMs } = await buildRegistry(APPS);
-console.log(`wire: ${APPS} referrers, ${references} references, ${manager.changelog.size('referent')} referents; set up in ${(setupMs / 1000).toFixed(1)} s; heap ${(process.memoryUsage().heapUsed / 1e9).toFixed(2)} GB`);
+console.log(
+  `wire: ${APPS} referrers, ${references} references, ${manager.changelog.size('referent')} referents; set up in ${(setupMs / 1000).toFixed(1)} s; heap ${(process.memoryUsage().heapUsed / 1e9).toFixed(2)} GB`,
+);
 
 // The parts of the runtime the two handlers read; the overview's summary follows the change log, as in the server.
 const summary = new ReferrerSummary(manager.changelog, { stuckThresholdMs: 30_000 });
@@ -79,7 +91,10 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
   compress(req, res, () => undefined);
   const abort = new AbortController();
   res.on('close', () => abort.abort());
-  const request = new Request(`http://127.0.0.1${req.url}`, { headers: req.headers as Record<string, string>, signal: abort.signal });
+  const request = new Request(`http://127.0.0.1${req.url}`, {
+    headers: req.headers as Record<string, string>,
+    signal: abort.signal,
+  });
   const response = req.url!.startsWith('/api/v1/stream') ? getStream(rt, request) : await getSnapshot(rt, request);
   for (const [name, value] of response.headers) res.setHeader(name, value);
   res.statusCode = response.status;
@@ -131,9 +146,14 @@ parentPort.on('message', ({ url, headers, stream }) => {
 `;
 const client = new Worker(CLIENT, { eval: true });
 
-function get(path: string, headers: Record<string, string>): Promise<{ bytes: number; ms: number; encoding?: string; tail: string }> {
+function get(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ bytes: number; ms: number; encoding?: string; tail: string }> {
   return new Promise((resolve, reject) => {
-    client.once('message', (r: { bytes: number; ms: number; encoding?: string; tail: string; error?: string }) => (r.error ? reject(new Error(r.error)) : resolve(r)));
+    client.once('message', (r: { bytes: number; ms: number; encoding?: string; tail: string; error?: string }) =>
+      r.error ? reject(new Error(r.error)) : resolve(r),
+    );
     client.postMessage({ url: `${base}${path}`, headers, stream: path.startsWith('/api/v1/stream') });
   });
 }
@@ -173,7 +193,8 @@ const churn = setInterval(() => {
   for (let k = 0; k < CHURN_PER_S / 100; k++) {
     const id = referrerIds[churned++ % referrerIds.length]!;
     const prev = manager.changelog.get('referrer', id);
-    if (prev) manager.changelog.put('referrer', id, { ...prev, reconciles: prev.reconciles + 1, lastReconcileAt: Date.now() });
+    if (prev)
+      manager.changelog.put('referrer', id, { ...prev, reconciles: prev.reconciles + 1, lastReconcileAt: Date.now() });
   }
 }, 10);
 
@@ -191,18 +212,22 @@ for (const [name, path, headers] of runs) {
   last = performance.now();
   lastCpu = cpuMs();
   const r = await get(path, headers);
-  if (name !== 'stream' && (r.encoding ?? 'identity') !== name) throw new Error(`GET ${path} with ${JSON.stringify(headers)} came back ${r.encoding ?? 'identity'}`);
+  if (name !== 'stream' && (r.encoding ?? 'identity') !== name)
+    throw new Error(`GET ${path} with ${JSON.stringify(headers)} came back ${r.encoding ?? 'identity'}`);
   sizes[name] = r.bytes;
   blocks.push(maxGap);
   wallBlocks.push(maxWallGap);
-  console.log(`wire: ${name.padEnd(8)} ${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(2)} s; loop held at most ${maxGap.toFixed(1)} ms (wall-clock gap ${maxWallGap.toFixed(1)} ms)`);
+  console.log(
+    `wire: ${name.padEnd(8)} ${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(2)} s; loop held at most ${maxGap.toFixed(1)} ms (wall-clock gap ${maxWallGap.toFixed(1)} ms)`,
+  );
   report(`api.snapshot.maxBlockMs.${name}`, Number(maxGap.toFixed(1)), 'ms');
 }
 clearInterval(probe);
 clearInterval(churn);
 await new Promise((resolve) => setTimeout(resolve, 100)); // the last gc entries are delivered
 gcObserver.disconnect();
-const inGap = (start: number, end: number) => gcPauses.filter((g) => g.startTime >= start && g.startTime < end).reduce((sum, g) => sum + g.duration, 0);
+const inGap = (start: number, end: number) =>
+  gcPauses.filter((g) => g.startTime >= start && g.startTime < end).reduce((sum, g) => sum + g.duration, 0);
 const maxWithoutGc = Math.max(0, ...gaps.map(([start, end, held]) => held - inGap(start, end)));
 const maxGcPause = Math.max(0, ...gcPauses.map((g) => g.duration));
 await client.terminate();
@@ -213,11 +238,32 @@ summary.stop();
 await manager.stop();
 
 const maxBlock = Math.max(...blocks);
-console.log(`wire: ${churned} referrer changes during the run; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `wire: ${churned} referrer changes during the run; load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 report('api.snapshot.maxBlockMs.withoutGc', Number(maxWithoutGc.toFixed(1)), 'ms');
 report('api.snapshot.maxGcPauseMs', Number(maxGcPause.toFixed(1)), 'ms');
-report('api.snapshot.maxBlockMs.wallClock', Number(Math.max(...wallBlocks).toFixed(1)), 'ms(wall, includes time descheduled)');
+report(
+  'api.snapshot.maxBlockMs.wallClock',
+  Number(Math.max(...wallBlocks).toFixed(1)),
+  'ms(wall, includes time descheduled)',
+);
 report('api.snapshot.bytes', sizes.identity!, 'bytes');
 report('api.snapshot.gzipBytesPerReference', Number((sizes.gzip! / references).toFixed(1)), 'bytes');
-result('api.snapshot.bytesPerReference', Number((sizes.identity! / references).toFixed(1)), 'bytes(uncompressed)', '<=', TARGET_BYTES);
-result('api.snapshot.maxBlockMs', Number(maxBlock.toFixed(1)), `ms(at ${references} references)`, '<=', TARGET_BLOCK_MS);
+result(
+  'api.snapshot.bytesPerReference',
+  Number((sizes.identity! / references).toFixed(1)),
+  'bytes(uncompressed)',
+  '<=',
+  TARGET_BYTES,
+);
+result(
+  'api.snapshot.maxBlockMs',
+  Number(maxBlock.toFixed(1)),
+  `ms(at ${references} references)`,
+  '<=',
+  TARGET_BLOCK_MS,
+);

@@ -17,10 +17,18 @@ const APPS_PER_CACHE = 10;
 
 const ns = (i: number) => `team-${i % NAMESPACES}`;
 const ready = (ok: boolean) => ({
-  conditions: [ok ? { type: 'Ready', status: 'True', reason: 'Provisioned' } : { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume pvc-data-0' }],
+  conditions: [
+    ok
+      ? { type: 'Ready', status: 'True', reason: 'Provisioned' }
+      : { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume pvc-data-0' },
+  ],
 });
 const cacheOf = (i: number) => Math.floor(i / (NAMESPACES * APPS_PER_CACHE));
-const meta = (name: string, namespace?: string) => ({ name, ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() });
+const meta = (name: string, namespace?: string) => ({
+  name,
+  ...(namespace !== undefined ? { namespace } : {}),
+  uid: randomUUID(),
+});
 
 function app(i: number): KubeObject {
   const database = i % 50 === 7 ? `orders-db-${i}x` : `orders-db-${i}`;
@@ -28,7 +36,11 @@ function app(i: number): KubeObject {
     apiVersion: API,
     kind: 'App',
     metadata: meta(`storefront-${i}`, ns(i)),
-    spec: { databaseRef: { name: database }, cacheRef: { name: `sessions-${cacheOf(i)}` }, secretRef: { name: 'db-credentials' } },
+    spec: {
+      databaseRef: { name: database },
+      cacheRef: { name: `sessions-${cacheOf(i)}` },
+      secretRef: { name: 'db-credentials' },
+    },
   };
 }
 
@@ -43,19 +55,36 @@ export async function buildRegistry(apps: number): Promise<SyntheticRegistry> {
   const started = performance.now();
   const source = new MemoryInformerSource({ priming: 'sync' });
   const readyCondition = conditionReadiness('Ready');
-  const manager = new Manager({ source, statsIntervalMs: 0, readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined) });
-  for (let i = 0; i < apps; i++) source.apply({ apiVersion: API, kind: 'Database', metadata: meta(`orders-db-${i}`, ns(i)), status: ready(i % 10 !== 3) });
+  const manager = new Manager({
+    source,
+    statsIntervalMs: 0,
+    readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined),
+  });
+  for (let i = 0; i < apps; i++)
+    source.apply({
+      apiVersion: API,
+      kind: 'Database',
+      metadata: meta(`orders-db-${i}`, ns(i)),
+      status: ready(i % 10 !== 3),
+    });
   for (let i = 0; i < Math.ceil(apps / APPS_PER_CACHE); i++) {
-    source.apply({ apiVersion: API, kind: 'Cache', metadata: meta(`sessions-${Math.floor(i / NAMESPACES)}`, ns(i)), status: ready(i % 4 !== 0) });
+    source.apply({
+      apiVersion: API,
+      kind: 'Cache',
+      metadata: meta(`sessions-${Math.floor(i / NAMESPACES)}`, ns(i)),
+      status: ready(i % 4 !== 0),
+    });
   }
-  for (let n = 0; n < NAMESPACES; n++) source.apply({ apiVersion: 'v1', kind: 'Secret', metadata: meta('db-credentials', `team-${n}`) });
+  for (let n = 0; n < NAMESPACES; n++)
+    source.apply({ apiVersion: 'v1', kind: 'Secret', metadata: meta('db-credentials', `team-${n}`) });
 
   manager.addController({
     name: 'watch',
     for: { group: GROUP, kind: 'App' },
     workers: 4,
     reconcile(ctx) {
-      const spec = ctx.object?.spec as { databaseRef: { name: string }; cacheRef: { name: string }; secretRef: { name: string } } | undefined;
+      const spec = ctx.object?.spec as
+        { databaseRef: { name: string }; cacheRef: { name: string }; secretRef: { name: string } } | undefined;
       if (!spec) return;
       const namespace = ctx.object!.metadata.namespace!;
       ctx.resolve(`Database.${GROUP}/${namespace}/${spec.databaseRef.name}`, 'spec.databaseRef');
@@ -71,7 +100,8 @@ export async function buildRegistry(apps: number): Promise<SyntheticRegistry> {
   for (;;) {
     const referrers = manager.changelog.size('referrer');
     if (referrers === apps && queue.len() === 0 && queue.stats().processing === 0) break;
-    if (Date.now() > deadline) throw new Error(`setup did not settle: ${referrers}/${apps} referrers reported, queue depth ${queue.len()}`);
+    if (Date.now() > deadline)
+      throw new Error(`setup did not settle: ${referrers}/${apps} referrers reported, queue depth ${queue.len()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   manager.publishStats();

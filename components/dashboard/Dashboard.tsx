@@ -45,10 +45,18 @@ export function Dashboard() {
   // when the server has no summary (it then loads everything, as it always did), null until known.
   // Kept in a ref, not state, so the page asks for its data in the same render the summary arrives.
   const sizeRef = useRef<number | undefined | null>(null);
-  if (sizeRef.current === null && (summary.data !== undefined || summary.isError)) sizeRef.current = summary.data?.totals.references;
+  if (sizeRef.current === null && (summary.data !== undefined || summary.isError))
+    sizeRef.current = summary.data?.totals.references;
   const registrySize = sizeRef.current;
   const scopeParams: ScopeParams = useMemo(
-    () => ({ ns: view.ns, kind: view.kind, q: view.q, object: view.object, stuck: view.stuck === '1', view: view.view }),
+    () => ({
+      ns: view.ns,
+      kind: view.kind,
+      q: view.q,
+      object: view.object,
+      stuck: view.stuck === '1',
+      view: view.view,
+    }),
     [view.ns, view.kind, view.q, view.object, view.stuck, view.view],
   );
   const mode: DataMode | undefined = useMemo(() => {
@@ -78,7 +86,10 @@ export function Dashboard() {
   // Scoped, the server has done the namespace, kind and search; on a small registry the browser filters.
   const scoped = mode?.mode === 'scoped';
   const filters = useMemo(
-    () => (scoped ? { q: '', ns: '', kind: '', state: view.state } : { q: view.q, ns: view.ns, kind: view.kind, state: view.state || (view.stuck === '1' ? 'stuck' : '') }),
+    () =>
+      scoped
+        ? { q: '', ns: '', kind: '', state: view.state }
+        : { q: view.q, ns: view.ns, kind: view.kind, state: view.state || (view.stuck === '1' ? 'stuck' : '') },
     [scoped, view.q, view.ns, view.kind, view.state, view.stuck],
   );
   const selectKey = view.select || view.object;
@@ -96,7 +107,12 @@ export function Dashboard() {
 
   const select = useCallback(
     (key: string | null) => {
-      if (key && document.activeElement instanceof HTMLElement && !document.activeElement.closest('[data-testid="inspector"]')) openerRef.current = document.activeElement;
+      if (
+        key &&
+        document.activeElement instanceof HTMLElement &&
+        !document.activeElement.closest('[data-testid="inspector"]')
+      )
+        openerRef.current = document.activeElement;
       setView({ select: key ?? '' }, 'push');
     },
     [setView],
@@ -111,13 +127,29 @@ export function Dashboard() {
 
   const choose = useCallback(
     (c: OverviewChoice) =>
-      setView({ ns: c.ns ?? '', kind: c.kind ?? '', q: c.q ?? '', object: c.object ?? '', select: c.object ?? '', stuck: c.stuck ? '1' : '', state: '', view: large ? '' : 'scope' }, 'push'),
+      setView(
+        {
+          ns: c.ns ?? '',
+          kind: c.kind ?? '',
+          q: c.q ?? '',
+          object: c.object ?? '',
+          select: c.object ?? '',
+          stuck: c.stuck ? '1' : '',
+          state: '',
+          view: large ? '' : 'scope',
+        },
+        'push',
+      ),
     [setView, large],
   );
   // A large registry's overview is its home and scopes are its way of loading; a small one's home is
   // the whole graph, so its overview, and the scopes chosen from it, are asked for by name.
   const backToOverview = useCallback(
-    () => setView({ ns: '', kind: '', q: '', object: '', select: '', stuck: '', state: '', view: large ? '' : 'overview' }, 'push'),
+    () =>
+      setView(
+        { ns: '', kind: '', q: '', object: '', select: '', stuck: '', state: '', view: large ? '' : 'overview' },
+        'push',
+      ),
     [setView, large],
   );
 
@@ -172,7 +204,8 @@ export function Dashboard() {
         {snapshot ? (
           <div className={styles.clusterChip} data-ok={snapshot.cluster.reachable} title={snapshot.cluster.server}>
             <span aria-hidden="true">{snapshot.cluster.reachable ? '◉' : '◎'}</span>
-            {snapshot.cluster.context ?? (snapshot.cluster.mode === 'embedded' ? 'embedded cluster' : snapshot.cluster.mode)}
+            {snapshot.cluster.context ??
+              (snapshot.cluster.mode === 'embedded' ? 'embedded cluster' : snapshot.cluster.mode)}
             {snapshot.cluster.version ? <span className={styles.muted}>{snapshot.cluster.version}</span> : null}
           </div>
         ) : null}
@@ -220,7 +253,8 @@ export function Dashboard() {
 
       {connection.state === 'lost' ? (
         <div className={styles.banner} data-tone="danger" role="alert">
-          <strong>Live updates stopped.</strong> {connection.detail ?? 'The stream to the refwatch server is down.'} What you see may be out of date.{' '}
+          <strong>Live updates stopped.</strong> {connection.detail ?? 'The stream to the refwatch server is down.'}{' '}
+          What you see may be out of date.{' '}
           <button type="button" onClick={connection.retry}>
             Reconnect
           </button>
@@ -228,8 +262,9 @@ export function Dashboard() {
       ) : null}
       {snapshot && !snapshot.cluster.reachable ? (
         <div className={styles.banner} data-tone="warning" role="alert">
-          <strong>Cluster unreachable.</strong> {snapshot.cluster.message ?? `refwatch cannot reach ${snapshot.cluster.server || 'the API server'}.`} Watches retry on their own; states
-          shown are the last ones seen.
+          <strong>Cluster unreachable.</strong>{' '}
+          {snapshot.cluster.message ?? `refwatch cannot reach ${snapshot.cluster.server || 'the API server'}.`} Watches
+          retry on their own; states shown are the last ones seen.
         </div>
       ) : null}
 
@@ -238,12 +273,23 @@ export function Dashboard() {
           <Overview summary={summary.data} now={now} onChoose={choose} />
         ) : (
           <div className={styles.centered}>
-            {summary.error ? <SnapshotError error={summary.error} onRetry={() => void summary.refetch()} /> : <p>Loading the overview…</p>}
+            {summary.error ? (
+              <SnapshotError error={summary.error} onRetry={() => void summary.refetch()} />
+            ) : (
+              <p>Loading the overview…</p>
+            )}
           </div>
         )
       ) : (
         <>
-          <Toolbar view={view} facets={facets} shown={filtered.matched} total={model.nodes.length} autoGrouped={grouped.large} onChange={setView} />
+          <Toolbar
+            view={view}
+            facets={facets}
+            shown={filtered.matched}
+            total={model.nodes.length}
+            autoGrouped={grouped.large}
+            onChange={setView}
+          />
 
           <main className={styles.workspace}>
             <div className={styles.graphColumn}>
@@ -260,7 +306,14 @@ export function Dashboard() {
                     <NoReferences />
                   ) : (
                     <>
-                      <GraphView model={grouped} theme={theme} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} onToggleGroup={toggleGroup} layout={view.layout} />
+                      <GraphView
+                        model={grouped}
+                        theme={theme}
+                        selectedId={selectedNode?.id ?? ''}
+                        onSelect={selectNodeId}
+                        onToggleGroup={toggleGroup}
+                        layout={view.layout}
+                      />
                       {filtered.nodes.length === 0 && hasFilters(filters) ? (
                         <div className={styles.overlayNote} role="status">
                           Nothing matches these filters.{' '}
@@ -274,12 +327,20 @@ export function Dashboard() {
                 </div>
                 {snapshot && !noReferences ? <Legend /> : null}
               </section>
-              {snapshot && !noReferences ? <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} /> : null}
+              {snapshot && !noReferences ? (
+                <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} />
+              ) : null}
             </div>
 
             <aside className={styles.side} aria-label={selectedNode ? 'Selected object' : 'Panels'}>
               {selectedNode && snapshot ? (
-                <Inspector node={selectedNode} snapshot={snapshot} now={now} onSelectKey={select} onClose={closeInspector} />
+                <Inspector
+                  node={selectedNode}
+                  snapshot={snapshot}
+                  now={now}
+                  onSelectKey={select}
+                  onClose={closeInspector}
+                />
               ) : (
                 <>
                   {selectKey && snapshot ? (
@@ -347,15 +408,17 @@ function NoReferences() {
     <div className={styles.centered}>
       <div className={styles.emptyCard}>
         <h2>No references yet</h2>
-        <p>refwatch is connected, but no controller has declared a reference. The graph fills in as soon as one does.</p>
+        <p>
+          refwatch is connected, but no controller has declared a reference. The graph fills in as soon as one does.
+        </p>
         <ol>
           <li>
-            Run the demo: open the <strong>Demo</strong> tab and start a run. It creates Apps that refer to Databases, Caches and Secrets, and reconciles them
-            the watch way and the backoff way side by side.
+            Run the demo: open the <strong>Demo</strong> tab and start a run. It creates Apps that refer to Databases,
+            Caches and Secrets, and reconciles them the watch way and the backoff way side by side.
           </li>
           <li>
-            Or point refwatch at a cluster: <code>npm start -- --kubeconfig ~/.kube/config --context NAME</code>; the built-in reference rules find Pods,
-            Ingresses, RoleBindings and more.
+            Or point refwatch at a cluster: <code>npm start -- --kubeconfig ~/.kube/config --context NAME</code>; the
+            built-in reference rules find Pods, Ingresses, RoleBindings and more.
           </li>
         </ol>
       </div>
@@ -371,7 +434,9 @@ function SnapshotError({ error, onRetry }: { error: Error; onRetry(): void }) {
         <h2>{notServed ? 'The refwatch API is not available' : 'Cannot load the reference graph'}</h2>
         <p>{error.message}</p>
         <p className={styles.muted}>
-          {notServed ? 'This server does not serve /api/v1/snapshot. Start refwatch with npm start.' : 'Check that the refwatch server is running, then retry.'}
+          {notServed
+            ? 'This server does not serve /api/v1/snapshot. Start refwatch with npm start.'
+            : 'Check that the refwatch server is running, then retry.'}
         </p>
         <button type="button" className={styles.primaryButton} onClick={onRetry}>
           Retry

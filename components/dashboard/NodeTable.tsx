@@ -42,7 +42,12 @@ export const NodeTable = memo(function NodeTable({ nodes, selectedId, onSelect }
   useEffect(() => {
     const el = scrollRef.current;
     if (!el) return;
-    const measure = () => setViewport((v) => (v.height === el.clientHeight && v.scrollTop === el.scrollTop ? v : { scrollTop: el.scrollTop, height: el.clientHeight }));
+    const measure = () =>
+      setViewport((v) =>
+        v.height === el.clientHeight && v.scrollTop === el.scrollTop
+          ? v
+          : { scrollTop: el.scrollTop, height: el.clientHeight },
+      );
     measure();
     const observer = new ResizeObserver(measure);
     observer.observe(el);
@@ -98,10 +103,15 @@ export const NodeTable = memo(function NodeTable({ nodes, selectedId, onSelect }
       <header className={styles.sectionHeader}>
         <h2 id="objects-title">Objects</h2>
         <span className={styles.muted}>
-          {rows.length.toLocaleString('en-US')} {rows.length === 1 ? 'node' : 'nodes'} · <kbd>↑</kbd> <kbd>↓</kbd> move, <kbd>Enter</kbd> selects
+          {rows.length.toLocaleString('en-US')} {rows.length === 1 ? 'node' : 'nodes'} · <kbd>↑</kbd> <kbd>↓</kbd> move,{' '}
+          <kbd>Enter</kbd> selects
         </span>
       </header>
-      <div className={styles.tableScroll} ref={scrollRef} onScroll={(e) => setViewport({ scrollTop: e.currentTarget.scrollTop, height: e.currentTarget.clientHeight })}>
+      <div
+        className={styles.tableScroll}
+        ref={scrollRef}
+        onScroll={(e) => setViewport({ scrollTop: e.currentTarget.scrollTop, height: e.currentTarget.clientHeight })}
+      >
         <div style={{ paddingTop: first * ROW_HEIGHT, paddingBottom: (rows.length - last) * ROW_HEIGHT }}>
           <table className={styles.table} aria-rowcount={rows.length + 1} aria-labelledby="objects-title">
             <thead ref={headRef}>
@@ -116,7 +126,15 @@ export const NodeTable = memo(function NodeTable({ nodes, selectedId, onSelect }
             </thead>
             <tbody onKeyDown={onKeyDown}>
               {rows.slice(first, last).map((n, i) => (
-                <NodeRow key={n.id} node={n} index={first + i} selected={n.id === selectedId} tabbable={first + i === tabbable} onSelect={onSelect} onFocusRow={setActiveId} />
+                <NodeRow
+                  key={n.id}
+                  node={n}
+                  index={first + i}
+                  selected={n.id === selectedId}
+                  tabbable={first + i === tabbable}
+                  onSelect={onSelect}
+                  onFocusRow={setActiveId}
+                />
               ))}
             </tbody>
           </table>

@@ -18,7 +18,12 @@ export interface ToolbarProps {
   onChange(patch: Partial<ViewState>): void;
 }
 
-const GROUP_LABEL: Record<GroupBy, string> = { none: 'No grouping', namespace: 'By namespace', kind: 'By kind', flat: 'Never group' };
+const GROUP_LABEL: Record<GroupBy, string> = {
+  none: 'No grouping',
+  namespace: 'By namespace',
+  kind: 'By kind',
+  flat: 'Never group',
+};
 const LAYOUT_LABEL: Record<LayoutName, string> = { layered: 'Layered', force: 'Force' };
 
 /** Toolbar holds search and filters; `/` focuses the search box from anywhere. */
@@ -38,7 +43,8 @@ export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoG
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement | null;
       if (e.key !== '/' || e.metaKey || e.ctrlKey || e.altKey) return;
-      if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || t.isContentEditable))
+        return;
       e.preventDefault();
       inputRef.current?.focus();
     };
@@ -48,7 +54,8 @@ export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoG
 
   const filtered = view.q !== '' || view.ns !== '' || view.kind !== '' || view.state !== '';
   // A value from a shared link may not exist (yet) in this snapshot; keep it selectable.
-  const withCurrent = (values: string[], current: string) => (current !== '' && !values.includes(current) ? [current, ...values] : values);
+  const withCurrent = (values: string[], current: string) =>
+    current !== '' && !values.includes(current) ? [current, ...values] : values;
 
   return (
     <div className={styles.toolbar} role="search" aria-label="Find references">
@@ -121,7 +128,11 @@ export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoG
       </label>
       <label className={styles.filter}>
         <span>Layout</span>
-        <select value={view.layout} onChange={(e) => onChange({ layout: e.target.value as LayoutName })} title="Layered: referrers left, referents right. Force: a force-directed layout.">
+        <select
+          value={view.layout}
+          onChange={(e) => onChange({ layout: e.target.value as LayoutName })}
+          title="Layered: referrers left, referents right. Force: a force-directed layout."
+        >
           {LAYOUT_NAMES.map((l) => (
             <option key={l} value={l}>
               {LAYOUT_LABEL[l]}
@@ -152,7 +163,9 @@ export const Toolbar = memo(function Toolbar({ view, facets, shown, total, autoG
             <strong>{total.toLocaleString('en-US')}</strong> nodes
           </>
         )}
-        {autoGrouped ? <span className={styles.autoGrouped}> · large graph: grouped, click a group to expand</span> : null}
+        {autoGrouped ? (
+          <span className={styles.autoGrouped}> · large graph: grouped, click a group to expand</span>
+        ) : null}
       </p>
     </div>
   );

@@ -51,14 +51,26 @@ export interface RowWindow {
 }
 
 /** rowWindow covers the rows visible in a viewport of `height` px scrolled to `scrollTop`, plus `overscan` rows each side. */
-export function rowWindow(total: number, scrollTop: number, height: number, rowHeight: number, overscan: number): RowWindow {
+export function rowWindow(
+  total: number,
+  scrollTop: number,
+  height: number,
+  rowHeight: number,
+  overscan: number,
+): RowWindow {
   const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
   const last = Math.min(total, Math.ceil((scrollTop + Math.max(height, rowHeight)) / rowHeight) + overscan);
   return { first, last: Math.max(first, last) };
 }
 
 /** scrollToShow is the scrollTop that brings row `index` fully into view below a sticky header of `headerHeight` px, moving as little as possible. */
-export function scrollToShow(index: number, scrollTop: number, height: number, rowHeight: number, headerHeight: number): number {
+export function scrollToShow(
+  index: number,
+  scrollTop: number,
+  height: number,
+  rowHeight: number,
+  headerHeight: number,
+): number {
   const top = index * rowHeight; // the row's offset below the header
   const visible = Math.max(rowHeight, height - headerHeight);
   if (top < scrollTop) return top;

@@ -23,7 +23,13 @@ export interface GraphModels {
  * edges stay the same objects, which is what lets the graph and the table
  * skip them), anything structural rebuilds.
  */
-export function useGraphModel(snapshot: Snapshot | undefined, now: number, filters: GraphFilters, by: GroupBy, expanded: ReadonlySet<string>): GraphModels {
+export function useGraphModel(
+  snapshot: Snapshot | undefined,
+  now: number,
+  filters: GraphFilters,
+  by: GroupBy,
+  expanded: ReadonlySet<string>,
+): GraphModels {
   const stateRef = useRef<ModelState | undefined>(undefined);
   const model = useMemo(() => {
     if (!snapshot) {
@@ -46,11 +52,16 @@ export function useGraphModel(snapshot: Snapshot | undefined, now: number, filte
 
   const filtered = useMemo(() => filterModel(model, filters), [model, filters]);
 
-  const groupRef = useRef<{ input: GraphModel; by: GroupBy; expanded: ReadonlySet<string>; output: GroupedModel } | undefined>(undefined);
+  const groupRef = useRef<
+    { input: GraphModel; by: GroupBy; expanded: ReadonlySet<string>; output: GroupedModel } | undefined
+  >(undefined);
   const grouped = useMemo(() => {
     const prev = groupRef.current;
     const opts = { by, expanded };
-    const output = prev && prev.by === by && prev.expanded === expanded ? regroupModel(prev.output, prev.input, filtered, opts) : groupModel(filtered, opts);
+    const output =
+      prev && prev.by === by && prev.expanded === expanded
+        ? regroupModel(prev.output, prev.input, filtered, opts)
+        : groupModel(filtered, opts);
     groupRef.current = { input: filtered, by, expanded, output };
     return output;
   }, [filtered, by, expanded]);

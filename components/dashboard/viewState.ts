@@ -25,7 +25,19 @@ export interface ViewState {
   layout: LayoutName;
 }
 
-export const DEFAULT_VIEW: ViewState = { select: '', q: '', ns: '', kind: '', object: '', stuck: '', state: '', group: 'none', tab: 'stuck', view: '', layout: 'layered' };
+export const DEFAULT_VIEW: ViewState = {
+  select: '',
+  q: '',
+  ns: '',
+  kind: '',
+  object: '',
+  stuck: '',
+  state: '',
+  group: 'none',
+  tab: 'stuck',
+  view: '',
+  layout: 'layered',
+};
 
 const MAX_PARAM = 512;
 
@@ -57,7 +69,19 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
 /** serializeViewState writes only what differs from the default, in a stable order, so links stay short. */
 export function serializeViewState(v: ViewState): string {
   const out = new URLSearchParams();
-  for (const name of ['select', 'q', 'ns', 'kind', 'object', 'stuck', 'state', 'group', 'tab', 'view', 'layout'] as const) {
+  for (const name of [
+    'select',
+    'q',
+    'ns',
+    'kind',
+    'object',
+    'stuck',
+    'state',
+    'group',
+    'tab',
+    'view',
+    'layout',
+  ] as const) {
     const value = v[name];
     if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);
   }

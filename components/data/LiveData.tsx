@@ -1,13 +1,29 @@
 'use client';
 
 import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import {
+  createContext,
+  useContext,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { subscribeAccess, accessState } from './access';
 import { applyDeltas } from './applyDelta';
 import { markBatchFlushed, markSnapshotInHand } from './performanceMarks';
 import { isLarge, modeKey, scopeQuery, type DataMode } from './scope';
-import { ApiError, SNAPSHOT_QUERY_KEY, SUMMARY_QUERY_KEY, fetchSnapshot, fetchSummary, normalizeSnapshot } from './snapshotQuery';
+import {
+  ApiError,
+  SNAPSHOT_QUERY_KEY,
+  SUMMARY_QUERY_KEY,
+  fetchSnapshot,
+  fetchSummary,
+  normalizeSnapshot,
+} from './snapshotQuery';
 import { SnapshotStream, type ConnectionState } from './stream';
 import { TokenDialog } from './TokenDialog';
 
@@ -21,7 +37,10 @@ export interface Connection {
 const ConnectionContext = createContext<Connection>({ state: 'connecting', retry: () => {} });
 
 /** What the page loads (undefined until it has decided), and how it changes that. */
-const ModeContext = createContext<{ mode: DataMode | undefined; setMode(mode: DataMode | undefined): void }>({ mode: undefined, setMode: () => {} });
+const ModeContext = createContext<{ mode: DataMode | undefined; setMode(mode: DataMode | undefined): void }>({
+  mode: undefined,
+  setMode: () => {},
+});
 
 export function useConnection(): Connection {
   return useContext(ConnectionContext);
@@ -55,13 +74,15 @@ export function useSummary() {
     queryFn: async ({ signal }) => {
       const summary = await fetchSummary(signal);
       const view = typeof location === 'undefined' ? null : new URLSearchParams(location.search).get('view');
-      if (view === 'graph' || ((view === null || view === '') && !isLarge(summary.totals.references))) void client.prefetchQuery(snapshotQuery(client, { mode: 'all' }));
+      if (view === 'graph' || ((view === null || view === '') && !isLarge(summary.totals.references)))
+        void client.prefetchQuery(snapshotQuery(client, { mode: 'all' }));
       return summary;
     },
     staleTime: Infinity,
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
-    retry: (count, error) => !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 2,
+    retry: (count, error) =>
+      !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 2,
   });
 }
 
@@ -96,7 +117,8 @@ export function useSnapshot() {
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
     // 404: no such API; 401: the token dialog asks, and a new token refetches.
-    retry: (count, error) => !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 3,
+    retry: (count, error) =>
+      !(error instanceof ApiError && (error.status === 404 || error.status === 401)) && count < 3,
   });
 }
 
@@ -141,7 +163,8 @@ function StreamConnection({ children }: { children: ReactNode }) {
           }
           if (gap) refetch();
         },
-        cluster: (info) => client.setQueryData<Snapshot>(queryKey, (prev) => (prev ? { ...prev, cluster: info } : prev)),
+        cluster: (info) =>
+          client.setQueryData<Snapshot>(queryKey, (prev) => (prev ? { ...prev, cluster: info } : prev)),
         summary: (summary) => client.setQueryData<Summary>(SUMMARY_QUERY_KEY, summary),
         resync: refetch,
         state: (s, detail) => setState({ state: s, ...(detail ? { detail } : {}) }),

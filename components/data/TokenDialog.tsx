@@ -33,13 +33,20 @@ export function TokenDialog() {
   };
 
   return (
-    <dialog ref={ref} className={styles.dialog} aria-labelledby={`${id}-title`} aria-describedby={`${id}-why`} onCancel={(e) => e.preventDefault()}>
+    <dialog
+      ref={ref}
+      className={styles.dialog}
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-why`}
+      onCancel={(e) => e.preventDefault()}
+    >
       <form onSubmit={onSubmit} className={styles.form}>
         <h2 id={`${id}-title`} className={styles.title}>
           Access token
         </h2>
         <p id={`${id}-why`} className={styles.why}>
-          This refwatch server shows data only with its token (set by <code>REFWATCH_TOKEN</code> or <code>--token</code>). It is kept in this tab until you close it.
+          This refwatch server shows data only with its token (set by <code>REFWATCH_TOKEN</code> or{' '}
+          <code>--token</code>). It is kept in this tab until you close it.
         </p>
         {access.rejected ? (
           <p className={styles.error} role="alert">

@@ -72,7 +72,10 @@ export function authHeaders(headers: Record<string, string> = {}): Record<string
 }
 
 /** apiFetch is fetch with the token; a 401 asks the user for it. */
-export async function apiFetch(url: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+export async function apiFetch(
+  url: string,
+  init: RequestInit & { headers?: Record<string, string> } = {},
+): Promise<Response> {
   const res = await fetch(url, { ...init, headers: authHeaders(init.headers) });
   if (res.status === 401) tokenRefused();
   return res;

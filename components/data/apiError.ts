@@ -7,7 +7,14 @@ export async function apiErrorMessage(res: Response, what: string): Promise<stri
   try {
     const body = (await res.json()) as { message?: unknown; error?: { message?: unknown } | string };
     const e = body.error;
-    const detail = typeof e === 'object' && e !== null && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : typeof body.message === 'string' ? body.message : '';
+    const detail =
+      typeof e === 'object' && e !== null && typeof e.message === 'string'
+        ? e.message
+        : typeof e === 'string'
+          ? e
+          : typeof body.message === 'string'
+            ? body.message
+            : '';
     if (detail) return detail;
   } catch {
     // a body that is not JSON carries nothing to show

@@ -56,7 +56,11 @@ export function applyDelta(snapshot: Snapshot, delta: Delta, eventCap = EVENT_CA
 }
 
 /** applyDeltas folds several deltas, stopping at the first gap; `gap` tells the caller to resync. */
-export function applyDeltas(snapshot: Snapshot, deltas: readonly Delta[], eventCap = EVENT_CAP): { snapshot: Snapshot; gap: boolean } {
+export function applyDeltas(
+  snapshot: Snapshot,
+  deltas: readonly Delta[],
+  eventCap = EVENT_CAP,
+): { snapshot: Snapshot; gap: boolean } {
   let current = snapshot;
   for (const delta of deltas) {
     const fit = deltaFit(current, delta);

@@ -23,7 +23,11 @@ export interface Explanation {
 }
 
 export async function fetchExplain(key: string, signal?: AbortSignal): Promise<Explanation> {
-  const res = await apiFetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  const res = await apiFetch(`/api/v1/explain?object=${encodeURIComponent(key)}`, {
+    signal,
+    headers: { accept: 'application/json' },
+    cache: 'no-store',
+  });
   if (!res.ok) throw new Error(await apiErrorMessage(res, 'explain'));
   return parseExplanation(await res.json(), key);
 }
@@ -37,7 +41,8 @@ export async function fetchExplain(key: string, signal?: AbortSignal): Promise<E
 export function parseExplanation(raw: unknown, key: string): Explanation {
   const o = (raw ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const records = (v: unknown) => (Array.isArray(v) ? v.filter((r): r is Record<string, unknown> => r !== null && typeof r === 'object') : []);
+  const records = (v: unknown) =>
+    Array.isArray(v) ? v.filter((r): r is Record<string, unknown> => r !== null && typeof r === 'object') : [];
   const views = Array.isArray(o.controllers) ? records(o.controllers) : [o];
   const first = views[0] ?? {};
   const seen = new Set<string>();
@@ -51,7 +56,9 @@ export function parseExplanation(raw: unknown, key: string): Explanation {
         reason: str(r.reason),
         message: str(r.message),
         fix: str(r.fix),
-        suggestions: Array.isArray(r.suggestions) ? r.suggestions.filter((x): x is string => typeof x === 'string') : [],
+        suggestions: Array.isArray(r.suggestions)
+          ? r.suggestions.filter((x): x is string => typeof x === 'string')
+          : [],
       };
       const id = `${ref.referent}#${ref.fieldPath}`;
       if (seen.has(id)) continue;

@@ -56,7 +56,11 @@ export interface ObjectDetailsView {
 }
 
 export async function fetchObjectDetails(key: string, signal?: AbortSignal): Promise<ObjectDetailsView> {
-  const res = await apiFetch(`/api/v1/objects?key=${encodeURIComponent(key)}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  const res = await apiFetch(`/api/v1/objects?key=${encodeURIComponent(key)}`, {
+    signal,
+    headers: { accept: 'application/json' },
+    cache: 'no-store',
+  });
   if (!res.ok) throw new Error(await apiErrorMessage(res, 'object details'));
   return parseObjectDetails(await res.json(), key);
 }
@@ -64,7 +68,8 @@ export async function fetchObjectDetails(key: string, signal?: AbortSignal): Pro
 type Rec = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const records = (v: unknown): Rec[] => (Array.isArray(v) ? v.filter((r): r is Rec => r !== null && typeof r === 'object') : []);
+const records = (v: unknown): Rec[] =>
+  Array.isArray(v) ? v.filter((r): r is Rec => r !== null && typeof r === 'object') : [];
 
 function problem(v: unknown): DetailsProblem | undefined {
   if (v === null || typeof v !== 'object') return undefined;
@@ -82,8 +87,20 @@ export function parseObjectDetails(raw: unknown, key: string): ObjectDetailsView
     source: str(o.source) || 'none',
     ...(typeof o.yaml === 'string' ? { yaml: o.yaml } : {}),
     ...(objectProblem ? { objectProblem } : {}),
-    ownerReferences: records(o.ownerReferences).map((r) => ({ key: str(r.key), kind: str(r.kind), name: str(r.name), controller: r.controller === true })),
-    events: records(o.events).map((e) => ({ type: str(e.type), reason: str(e.reason), message: str(e.message), count: num(e.count) || 1, at: num(e.at), source: str(e.source) })),
+    ownerReferences: records(o.ownerReferences).map((r) => ({
+      key: str(r.key),
+      kind: str(r.kind),
+      name: str(r.name),
+      controller: r.controller === true,
+    })),
+    events: records(o.events).map((e) => ({
+      type: str(e.type),
+      reason: str(e.reason),
+      message: str(e.message),
+      count: num(e.count) || 1,
+      at: num(e.at),
+      source: str(e.source),
+    })),
     ...(eventsProblem ? { eventsProblem } : {}),
     history: records(o.history).map((t) => ({
       at: num(t.at),

@@ -11,7 +11,8 @@ export const APPLY_BATCH = 'refwatch:graph:apply-batch';
 const SNAPSHOT_IN_HAND = 'refwatch:snapshot:in-hand';
 const BATCH_FLUSHED = 'refwatch:deltas:flushed';
 
-const timing = (): Performance | undefined => (typeof performance !== 'undefined' && typeof performance.mark === 'function' ? performance : undefined);
+const timing = (): Performance | undefined =>
+  typeof performance !== 'undefined' && typeof performance.mark === 'function' ? performance : undefined;
 
 /** markSnapshotInHand marks the first snapshot that has something to draw; later ones do not move the mark. */
 export function markSnapshotInHand(snapshot: Snapshot): void {
@@ -53,6 +54,7 @@ export function markOverviewRendered(): void {
   const p = timing();
   if (!p || p.getEntriesByName(OVERVIEW_RENDER, 'measure').length > 0) return;
   requestAnimationFrame(() => {
-    if (p.getEntriesByName(OVERVIEW_RENDER, 'measure').length === 0) p.measure(OVERVIEW_RENDER, { start: 0, end: p.now() });
+    if (p.getEntriesByName(OVERVIEW_RENDER, 'measure').length === 0)
+      p.measure(OVERVIEW_RENDER, { start: 0, end: p.now() });
   });
 }

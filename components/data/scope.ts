@@ -84,5 +84,12 @@ export function modeKey(mode: DataMode): string {
 /** isSummary tells a summary from anything else a server may send. */
 export function isSummary(v: unknown): v is Summary {
   const s = v as Partial<Summary> | null;
-  return typeof s === 'object' && s !== null && typeof s.totals === 'object' && Array.isArray(s.namespaces) && Array.isArray(s.kinds) && Array.isArray(s.stuckList);
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.totals === 'object' &&
+    Array.isArray(s.namespaces) &&
+    Array.isArray(s.kinds) &&
+    Array.isArray(s.stuckList)
+  );
 }

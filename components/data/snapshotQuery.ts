@@ -18,7 +18,11 @@ export class ApiError extends Error {
 
 /** fetchSnapshot reads GET /api/v1/snapshot, of one scope when `query` (e.g. `?namespace=shop`) says so. */
 export async function fetchSnapshot(signal?: AbortSignal, query = ''): Promise<Snapshot> {
-  const res = await apiFetch(`/api/v1/snapshot${query}`, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  const res = await apiFetch(`/api/v1/snapshot${query}`, {
+    signal,
+    headers: { accept: 'application/json' },
+    cache: 'no-store',
+  });
   if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);
   const body: unknown = await res.json();
   try {
@@ -49,7 +53,12 @@ export function normalizeSnapshot(raw: unknown): Snapshot {
   const arr = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
   return {
     revision: typeof s.revision === 'number' ? s.revision : 0,
-    cluster: s.cluster ?? { mode: 'embedded', server: '', reachable: false, message: 'the snapshot carried no cluster information' },
+    cluster: s.cluster ?? {
+      mode: 'embedded',
+      server: '',
+      reachable: false,
+      message: 'the snapshot carried no cluster information',
+    },
     controllers: arr(s.controllers),
     watches: arr(s.watches),
     referrers: arr(s.referrers),
@@ -58,6 +67,8 @@ export function normalizeSnapshot(raw: unknown): Snapshot {
     queues: arr(s.queues),
     events: arr(s.events),
     stuck: arr(s.stuck),
-    ...(typeof s.stuckThresholdMs === 'number' && Number.isFinite(s.stuckThresholdMs) && s.stuckThresholdMs >= 0 ? { stuckThresholdMs: s.stuckThresholdMs } : {}),
+    ...(typeof s.stuckThresholdMs === 'number' && Number.isFinite(s.stuckThresholdMs) && s.stuckThresholdMs >= 0
+      ? { stuckThresholdMs: s.stuckThresholdMs }
+      : {}),
   };
 }

@@ -171,7 +171,8 @@ export class SnapshotStream {
     if (this.lostTimer !== undefined) return;
     this.lostTimer = setTimeout(() => {
       this.lostTimer = undefined;
-      if (!this.stopped && this.current !== 'live') this.setState('lost', `no connection to /api/v1/stream for ${Math.round(this.lostAfterMs / 1000)} s`);
+      if (!this.stopped && this.current !== 'live')
+        this.setState('lost', `no connection to /api/v1/stream for ${Math.round(this.lostAfterMs / 1000)} s`);
     }, this.lostAfterMs);
   }
 

@@ -36,7 +36,13 @@ export function DemoPanel() {
   const [runId, setRunId] = useState<string | null | undefined>(undefined);
   const [settingsOpen, setSettingsOpen] = useState<boolean | undefined>(undefined);
 
-  const runs = useQuery({ queryKey: RUNS_KEY, queryFn: ({ signal }) => listRuns(signal), staleTime: 0, retry: false, refetchOnWindowFocus: false });
+  const runs = useQuery({
+    queryKey: RUNS_KEY,
+    queryFn: ({ signal }) => listRuns(signal),
+    staleTime: 0,
+    retry: false,
+    refetchOnWindowFocus: false,
+  });
   const id = runId === undefined ? runs.data?.at(-1)?.id : (runId ?? undefined);
   const run = useQuery({
     queryKey: runKey(id),
@@ -102,7 +108,8 @@ export function DemoPanel() {
     start.mutate(formToRequest(form));
   };
   const set = (field: keyof DemoForm) => (e: ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
-    const value = e.target instanceof HTMLInputElement && e.target.type === 'checkbox' ? e.target.checked : e.target.value;
+    const value =
+      e.target instanceof HTMLInputElement && e.target.type === 'checkbox' ? e.target.checked : e.target.value;
     setForm((f) => ({ ...f, [field]: value }));
     if (field !== 'churn' && fieldErrors[field]) setFieldErrors((errs) => ({ ...errs, [field]: undefined }));
   };
@@ -113,8 +120,9 @@ export function DemoPanel() {
   return (
     <div className={styles.panel} data-testid="demo-panel">
       <p className={styles.intro}>
-        The same Apps, reconciled two ways: <strong>watch</strong> (woken by refwatch&apos;s shared watch the moment a referent turns Ready) and <strong>backoff</strong>{' '}
-        (requeued with per-item exponential backoff). Latency is the time from an App&apos;s last referent turning Ready to the controller resolving it.
+        The same Apps, reconciled two ways: <strong>watch</strong> (woken by refwatch&apos;s shared watch the moment a
+        referent turns Ready) and <strong>backoff</strong> (requeued with per-item exponential backoff). Latency is the
+        time from an App&apos;s last referent turning Ready to the controller resolving it.
       </p>
       {demoOff ? (
         <p className={panels.note} role="status">
@@ -122,40 +130,131 @@ export function DemoPanel() {
         </p>
       ) : null}
 
-      <details className={styles.settings} open={open} onToggle={(e) => setSettingsOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <details
+        className={styles.settings}
+        open={open}
+        onToggle={(e) => setSettingsOpen((e.currentTarget as HTMLDetailsElement).open)}
+      >
         <summary>Run settings</summary>
         <form onSubmit={onSubmit} noValidate aria-label="Demo run settings" className={styles.form}>
           <div className={styles.grid2}>
-            <NumberField name="apps" label="Apps" hint="1–5000" form={form} errors={fieldErrors} onChange={set('apps')} step="1" min="1" />
-            <NumberField name="referents" label="Referents per kind" hint="Databases, Caches, Secrets; empty: one per App" placeholder="= Apps" form={form} errors={fieldErrors} onChange={set('referents')} step="1" min="1" />
+            <NumberField
+              name="apps"
+              label="Apps"
+              hint="1–5000"
+              form={form}
+              errors={fieldErrors}
+              onChange={set('apps')}
+              step="1"
+              min="1"
+            />
+            <NumberField
+              name="referents"
+              label="Referents per kind"
+              hint="Databases, Caches, Secrets; empty: one per App"
+              placeholder="= Apps"
+              form={form}
+              errors={fieldErrors}
+              onChange={set('referents')}
+              step="1"
+              min="1"
+            />
           </div>
           <fieldset className={styles.fieldset}>
             <legend>Referents become Ready after (uniform)</legend>
             <div className={styles.grid2}>
-              <NumberField name="readyMinS" label="Min (s)" form={form} errors={fieldErrors} onChange={set('readyMinS')} step="0.1" min="0" />
-              <NumberField name="readyMaxS" label="Max (s)" form={form} errors={fieldErrors} onChange={set('readyMaxS')} step="0.1" min="0" />
+              <NumberField
+                name="readyMinS"
+                label="Min (s)"
+                form={form}
+                errors={fieldErrors}
+                onChange={set('readyMinS')}
+                step="0.1"
+                min="0"
+              />
+              <NumberField
+                name="readyMaxS"
+                label="Max (s)"
+                form={form}
+                errors={fieldErrors}
+                onChange={set('readyMaxS')}
+                step="0.1"
+                min="0"
+              />
             </div>
           </fieldset>
           <fieldset className={styles.fieldset}>
             <legend>Dangling references (fraction of Apps, 0–1)</legend>
             <div className={styles.grid3}>
-              <NumberField name="typo" label="Typo" form={form} errors={fieldErrors} onChange={set('typo')} step="0.01" min="0" max="1" />
-              <NumberField name="wrongNamespace" label="Wrong namespace" form={form} errors={fieldErrors} onChange={set('wrongNamespace')} step="0.01" min="0" max="1" />
-              <NumberField name="kindNotInstalled" label="Kind not installed" form={form} errors={fieldErrors} onChange={set('kindNotInstalled')} step="0.01" min="0" max="1" />
+              <NumberField
+                name="typo"
+                label="Typo"
+                form={form}
+                errors={fieldErrors}
+                onChange={set('typo')}
+                step="0.01"
+                min="0"
+                max="1"
+              />
+              <NumberField
+                name="wrongNamespace"
+                label="Wrong namespace"
+                form={form}
+                errors={fieldErrors}
+                onChange={set('wrongNamespace')}
+                step="0.01"
+                min="0"
+                max="1"
+              />
+              <NumberField
+                name="kindNotInstalled"
+                label="Kind not installed"
+                form={form}
+                errors={fieldErrors}
+                onChange={set('kindNotInstalled')}
+                step="0.01"
+                min="0"
+                max="1"
+              />
             </div>
           </fieldset>
           <div className={styles.churnRow}>
             <label className={styles.check}>
               <input type="checkbox" checked={form.churn} onChange={set('churn')} /> Churn: drop every cacheRef
             </label>
-            <NumberField name="churnAfterS" label="after (s)" form={form} errors={fieldErrors} onChange={set('churnAfterS')} step="0.1" min="0" disabled={!form.churn} inline />
+            <NumberField
+              name="churnAfterS"
+              label="after (s)"
+              form={form}
+              errors={fieldErrors}
+              onChange={set('churnAfterS')}
+              step="0.1"
+              min="0"
+              disabled={!form.churn}
+              inline
+            />
           </div>
           <div className={styles.grid2}>
-            <SelectField name="backoffPreset" label="Backoff preset" form={form} errors={fieldErrors} onChange={set('backoffPreset')}>
+            <SelectField
+              name="backoffPreset"
+              label="Backoff preset"
+              form={form}
+              errors={fieldErrors}
+              onChange={set('backoffPreset')}
+            >
               <option value="client-go">client-go</option>
               <option value="crossplane">Crossplane</option>
             </SelectField>
-            <NumberField name="timeoutS" label="Timeout (s)" hint="1–600" form={form} errors={fieldErrors} onChange={set('timeoutS')} step="1" min="1" />
+            <NumberField
+              name="timeoutS"
+              label="Timeout (s)"
+              hint="1–600"
+              form={form}
+              errors={fieldErrors}
+              onChange={set('timeoutS')}
+              step="1"
+              min="1"
+            />
           </div>
           {formError ? (
             <p className={styles.formError} role="alert">
@@ -163,7 +262,11 @@ export function DemoPanel() {
             </p>
           ) : null}
           <div className={styles.actions}>
-            <button type="submit" className={styles.primary} disabled={start.isPending || active || demoOff !== undefined}>
+            <button
+              type="submit"
+              className={styles.primary}
+              disabled={start.isPending || active || demoOff !== undefined}
+            >
               {start.isPending ? 'Starting…' : 'Start run'}
             </button>
             {active ? <span className={panels.muted}>One run at a time: stop this one to start another.</span> : null}
@@ -222,7 +325,14 @@ function NumberField({
   disabled,
   inline,
   ...rest
-}: FieldProps & { onChange(e: ChangeEvent<HTMLInputElement>): void; inline?: boolean; step?: string; min?: string; max?: string; placeholder?: string }) {
+}: FieldProps & {
+  onChange(e: ChangeEvent<HTMLInputElement>): void;
+  inline?: boolean;
+  step?: string;
+  min?: string;
+  max?: string;
+  placeholder?: string;
+}) {
   const ids = useFieldIds(name);
   const error = errors[name];
   const describedBy = [error ? ids.error : '', hint ? ids.hint : ''].filter(Boolean).join(' ') || undefined;
@@ -255,13 +365,27 @@ function NumberField({
   );
 }
 
-function SelectField({ name, label, form, errors, onChange, children }: FieldProps & { onChange(e: ChangeEvent<HTMLSelectElement>): void; children: ReactNode }) {
+function SelectField({
+  name,
+  label,
+  form,
+  errors,
+  onChange,
+  children,
+}: FieldProps & { onChange(e: ChangeEvent<HTMLSelectElement>): void; children: ReactNode }) {
   const ids = useFieldIds(name);
   const error = errors[name];
   return (
     <div className={styles.field} data-invalid={error ? 'true' : undefined}>
       <label htmlFor={ids.input}>{label}</label>
-      <select id={ids.input} name={name} value={form[name] as string} onChange={onChange} aria-invalid={error ? true : undefined} aria-describedby={error ? ids.error : undefined}>
+      <select
+        id={ids.input}
+        name={name}
+        value={form[name] as string}
+        onChange={onChange}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? ids.error : undefined}
+      >
         {children}
       </select>
       {error ? (
@@ -313,7 +437,8 @@ function RunView({
         </button>
       </header>
       <p className={styles.runMeta}>
-        {formatCount(view.config.apps)} Apps · {view.config.backoffPreset} backoff · namespace <span className="mono">{view.namespace}</span>
+        {formatCount(view.config.apps)} Apps · {view.config.backoffPreset} backoff · namespace{' '}
+        <span className="mono">{view.namespace}</span>
       </p>
       {view.error ? (
         <div className={panels.errorBox} role="alert">
@@ -336,9 +461,10 @@ function RunView({
 
       {view.results.dangling.total > 0 ? (
         <p className={styles.footnote}>
-          <strong>{view.results.dangling.total}</strong> Apps have a dangling reference and never resolve (typo {view.results.dangling.byKind.typo}, wrong namespace{' '}
-          {view.results.dangling.byKind.wrongNamespace}, kind not installed {view.results.dangling.byKind.kindNotInstalled}); they are left out of the percentiles and
-          show in the Stuck tab with a fix.
+          <strong>{view.results.dangling.total}</strong> Apps have a dangling reference and never resolve (typo{' '}
+          {view.results.dangling.byKind.typo}, wrong namespace {view.results.dangling.byKind.wrongNamespace}, kind not
+          installed {view.results.dangling.byKind.kindNotInstalled}); they are left out of the percentiles and show in
+          the Stuck tab with a fix.
         </p>
       ) : null}
       {view.results.churn ? (
@@ -363,8 +489,8 @@ function RunView({
       </p>
       {!active ? (
         <p className={styles.footnote}>
-          The run&apos;s objects stay in namespace <span className="mono">{view.namespace}</span>, and its graph on the dashboard (controller{' '}
-          <span className="mono">{view.watchController}</span>), until you delete the run.
+          The run&apos;s objects stay in namespace <span className="mono">{view.namespace}</span>, and its graph on the
+          dashboard (controller <span className="mono">{view.watchController}</span>), until you delete the run.
         </p>
       ) : null}
     </section>
@@ -384,7 +510,13 @@ function Progress({ label, done, total, mode }: { label: string; done: number; t
   );
 }
 
-type Metric = { label: string; title?: string; value(mode: DemoMode): ReactNode; ms?(mode: DemoMode): number | undefined; speedup?: 'p50' | 'p90' | 'p99' };
+type Metric = {
+  label: string;
+  title?: string;
+  value(mode: DemoMode): ReactNode;
+  ms?(mode: DemoMode): number | undefined;
+  speedup?: 'p50' | 'p90' | 'p99';
+};
 
 function SummaryTable({ view }: { view: DemoRunView }) {
   const figures = (mode: DemoMode): { l: Percentiles | null; censored: boolean } => {
@@ -399,7 +531,11 @@ function SummaryTable({ view }: { view: DemoRunView }) {
     ms: (mode) => figures(mode).l?.[k],
   });
   const metrics: Metric[] = [
-    { label: 'Resolved', value: (mode) => `${formatCount(view.results.modes[mode].resolved)}/${formatCount(view.progress.apps.resolvable)}` },
+    {
+      label: 'Resolved',
+      value: (mode) =>
+        `${formatCount(view.results.modes[mode].resolved)}/${formatCount(view.progress.apps.resolvable)}`,
+    },
     { label: 'p50', ...latency('p50'), speedup: 'p50' },
     { label: 'p90', ...latency('p90'), speedup: 'p90' },
     { label: 'p99', ...latency('p99'), speedup: 'p99' },
@@ -443,13 +579,18 @@ function SummaryTable({ view }: { view: DemoRunView }) {
                   {m.value(mode)}
                 </td>
               ))}
-              <td className={`${styles.num} ${styles.speedup}`}>{m.speedup ? formatSpeedup(s[m.speedup], s.censored) : ''}</td>
+              <td className={`${styles.num} ${styles.speedup}`}>
+                {m.speedup ? formatSpeedup(s[m.speedup], s.censored) : ''}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       {anyCensored ? (
-        <p className={styles.footnote}>≥: some Apps were still unresolved; each counts at the time it has waited so far, so these figures are lower bounds.</p>
+        <p className={styles.footnote}>
+          ≥: some Apps were still unresolved; each counts at the time it has waited so far, so these figures are lower
+          bounds.
+        </p>
       ) : null}
     </>
   );

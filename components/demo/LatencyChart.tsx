@@ -1,6 +1,16 @@
 'use client';
 
-import { Chart, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, Tooltip, type ChartConfiguration } from 'chart.js';
+import {
+  Chart,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  LogarithmicScale,
+  PointElement,
+  Tooltip,
+  type ChartConfiguration,
+} from 'chart.js';
 import { useEffect, useMemo, useRef } from 'react';
 import type { Theme } from '../graph/style';
 import { cdfPoints, logAxisRange, type CdfPoint } from './cdf';
@@ -24,7 +34,13 @@ export interface LatencyChartProps {
 function tokens() {
   const css = getComputedStyle(document.documentElement);
   const v = (name: string) => css.getPropertyValue(name).trim();
-  return { watch: v(MODE_COLOR.watch), backoff: v(MODE_COLOR.backoff), grid: v('--border-muted'), text: v('--fg-muted'), font: v('--font') };
+  return {
+    watch: v(MODE_COLOR.watch),
+    backoff: v(MODE_COLOR.backoff),
+    grid: v('--border-muted'),
+    text: v('--fg-muted'),
+    font: v('--font'),
+  };
 }
 
 /**
@@ -36,7 +52,10 @@ function tokens() {
 export function LatencyChart({ latencies, total, theme }: LatencyChartProps) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const chartRef = useRef<Chart<'line', CdfPoint[]> | null>(null);
-  const series = useMemo(() => ({ watch: cdfPoints(latencies.watch, total), backoff: cdfPoints(latencies.backoff, total) }), [latencies, total]);
+  const series = useMemo(
+    () => ({ watch: cdfPoints(latencies.watch, total), backoff: cdfPoints(latencies.backoff, total) }),
+    [latencies, total],
+  );
   const range = useMemo(() => logAxisRange([latencies.watch, latencies.backoff]), [latencies]);
 
   useEffect(() => {
@@ -84,7 +103,8 @@ export function LatencyChart({ latencies, total, theme }: LatencyChartProps) {
           legend: { position: 'bottom', labels: { boxWidth: 14, boxHeight: 2 } },
           tooltip: {
             callbacks: {
-              label: (ctx) => `${ctx.dataset.label}: ${Math.round((ctx.parsed.y ?? 0) * 1000) / 10}% within ${formatLatency(ctx.parsed.x)}`,
+              label: (ctx) =>
+                `${ctx.dataset.label}: ${Math.round((ctx.parsed.y ?? 0) * 1000) / 10}% within ${formatLatency(ctx.parsed.x)}`,
             },
           },
         },

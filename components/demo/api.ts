@@ -23,12 +23,22 @@ export function parseApiError(status: number, body: unknown, what: string): Demo
   if (e && typeof e === 'object') {
     const o = e as Record<string, unknown>;
     const message = typeof o.message === 'string' ? o.message : `${what} answered ${status}`;
-    return new DemoApiError(message, status, typeof o.code === 'string' ? o.code : String(status), typeof o.field === 'string' ? o.field : undefined);
+    return new DemoApiError(
+      message,
+      status,
+      typeof o.code === 'string' ? o.code : String(status),
+      typeof o.field === 'string' ? o.field : undefined,
+    );
   }
   return new DemoApiError(`${what} answered ${status}`, status, String(status));
 }
 
-async function call<T>(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+async function call<T>(
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
   const what = `${method} ${url}`;
   let res: Response;
   try {
@@ -54,8 +64,10 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', url: string, body?: un
   return parsed as T;
 }
 
-export const listRuns = (signal?: AbortSignal) => call<{ items: DemoRunView[] }>('GET', BASE, undefined, signal).then((r) => r.items ?? []);
-export const getRun = (id: string, signal?: AbortSignal) => call<DemoRunView>('GET', `${BASE}/${encodeURIComponent(id)}`, undefined, signal);
+export const listRuns = (signal?: AbortSignal) =>
+  call<{ items: DemoRunView[] }>('GET', BASE, undefined, signal).then((r) => r.items ?? []);
+export const getRun = (id: string, signal?: AbortSignal) =>
+  call<DemoRunView>('GET', `${BASE}/${encodeURIComponent(id)}`, undefined, signal);
 export const startRun = (body: DemoRunRequest) => call<DemoRunView>('POST', BASE, body);
 /** stopRun stops the run if it is going and keeps its objects and exports until deleteRun; the answer is its state. */
 export const stopRun = (id: string) => call<DemoRunView>('POST', `${BASE}/${encodeURIComponent(id)}/stop`);

@@ -70,7 +70,11 @@ export function formToRequest(form: DemoForm): DemoRunRequest {
   const body: DemoRunRequest = {
     apps: number(form.apps),
     readyAfter: { distribution: 'uniform', minMs: ms(form.readyMinS), maxMs: ms(form.readyMaxS) },
-    dangling: { typo: number(form.typo) ?? 0, wrongNamespace: number(form.wrongNamespace) ?? 0, kindNotInstalled: number(form.kindNotInstalled) ?? 0 },
+    dangling: {
+      typo: number(form.typo) ?? 0,
+      wrongNamespace: number(form.wrongNamespace) ?? 0,
+      kindNotInstalled: number(form.kindNotInstalled) ?? 0,
+    },
     backoffPreset: form.backoffPreset,
     timeoutMs: ms(form.timeoutS),
   };
@@ -137,7 +141,10 @@ export function fieldMessage(apiField: string | undefined, message: string): str
   if (field && FIELD_UNIT[field] === 's') {
     const seconds = (n: string) => String(Number(n) / 1000);
     text = text
-      .replace(/a number of milliseconds from (\d+) to (\d+)/g, (_, a: string, b: string) => `a number of seconds from ${seconds(a)} to ${seconds(b)}`)
+      .replace(
+        /a number of milliseconds from (\d+) to (\d+)/g,
+        (_, a: string, b: string) => `a number of seconds from ${seconds(a)} to ${seconds(b)}`,
+      )
       .replace(/(\d+) ms\b/g, (_, n: string) => `${seconds(n)} s`);
   }
   return text;

@@ -7,7 +7,23 @@ import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
 import { ELK_MAX_NODES, layoutNodeOf, mergePositions, readableViewport, sweepLayout } from './layered';
-import { ANIMATE_BELOW, LAYER_ABOVE, LAYOUT_DEBOUNCE_MS, debounce, decideLayout, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions, summaryLayoutOptions, type Box, type Debouncer, type LayoutName, type Point } from './layout';
+import {
+  ANIMATE_BELOW,
+  LAYER_ABOVE,
+  LAYOUT_DEBOUNCE_MS,
+  debounce,
+  decideLayout,
+  fcoseOptions,
+  fitPositions,
+  layeredPositions,
+  packBoxes,
+  seedPositions,
+  summaryLayoutOptions,
+  type Box,
+  type Debouncer,
+  type LayoutName,
+  type Point,
+} from './layout';
 import { startLayoutWorker, type LayoutWorker } from './layoutWorker';
 import type { GraphModel } from './model';
 import { graphStylesheet, type Theme } from './style';
@@ -34,7 +50,14 @@ const MAX_FIT_ZOOM = 1.4;
  * layout: the layered one in a Web Worker, where nodes on screen keep their
  * places and new ones join their columns, or fcose from the current positions.
  */
-export const GraphView = memo(function GraphView({ model, theme, selectedId, onSelect, onToggleGroup, layout = 'layered' }: GraphViewProps) {
+export const GraphView = memo(function GraphView({
+  model,
+  theme,
+  selectedId,
+  onSelect,
+  onToggleGroup,
+  layout = 'layered',
+}: GraphViewProps) {
   const containerRef = useRef<HTMLDivElement>(null);
   const cyRef = useRef<Core | null>(null);
   const shownRef = useRef<GraphModel>({ nodes: [], edges: [] });
@@ -58,7 +81,10 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     let cancelled = false;
     let observer: ResizeObserver | undefined;
     void (async () => {
-      const [{ default: cytoscape }, { default: fcose }] = await Promise.all([import('cytoscape'), import('cytoscape-fcose')]);
+      const [{ default: cytoscape }, { default: fcose }] = await Promise.all([
+        import('cytoscape'),
+        import('cytoscape-fcose'),
+      ]);
       if (cancelled || !containerRef.current) return;
       if (!fcoseRegistered) {
         cytoscape.use(fcose);
@@ -68,7 +94,9 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         container: containerRef.current,
         elements: [],
         // Styled from the start: layouts measure nodes with the stylesheet's sizes.
-        style: graphStylesheet(themeRef.current, { layered: layoutNameRef.current === 'layered' }) as unknown as StylesheetJson,
+        style: graphStylesheet(themeRef.current, {
+          layered: layoutNameRef.current === 'layered',
+        }) as unknown as StylesheetJson,
         minZoom: 0.08,
         maxZoom: 3,
         boxSelectionEnabled: false,
@@ -123,8 +151,16 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
     if (dense) {
       const at = layeredPositions(shownRef.current.nodes);
       positions = at;
-      options = { name: 'preset', positions: (n: { id(): string }) => at.get(n.id()) ?? { x: 0, y: 0 }, fit: false, animate: false };
-    } else options = summariesOnly ? summaryLayoutOptions(cy.nodes().length) : fcoseOptions(mode, cy.nodes().length, { summaries });
+      options = {
+        name: 'preset',
+        positions: (n: { id(): string }) => at.get(n.id()) ?? { x: 0, y: 0 },
+        fit: false,
+        animate: false,
+      };
+    } else
+      options = summariesOnly
+        ? summaryLayoutOptions(cy.nodes().length)
+        : fcoseOptions(mode, cy.nodes().length, { summaries });
     const layout = cy.layout(options as LayoutOptions);
     runningLayout.current = layout;
     if (mode === 'full' || summariesOnly) {
@@ -179,7 +215,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
       })
       .then((answer) => {
         // A graph that keeps changing still gets drawn: each answer not older than the one on screen is applied.
-        if (!answer || run < layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered') return;
+        if (!answer || run < layeredDrawn.current || cyRef.current !== cy || layoutNameRef.current !== 'layered')
+          return;
         if (mode === 'incremental') drawLayered(cy, run, answer, 'update', unplaced);
         else if (run === layeredDrawn.current) drawLayered(cy, run, answer, 'settle', unplaced);
         else {
@@ -194,7 +231,13 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   }
 
   /** drawLayered moves the nodes to `positions`: `first` sets the opening view, `settle` replaces the quick columns with ELK's answer, `update` keeps the view. */
-  function drawLayered(cy: Core, run: number, positions: ReadonlyMap<string, Point>, how: 'first' | 'settle' | 'update', unplaced: ReadonlySet<string>) {
+  function drawLayered(
+    cy: Core,
+    run: number,
+    positions: ReadonlyMap<string, Point>,
+    how: 'first' | 'settle' | 'update',
+    unplaced: ReadonlySet<string>,
+  ) {
     layeredDrawn.current = run;
     for (const id of unplaced) unplacedRef.current.delete(id);
     runningLayout.current?.stop();
@@ -231,7 +274,8 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
       restyle(cy);
     }
     // A dense graph drawn from scratch is placed in layers as it is added: no layout pass over thousands of nodes.
-    const layered = dense && decision === 'full' && layoutNameRef.current === 'force' ? layeredPositions(model.nodes) : undefined;
+    const layered =
+      dense && decision === 'full' && layoutNameRef.current === 'force' ? layeredPositions(model.nodes) : undefined;
     cy.batch(() => {
       for (const id of diff.removedEdges) cy.getElementById(id).remove();
       for (const id of diff.removedNodes) cy.getElementById(id).remove();
@@ -241,11 +285,13 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
           placed.set(n.id(), n.position());
         });
       }
-      const seeds = layered ?? seedPositions(
-        diff.addedNodes.map((n) => n.id),
-        model.edges,
-        placed,
-      );
+      const seeds =
+        layered ??
+        seedPositions(
+          diff.addedNodes.map((n) => n.id),
+          model.edges,
+          placed,
+        );
       const added: ElementDefinition[] = [];
       // Parents first: cytoscape needs a compound parent before its children.
       const addedNodes = [...diff.addedNodes].sort((a, b) => Number(b.type === 'group') - Number(a.type === 'group'));
@@ -253,16 +299,19 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         const seed = seeds.get(n.id);
         added.push({ group: 'nodes', data: nodeData(n), ...(seed ? { position: seed } : {}) });
       }
-      for (const e of diff.addedEdges) added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
+      for (const e of diff.addedEdges)
+        added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
       if (added.length > 0) cy.add(added);
       for (const n of diff.addedNodes) unplacedRef.current.add(n.id);
       for (const id of diff.removedNodes) unplacedRef.current.delete(id);
       for (const n of diff.changedNodes) cy.getElementById(n.id).data(nodeData(n));
-      for (const e of diff.changedEdges) cy.getElementById(e.id).data(edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)));
+      for (const e of diff.changedEdges)
+        cy.getElementById(e.id).data(edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)));
       // Context flags live on edges too; refresh them when a node's context changed.
       const contextBefore = new Set(prev.nodes.filter((n) => n.context).map((n) => n.id));
       if (diff.changedNodes.some((n) => (n.context === true) !== contextBefore.has(n.id))) {
-        for (const e of model.edges) cy.getElementById(e.id).data('context', contextIds.has(e.source) || contextIds.has(e.target));
+        for (const e of model.edges)
+          cy.getElementById(e.id).data('context', contextIds.has(e.source) || contextIds.has(e.target));
       }
     });
     shownRef.current = model;
@@ -281,7 +330,12 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
   }, [model, ready]);
 
   function restyle(cy: Core) {
-    cy.style(graphStylesheet(themeRef.current, { dense: denseRef.current, layered: layoutNameRef.current === 'layered' }) as unknown as Parameters<Core['style']>[0]);
+    cy.style(
+      graphStylesheet(themeRef.current, {
+        dense: denseRef.current,
+        layered: layoutNameRef.current === 'layered',
+      }) as unknown as Parameters<Core['style']>[0],
+    );
   }
 
   useEffect(() => {
@@ -345,7 +399,14 @@ export const GraphView = memo(function GraphView({ model, theme, selectedId, onS
         <button type="button" onClick={() => zoomBy(0.8)} aria-label="Zoom out" title="Zoom out">
           −
         </button>
-        <button type="button" onClick={() => cyRef.current?.animate({ fit: { eles: cyRef.current.elements(), padding: 40 } }, { duration: 250 })} aria-label="Fit graph to view" title="Fit to view">
+        <button
+          type="button"
+          onClick={() =>
+            cyRef.current?.animate({ fit: { eles: cyRef.current.elements(), padding: 40 } }, { duration: 250 })
+          }
+          aria-label="Fit graph to view"
+          title="Fit to view"
+        >
           ⤢
         </button>
         <button type="button" onClick={() => runLayout('full')} aria-label="Lay out again" title="Lay out again">
@@ -373,7 +434,10 @@ function packComponents(cy: Core): void {
   cy.batch(() => {
     components.forEach((c, i) => {
       const d = moves.get(String(i));
-      if (d) c.nodes().filter((n) => !n.isParent()).shift(d);
+      if (d)
+        c.nodes()
+          .filter((n) => !n.isParent())
+          .shift(d);
     });
   });
 }

@@ -15,7 +15,14 @@ export interface ModelDiff {
 }
 
 export function diffModels(prev: GraphModel, next: GraphModel): ModelDiff {
-  const diff: ModelDiff = { addedNodes: [], removedNodes: [], changedNodes: [], addedEdges: [], removedEdges: [], changedEdges: [] };
+  const diff: ModelDiff = {
+    addedNodes: [],
+    removedNodes: [],
+    changedNodes: [],
+    addedEdges: [],
+    removedEdges: [],
+    changedEdges: [],
+  };
   diffNodes(prev.nodes, next.nodes, diff);
   // Models patched for a status change share their edges array with the model before.
   if (prev.edges !== next.edges) diffEdges(prev.edges, next.edges, diff);
@@ -23,7 +30,10 @@ export function diffModels(prev: GraphModel, next: GraphModel): ModelDiff {
 }
 
 function diffNodes(prevNodes: readonly GraphNode[], nextNodes: readonly GraphNode[], diff: ModelDiff): void {
-  if (prevNodes.length === nextNodes.length && prevNodes.every((n, i) => n.id === nextNodes[i]!.id && (n.parent ?? '') === (nextNodes[i]!.parent ?? ''))) {
+  if (
+    prevNodes.length === nextNodes.length &&
+    prevNodes.every((n, i) => n.id === nextNodes[i]!.id && (n.parent ?? '') === (nextNodes[i]!.parent ?? ''))
+  ) {
     // Same nodes in the same order, as after a status change: compare in place.
     for (let i = 0; i < nextNodes.length; i++) {
       const a = prevNodes[i]!;

@@ -21,5 +21,12 @@ export function nodeData(n: GraphNode): Record<string, unknown> {
 }
 
 export function edgeData(e: GraphEdge, context: boolean): Record<string, unknown> {
-  return { id: e.id, source: e.source, target: e.target, type: e.type, label: e.count > 1 && !e.label.includes('refs') ? `${e.label} ×${e.count}` : e.label, context };
+  return {
+    id: e.id,
+    source: e.source,
+    target: e.target,
+    type: e.type,
+    label: e.count > 1 && !e.label.includes('refs') ? `${e.label} ×${e.count}` : e.label,
+    context,
+  };
 }

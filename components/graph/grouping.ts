@@ -129,7 +129,12 @@ function worstOfCounts(counts: Partial<Record<NodeState, number>>): NodeState {
  * Otherwise it groups `next` from scratch. Either way the result deep-equals
  * groupModel(next, opts).
  */
-export function regroupModel(grouped: GroupedModel, prev: GraphModel, next: GraphModel, opts: GroupOptions): GroupedModel {
+export function regroupModel(
+  grouped: GroupedModel,
+  prev: GraphModel,
+  next: GraphModel,
+  opts: GroupOptions,
+): GroupedModel {
   if (prev === next) return grouped;
   const changed = statusOnlyChanges(prev, next);
   if (!changed) return groupModel(next, opts);
@@ -178,7 +183,15 @@ function statusOnlyChanges(prev: GraphModel, next: GraphModel): number[] | undef
     const a = prev.nodes[i]!;
     const b = next.nodes[i]!;
     if (a === b) continue;
-    if (a.id !== b.id || a.type !== b.type || a.kind !== b.kind || a.namespace !== b.namespace || a.context !== b.context || a.parent !== b.parent) return undefined;
+    if (
+      a.id !== b.id ||
+      a.type !== b.type ||
+      a.kind !== b.kind ||
+      a.namespace !== b.namespace ||
+      a.context !== b.context ||
+      a.parent !== b.parent
+    )
+      return undefined;
     changed.push(i);
   }
   return changed;

@@ -72,11 +72,14 @@ export function buildModelState(snapshot: Snapshot, opts: ModelOptions): ModelSt
  */
 export function classifyChange(prev: ModelState, next: Snapshot, now: number, stuckAfterMs: number): ModelChange {
   const was = prev.snapshot;
-  if (next.references !== was.references && !sameEntities(was.references, next.references)) return { kind: 'structural', why: 'references changed' };
+  if (next.references !== was.references && !sameEntities(was.references, next.references))
+    return { kind: 'structural', why: 'references changed' };
   if (next.referrers.length !== was.referrers.length) return { kind: 'structural', why: 'referrers came or went' };
   if (next.referents.length !== was.referents.length) return { kind: 'structural', why: 'referents came or went' };
-  if (next.controllers.length !== was.controllers.length) return { kind: 'structural', why: 'reference controllers came or went' };
-  if (prev.referentByKey.size !== next.referents.length) return { kind: 'structural', why: 'a referent key is reported twice' };
+  if (next.controllers.length !== was.controllers.length)
+    return { kind: 'structural', why: 'reference controllers came or went' };
+  if (prev.referentByKey.size !== next.referents.length)
+    return { kind: 'structural', why: 'a referent key is reported twice' };
 
   const keys = new Set<string>();
   if (next.referrers !== was.referrers) {
@@ -84,7 +87,8 @@ export function classifyChange(prev: ModelState, next: Snapshot, now: number, st
       const a = was.referrers[i]!;
       const b = next.referrers[i]!;
       if (a === b) continue;
-      if (a.id !== b.id || a.key !== b.key || a.kind !== b.kind || a.namespace !== b.namespace) return { kind: 'structural', why: `referrer ${b.key} replaced` };
+      if (a.id !== b.id || a.key !== b.key || a.kind !== b.kind || a.namespace !== b.namespace)
+        return { kind: 'structural', why: `referrer ${b.key} replaced` };
       keys.add(b.key);
     }
   }
@@ -93,7 +97,8 @@ export function classifyChange(prev: ModelState, next: Snapshot, now: number, st
       const a = was.referents[i]!;
       const b = next.referents[i]!;
       if (a === b) continue;
-      if (a.id !== b.id || a.key !== b.key || a.kind !== b.kind) return { kind: 'structural', why: `referent ${b.key} replaced` };
+      if (a.id !== b.id || a.key !== b.key || a.kind !== b.kind)
+        return { kind: 'structural', why: `referent ${b.key} replaced` };
       keys.add(b.key);
     }
   }
@@ -103,7 +108,8 @@ export function classifyChange(prev: ModelState, next: Snapshot, now: number, st
       const a = was.controllers[i]!;
       const b = next.controllers[i]!;
       if (a === b) continue;
-      if (a.id !== b.id || a.kind !== b.kind) return { kind: 'structural', why: `reference controller ${b.kind} replaced` };
+      if (a.id !== b.id || a.kind !== b.kind)
+        return { kind: 'structural', why: `reference controller ${b.kind} replaced` };
       controllers.push(i);
     }
   }
@@ -115,7 +121,8 @@ export function classifyChange(prev: ModelState, next: Snapshot, now: number, st
   }
   if (now !== prev.now || stuckAfterMs !== prev.stuckAfterMs) {
     // The clock moved: referrers crossing the threshold turn stuck (or back, when the threshold grew).
-    for (const r of next.referrers) if (isOverdue(r, now, stuckAfterMs) !== isOverdue(r, prev.now, prev.stuckAfterMs)) keys.add(r.key);
+    for (const r of next.referrers)
+      if (isOverdue(r, now, stuckAfterMs) !== isOverdue(r, prev.now, prev.stuckAfterMs)) keys.add(r.key);
   }
   if (keys.size === 0 && controllers.length === 0) return { kind: 'none' };
   return { kind: 'status', keys, controllers };
@@ -137,7 +144,13 @@ export function updateModel(prev: ModelState | undefined, snapshot: Snapshot, op
   return { ...base, model: patchModel(prev, snapshot, change, opts.now, stuckAfterMs) };
 }
 
-function patchModel(prev: ModelState, snapshot: Snapshot, change: Extract<ModelChange, { kind: 'status' }>, now: number, stuckAfterMs: number): GraphModel {
+function patchModel(
+  prev: ModelState,
+  snapshot: Snapshot,
+  change: Extract<ModelChange, { kind: 'status' }>,
+  now: number,
+  stuckAfterMs: number,
+): GraphModel {
   const nodes = prev.model.nodes.slice();
   const stuckByKey = change.keys.size > 0 ? stuckReasons(snapshot) : new Map<string, string>();
   for (const key of change.keys) {
@@ -155,13 +168,21 @@ function patchModel(prev: ModelState, snapshot: Snapshot, change: Extract<ModelC
 }
 
 /** recomputeObject folds the key's entities in buildModel's order; a node drawn only from references keeps its placeholder. */
-function recomputeObject(old: GraphNode, snapshot: Snapshot, prev: ModelState, stuckByKey: ReadonlyMap<string, string>, now: number, stuckAfterMs: number): GraphNode | undefined {
+function recomputeObject(
+  old: GraphNode,
+  snapshot: Snapshot,
+  prev: ModelState,
+  stuckByKey: ReadonlyMap<string, string>,
+  now: number,
+  stuckAfterMs: number,
+): GraphNode | undefined {
   let node: GraphNode | undefined;
   const add = (c: Parameters<typeof mergeContribution>[1]) => {
     if (!node) node = objectNode(old.key, old.kind, old.namespace, old.roles, c);
     else mergeContribution(node, c);
   };
-  for (const i of prev.referrersByKey.get(old.key) ?? []) add(referrerContribution(snapshot.referrers[i]!, stuckByKey.get(old.key), now, stuckAfterMs));
+  for (const i of prev.referrersByKey.get(old.key) ?? [])
+    add(referrerContribution(snapshot.referrers[i]!, stuckByKey.get(old.key), now, stuckAfterMs));
   const referent = prev.referentByKey.get(old.key);
   if (referent !== undefined) add(referentContribution(snapshot.referents[referent]!));
   return node;

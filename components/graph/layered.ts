@@ -15,7 +15,21 @@ import { nodeLabel } from './style';
  * barycenter ordering instead.
  */
 
-export type LayoutNode = Pick<GraphNode, 'id' | 'type' | 'roles' | 'kind' | 'namespace' | 'key' | 'label' | 'state' | 'parent' | 'collapsed' | 'size' | 'counts'>;
+export type LayoutNode = Pick<
+  GraphNode,
+  | 'id'
+  | 'type'
+  | 'roles'
+  | 'kind'
+  | 'namespace'
+  | 'key'
+  | 'label'
+  | 'state'
+  | 'parent'
+  | 'collapsed'
+  | 'size'
+  | 'counts'
+>;
 export interface LayoutEdge {
   source: string;
   target: string;
@@ -49,19 +63,36 @@ export interface Box {
   shapeH: number;
 }
 
-const SHAPES: Record<string, [number, number]> = { object: [30, 30], both: [34, 34], controller: [40, 36], summary: [150, 64], group: [60, 40] };
+const SHAPES: Record<string, [number, number]> = {
+  object: [30, 30],
+  both: [34, 34],
+  controller: [40, 36],
+  summary: [150, 64],
+  group: [60, 40],
+};
 const CHAR_W = 6.8; // 12 px system sans-serif, measured on Debian Chromium's default font
 const LINE_H = 15;
 const LABEL_MAX_W = 160; // text-max-width in style.ts
 
 /** nodeBox estimates a node's box from its label, the way the stylesheet wraps it. */
 export function nodeBox(n: LayoutNode): Box {
-  const shape = n.type === 'controller' ? SHAPES.controller! : n.type === 'group' ? (n.collapsed ? SHAPES.summary! : SHAPES.group!) : layerClass(n) === 1 ? SHAPES.both! : SHAPES.object!;
+  const shape =
+    n.type === 'controller'
+      ? SHAPES.controller!
+      : n.type === 'group'
+        ? n.collapsed
+          ? SHAPES.summary!
+          : SHAPES.group!
+        : layerClass(n) === 1
+          ? SHAPES.both!
+          : SHAPES.object!;
   const [sw, sh] = shape;
   if (n.type === 'group' && n.collapsed) return { w: sw, h: sh, shapeH: sh };
   let lines = 0;
   let width = 0;
-  for (const line of nodeLabel({ ...n, label: n.label, kind: n.kind, namespace: n.namespace, state: n.state }).split('\n')) {
+  for (const line of nodeLabel({ ...n, label: n.label, kind: n.kind, namespace: n.namespace, state: n.state }).split(
+    '\n',
+  )) {
     const w = line.length * CHAR_W;
     lines += Math.max(1, Math.ceil(w / LABEL_MAX_W));
     width = Math.max(width, Math.min(w, LABEL_MAX_W));
@@ -70,7 +101,12 @@ export function nodeBox(n: LayoutNode): Box {
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const modelOrder = (a: LayoutNode, b: LayoutNode) => layerClass(a) - layerClass(b) || cmp(a.namespace, b.namespace) || cmp(a.kind, b.kind) || cmp(a.key, b.key) || cmp(a.id, b.id);
+const modelOrder = (a: LayoutNode, b: LayoutNode) =>
+  layerClass(a) - layerClass(b) ||
+  cmp(a.namespace, b.namespace) ||
+  cmp(a.kind, b.kind) ||
+  cmp(a.key, b.key) ||
+  cmp(a.id, b.id);
 
 const ELK_ROOT: LayoutOptions = {
   'elk.algorithm': 'layered',
@@ -128,7 +164,12 @@ export function toElkGraph(nodes: readonly LayoutNode[], edges: readonly LayoutE
   }
   const leaf = (n: LayoutNode, partitioned: boolean): ElkNode => {
     const box = nodeBox(n);
-    return { id: n.id, width: box.w, height: box.h, ...(partitioned ? { layoutOptions: { 'elk.partitioning.partition': String(layerClass(n)) } } : {}) };
+    return {
+      id: n.id,
+      width: box.w,
+      height: box.h,
+      ...(partitioned ? { layoutOptions: { 'elk.partitioning.partition': String(layerClass(n)) } } : {}),
+    };
   };
   const partitionable = (list: readonly LayoutNode[]) => list.every((n) => n.type !== 'group');
   const children = (list: readonly LayoutNode[]): ElkNode[] => {
@@ -138,13 +179,22 @@ export function toElkGraph(nodes: readonly LayoutNode[], edges: readonly LayoutE
       if (!inside) return leaf(n, partitioned);
       return {
         id: n.id,
-        layoutOptions: { ...ELK_ROOT, 'elk.padding': GROUP_PADDING, 'elk.partitioning.activate': String(partitionable(inside)) },
+        layoutOptions: {
+          ...ELK_ROOT,
+          'elk.padding': GROUP_PADDING,
+          'elk.partitioning.activate': String(partitionable(inside)),
+        },
         children: children(inside),
         edges: inner.get(n.id) ?? [],
       };
     });
   };
-  return { id: '__root', layoutOptions: { ...ELK_ROOT, 'elk.partitioning.activate': String(partitionable(top)) }, children: children(top), edges: [...outer.values()] };
+  return {
+    id: '__root',
+    layoutOptions: { ...ELK_ROOT, 'elk.partitioning.activate': String(partitionable(top)) },
+    children: children(top),
+    edges: [...outer.values()],
+  };
 }
 
 /** positionsFromElk reads ELK's answer back as cytoscape positions: the centre of each node's shape, in absolute coordinates. */
@@ -217,7 +267,11 @@ export function sweepLayout(nodes: readonly LayoutNode[], edges: readonly Layout
 }
 
 /** bounds is the box around nodes placed at `at` (their shapes and labels). */
-function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>, boxes: ReadonlyMap<string, Box>): { x1: number; y1: number; x2: number; y2: number } | undefined {
+function bounds(
+  list: readonly LayoutNode[],
+  at: ReadonlyMap<string, Point>,
+  boxes: ReadonlyMap<string, Box>,
+): { x1: number; y1: number; x2: number; y2: number } | undefined {
   if (list.length === 0) return undefined;
   let x1 = Infinity;
   let y1 = Infinity;
@@ -235,7 +289,11 @@ function bounds(list: readonly LayoutNode[], at: ReadonlyMap<string, Point>, box
 }
 
 /** sweepColumns places one flat set of nodes: columns by layer class, order by barycenter, rows stacked without overlap. */
-function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[], boxes: ReadonlyMap<string, Box>): Map<string, Point> {
+function sweepColumns(
+  list: readonly LayoutNode[],
+  edges: readonly LayoutEdge[],
+  boxes: ReadonlyMap<string, Box>,
+): Map<string, Point> {
   const layers: LayoutNode[][] = [[], [], [], []];
   for (const n of list) layers[layerClass(n)]!.push(n);
   for (const layer of layers) layer.sort(modelOrder);
@@ -256,7 +314,8 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
   }
   // rank: a node's place in its column, as a fraction, so columns of different lengths compare.
   const rank = new Map<string, number>();
-  const rerank = (layer: LayoutNode[]) => layer.forEach((n, i) => rank.set(n.id, layer.length > 1 ? i / (layer.length - 1) : 0.5));
+  const rerank = (layer: LayoutNode[]) =>
+    layer.forEach((n, i) => rank.set(n.id, layer.length > 1 ? i / (layer.length - 1) : 0.5));
   layers.forEach(rerank);
   // Order by the median of a node's neighbours on one side (one far neighbour does not drag it away).
   // Controllers do not order the referents: they would sort them into one block per kind, far from their referrers.
@@ -280,13 +339,17 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
 
   // Rows: the longest column is stacked; the others sit level with the median of their neighbours, pushed down where they would overlap.
   const top = new Map<string, number>(); // y of each box's top edge
-  const order = [0, 1, 2, 3].filter((k) => layers[k]!.length > 0).sort((a, b) => layers[b]!.length - layers[a]!.length || a - b);
+  const order = [0, 1, 2, 3]
+    .filter((k) => layers[k]!.length > 0)
+    .sort((a, b) => layers[b]!.length - layers[a]!.length || a - b);
   const placed = new Set<number>();
   for (const k of order) {
     let floor = -Infinity;
     for (const n of layers[k]!) {
       const box = boxes.get(n.id)!;
-      const ys = (neighbours.get(n.id) ?? []).filter((m) => placed.has(layerOf.get(m)!)).map((m) => top.get(m)! + boxes.get(m)!.shapeH / 2);
+      const ys = (neighbours.get(n.id) ?? [])
+        .filter((m) => placed.has(layerOf.get(m)!))
+        .map((m) => top.get(m)! + boxes.get(m)!.shapeH / 2);
       const want = ys.length > 0 ? median(ys) - box.shapeH / 2 : floor === -Infinity ? 0 : floor;
       const y = Math.max(want, floor);
       top.set(n.id, y);
@@ -316,7 +379,12 @@ function sweepColumns(list: readonly LayoutNode[], edges: readonly LayoutEdge[],
  * sits next to in the fresh layout, in the nearest free slot of that column.
  * Nothing already placed moves, and no new box overlaps another.
  */
-export function mergePositions(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[], previous: ReadonlyMap<string, Point>, fresh: ReadonlyMap<string, Point>): Map<string, Point> {
+export function mergePositions(
+  nodes: readonly LayoutNode[],
+  edges: readonly LayoutEdge[],
+  previous: ReadonlyMap<string, Point>,
+  fresh: ReadonlyMap<string, Point>,
+): Map<string, Point> {
   const boxes = new Map(nodes.map((n) => [n.id, nodeBox(n)]));
   const out = new Map<string, Point>();
   const added: LayoutNode[] = [];
@@ -357,21 +425,31 @@ export function mergePositions(nodes: readonly LayoutNode[], edges: readonly Lay
   }
 
   // Left to right, so a new node's new sources are placed before it.
-  for (const n of added.sort((a, b) => fresh.get(a.id)!.x - fresh.get(b.id)!.x || fresh.get(a.id)!.y - fresh.get(b.id)!.y)) {
+  for (const n of added.sort(
+    (a, b) => fresh.get(a.id)!.x - fresh.get(b.id)!.x || fresh.get(a.id)!.y - fresh.get(b.id)!.y,
+  )) {
     const f = fresh.get(n.id)!;
     const box = boxes.get(n.id)!;
     const mapped = mapX(f.x);
     const anchors = mapped.anchors;
     // Edges keep pointing right: not left of anything pointing at it, nor right of what it points at.
     const clearance = (id: string) => (boxes.get(id)!.w + box.w) / 2 + 20;
-    const lo = Math.max(-Infinity, ...(sources.get(n.id) ?? []).filter((id) => out.has(id)).map((id) => out.get(id)!.x + clearance(id)));
-    const hi = Math.min(Infinity, ...(targets.get(n.id) ?? []).filter((id) => out.has(id)).map((id) => out.get(id)!.x - clearance(id)));
+    const lo = Math.max(
+      -Infinity,
+      ...(sources.get(n.id) ?? []).filter((id) => out.has(id)).map((id) => out.get(id)!.x + clearance(id)),
+    );
+    const hi = Math.min(
+      Infinity,
+      ...(targets.get(n.id) ?? []).filter((id) => out.has(id)).map((id) => out.get(id)!.x - clearance(id)),
+    );
     let x = mapped.x;
     if (x < lo) x = lo;
     else if (x > hi && hi >= lo) x = hi;
     let want = f.y;
     if (anchors.length > 0) {
-      const nearest = anchors.reduce((best, a) => (Math.abs(a.fresh.y - f.y) < Math.abs(best.fresh.y - f.y) ? a : best));
+      const nearest = anchors.reduce((best, a) =>
+        Math.abs(a.fresh.y - f.y) < Math.abs(best.fresh.y - f.y) ? a : best,
+      );
       want = nearest.now.y + (f.y - nearest.fresh.y);
     }
     out.set(n.id, { x, y: freeSlot(x, want, box, out, boxes) });
@@ -399,7 +477,13 @@ function median(values: number[]): number {
 }
 
 /** freeSlot is the y nearest to `want` where a node with `box` at `x` overlaps none of the boxes placed so far. */
-function freeSlot(x: number, want: number, box: Box, placed: ReadonlyMap<string, Point>, boxes: ReadonlyMap<string, Box>): number {
+function freeSlot(
+  x: number,
+  want: number,
+  box: Box,
+  placed: ReadonlyMap<string, Point>,
+  boxes: ReadonlyMap<string, Box>,
+): number {
   // Vertical extents (shape top to label bottom) of the boxes sharing this column.
   const taken: [number, number][] = [];
   for (const [id, p] of placed) {
@@ -414,7 +498,9 @@ function freeSlot(x: number, want: number, box: Box, placed: ReadonlyMap<string,
   };
   if (fits(want)) return want;
   // Candidates: just above or just below each taken extent; the nearest that fits wins.
-  const candidates = taken.flatMap(([a, b]) => [a - box.h + box.shapeH / 2, b + box.shapeH / 2]).sort((p, q) => Math.abs(p - want) - Math.abs(q - want));
+  const candidates = taken
+    .flatMap(([a, b]) => [a - box.h + box.shapeH / 2, b + box.shapeH / 2])
+    .sort((p, q) => Math.abs(p - want) - Math.abs(q - want));
   for (const y of candidates) if (fits(y)) return y;
   return Math.max(...taken.map(([, b]) => b)) + box.shapeH / 2;
 }
@@ -425,7 +511,12 @@ function freeSlot(x: number, want: number, box: Box, placed: ReadonlyMap<string,
  * corner (the first referrers and what they point at) at that zoom. A fit
  * that shrinks thousands of labels to dots shows nothing.
  */
-export function readableViewport(points: Iterable<Point>, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; margin?: number; padding?: number } = {}): { zoom: number; pan: Point } {
+export function readableViewport(
+  points: Iterable<Point>,
+  width: number,
+  height: number,
+  opts: { minZoom?: number; maxZoom?: number; margin?: number; padding?: number } = {},
+): { zoom: number; pan: Point } {
   const { minZoom = 0.9, maxZoom = 1.25, margin = 90, padding = 24 } = opts;
   const box = boundsOf(points);
   if (!box) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
@@ -436,7 +527,8 @@ export function readableViewport(points: Iterable<Point>, width: number, height:
   y2 += margin;
   const fit = Math.min((width - 2 * padding) / (x2 - x1), (height - 2 * padding) / (y2 - y1));
   const zoom = Math.min(maxZoom, Math.max(minZoom, fit));
-  const pan = (lo: number, hi: number, size: number) => (zoom * (hi - lo) <= size - 2 * padding ? (size - zoom * (lo + hi)) / 2 : padding - zoom * lo);
+  const pan = (lo: number, hi: number, size: number) =>
+    zoom * (hi - lo) <= size - 2 * padding ? (size - zoom * (lo + hi)) / 2 : padding - zoom * lo;
   return { zoom, pan: { x: pan(x1, x2, width), y: pan(y1, y2, height) } };
 }
 
@@ -449,7 +541,8 @@ export interface LayeredRequest {
   previous?: [string, Point][];
 }
 
-export type LayeredResponse = { id: number; positions: [string, Point][]; engine: 'elk' | 'sweep' } | { id: number; error: string };
+export type LayeredResponse =
+  { id: number; positions: [string, Point][]; engine: 'elk' | 'sweep' } | { id: number; error: string };
 
 /** ElkLayouter is the one method of ELK the layout needs; the worker passes the real one, tests may pass their own. */
 export interface ElkLayouter {
@@ -457,16 +550,31 @@ export interface ElkLayouter {
 }
 
 /** layoutLayered answers one request: ELK for graphs it handles in time, the sweep for bigger ones, merged with the previous positions. */
-export async function layoutLayered(req: Omit<LayeredRequest, 'id'>, elk: ElkLayouter): Promise<{ positions: Map<string, Point>; engine: 'elk' | 'sweep' }> {
+export async function layoutLayered(
+  req: Omit<LayeredRequest, 'id'>,
+  elk: ElkLayouter,
+): Promise<{ positions: Map<string, Point>; engine: 'elk' | 'sweep' }> {
   const engine = req.nodes.length <= ELK_MAX_NODES ? 'elk' : 'sweep';
-  const fresh = engine === 'elk' ? positionsFromElk(await elk.layout(toElkGraph(req.nodes, req.edges)), req.nodes) : sweepLayout(req.nodes, req.edges);
+  const fresh =
+    engine === 'elk'
+      ? positionsFromElk(await elk.layout(toElkGraph(req.nodes, req.edges)), req.nodes)
+      : sweepLayout(req.nodes, req.edges);
   const previous = new Map(req.previous ?? []);
   return { positions: previous.size > 0 ? mergePositions(req.nodes, req.edges, previous, fresh) : fresh, engine };
 }
 
 /** layoutNodeOf keeps only what the layout reads, so the message to the worker stays small. */
 export function layoutNodeOf(n: LayoutNode): LayoutNode {
-  const out: LayoutNode = { id: n.id, type: n.type, roles: n.roles, kind: n.kind, namespace: n.namespace, key: n.key, label: n.label, state: n.state };
+  const out: LayoutNode = {
+    id: n.id,
+    type: n.type,
+    roles: n.roles,
+    kind: n.kind,
+    namespace: n.namespace,
+    key: n.key,
+    label: n.label,
+    state: n.state,
+  };
   if (n.parent !== undefined) out.parent = n.parent;
   if (n.collapsed !== undefined) out.collapsed = n.collapsed;
   if (n.size !== undefined) out.size = n.size;

@@ -49,7 +49,11 @@ export interface FcoseOptions {
 }
 
 /** fcoseOptions: incremental runs start from current positions (randomize false) so the picture does not jump. */
-export function fcoseOptions(decision: 'incremental' | 'full', nodeCount: number, opts: { summaries?: boolean } = {}): FcoseOptions {
+export function fcoseOptions(
+  decision: 'incremental' | 'full',
+  nodeCount: number,
+  opts: { summaries?: boolean } = {},
+): FcoseOptions {
   const small = nodeCount < ANIMATE_BELOW;
   // Summary nodes are several times larger than object nodes; give them room.
   const spread = opts.summaries ? 3 : 1;
@@ -102,7 +106,9 @@ export function seedPositions(
   const out = new Map<string, Point>();
   let i = 0;
   for (const id of added) {
-    const around = (neighbours.get(id) ?? []).map((n) => placed.get(n) ?? out.get(n)).filter((p): p is Point => p !== undefined);
+    const around = (neighbours.get(id) ?? [])
+      .map((n) => placed.get(n) ?? out.get(n))
+      .filter((p): p is Point => p !== undefined);
     if (around.length === 0) continue;
     const cx = around.reduce((s, p) => s + p.x, 0) / around.length;
     const cy = around.reduce((s, p) => s + p.y, 0) / around.length;
@@ -192,7 +198,8 @@ export function summaryLayoutOptions(nodeCount: number) {
     padding: 30,
     animate: nodeCount < ANIMATE_BELOW,
     animationDuration: 300,
-    sort: (a: Node, b: Node) => rank(a) - rank(b) || attention(b) - attention(a) || String(a.data('id')).localeCompare(String(b.data('id'))),
+    sort: (a: Node, b: Node) =>
+      rank(a) - rank(b) || attention(b) - attention(a) || String(a.data('id')).localeCompare(String(b.data('id'))),
   };
 }
 
@@ -219,7 +226,11 @@ export interface LayerNode {
  * kind and key so neighbours in a namespace sit together; the height is
  * chosen so the whole picture is about `aspect` times wider than tall.
  */
-export function layeredPositions(nodes: readonly LayerNode[], gap: Point = { x: 80, y: 56 }, aspect = 1.6): Map<string, Point> {
+export function layeredPositions(
+  nodes: readonly LayerNode[],
+  gap: Point = { x: 80, y: 56 },
+  aspect = 1.6,
+): Map<string, Point> {
   const layerOf = (n: LayerNode) => {
     if (n.type === 'controller') return 3;
     const referrer = n.roles.includes('referrer');
@@ -268,7 +279,14 @@ export function boundsOf(points: Iterable<Point>): { x1: number; y1: number; x2:
  * viewport; computed from the layout's own positions, it spares measuring
  * thousands of labels the way a generic fit does.
  */
-export function fitPositions(points: Iterable<Point>, width: number, height: number, margin = 60, padding = 30, maxZoom = 1.4): { zoom: number; pan: Point } {
+export function fitPositions(
+  points: Iterable<Point>,
+  width: number,
+  height: number,
+  margin = 60,
+  padding = 30,
+  maxZoom = 1.4,
+): { zoom: number; pan: Point } {
   const box = boundsOf(points);
   if (!box) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
   let { x1, y1, x2, y2 } = box;
@@ -276,6 +294,9 @@ export function fitPositions(points: Iterable<Point>, width: number, height: num
   y1 -= margin;
   x2 += margin;
   y2 += margin;
-  const zoom = Math.min(maxZoom, Math.max(1e-3, Math.min((width - 2 * padding) / (x2 - x1), (height - 2 * padding) / (y2 - y1))));
+  const zoom = Math.min(
+    maxZoom,
+    Math.max(1e-3, Math.min((width - 2 * padding) / (x2 - x1), (height - 2 * padding) / (y2 - y1))),
+  );
   return { zoom, pan: { x: (width - zoom * (x1 + x2)) / 2, y: (height - zoom * (y1 + y2)) / 2 } };
 }

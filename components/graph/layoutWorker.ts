@@ -28,7 +28,11 @@ interface Pending {
 }
 
 /** The bundler sees this `new Worker(new URL(…))` and emits the worker as its own chunk. */
-export const createLayeredWorker = (): WorkerLike => new Worker(new URL('./layered.worker.ts', import.meta.url), { type: 'module', name: 'refwatch-layout' }) as unknown as WorkerLike;
+export const createLayeredWorker = (): WorkerLike =>
+  new Worker(new URL('./layered.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'refwatch-layout',
+  }) as unknown as WorkerLike;
 
 export function startLayoutWorker(create: () => WorkerLike = createLayeredWorker): LayoutWorker {
   let worker: WorkerLike | undefined;
@@ -57,11 +61,15 @@ export function startLayoutWorker(create: () => WorkerLike = createLayeredWorker
     worker.onmessage = (ev) => {
       const res = ev.data;
       if (!inFlight || res.id !== inFlight.req.id) return;
-      settleInFlight((p) => ('error' in res ? p.reject(new Error(`layered layout failed: ${res.error}`)) : p.resolve(new Map(res.positions))));
+      settleInFlight((p) =>
+        'error' in res ? p.reject(new Error(`layered layout failed: ${res.error}`)) : p.resolve(new Map(res.positions)),
+      );
     };
     worker.onerror = (ev) => {
       ev.preventDefault?.();
-      settleInFlight((p) => p.reject(new Error(`layered layout worker failed: ${ev.message || 'it could not be loaded'}`)));
+      settleInFlight((p) =>
+        p.reject(new Error(`layered layout worker failed: ${ev.message || 'it could not be loaded'}`)),
+      );
     };
   };
 

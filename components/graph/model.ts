@@ -1,4 +1,11 @@
-import type { ReferenceControllerEntity, ReferenceControllerState, ReferentEntity, ReferentState, ReferrerEntity, ReferrerState } from '@/lib/changelog/entities';
+import type {
+  ReferenceControllerEntity,
+  ReferenceControllerState,
+  ReferentEntity,
+  ReferentState,
+  ReferrerEntity,
+  ReferrerState,
+} from '@/lib/changelog/entities';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { kindOfKey, nameOfKey, namespaceOfKey } from '@/lib/model/keys';
 
@@ -128,20 +135,46 @@ export function isOverdue(r: ReferrerEntity, now: number, stuckAfterMs: number):
   return r.state !== 'Resolved' && now - r.since > stuckAfterMs;
 }
 
-export function referrerContribution(r: ReferrerEntity, stuckReason: string | undefined, now: number, stuckAfterMs: number): ObjectContribution {
+export function referrerContribution(
+  r: ReferrerEntity,
+  stuckReason: string | undefined,
+  now: number,
+  stuckAfterMs: number,
+): ObjectContribution {
   let state = REFERRER_STATE[r.state] ?? 'error';
   if (state !== 'error' && (stuckReason !== undefined || isOverdue(r, now, stuckAfterMs))) state = 'stuck';
   return { state, reason: stuckReason ?? r.message ?? r.reason, since: r.since };
 }
 
 export function referentContribution(r: ReferentEntity): ObjectContribution {
-  return { state: REFERENT_STATE[r.state] ?? 'error', reason: r.message ?? (r.state === 'Ready' ? undefined : r.state), since: r.changedAt };
+  return {
+    state: REFERENT_STATE[r.state] ?? 'error',
+    reason: r.message ?? (r.state === 'Ready' ? undefined : r.state),
+    since: r.changedAt,
+  };
 }
 
 /** objectNode starts a node from its first contribution; later ones go through `mergeContribution`. */
-export function objectNode(key: string, kind: string, namespace: string, roles: NodeRole[], c: ObjectContribution): GraphNode {
+export function objectNode(
+  key: string,
+  kind: string,
+  namespace: string,
+  roles: NodeRole[],
+  c: ObjectContribution,
+): GraphNode {
   const id = objectNodeId(key);
-  return { id, type: 'object', key, label: nameOfKey(key), kind, namespace, state: c.state, roles, ...(c.reason ? { reason: c.reason } : {}), ...(c.since !== undefined ? { since: c.since } : {}) };
+  return {
+    id,
+    type: 'object',
+    key,
+    label: nameOfKey(key),
+    kind,
+    namespace,
+    state: c.state,
+    roles,
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.since !== undefined ? { since: c.since } : {}),
+  };
 }
 
 /** mergeContribution keeps the worse state: a node that is both referrer and referent shows what needs attention. */
@@ -199,20 +232,49 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
   };
 
   for (const r of snapshot.referrers ?? []) {
-    upsertObject(r.key, r.kind, r.namespace, 'referrer', referrerContribution(r, stuckByKey.get(r.key), opts.now, stuckAfter));
+    upsertObject(
+      r.key,
+      r.kind,
+      r.namespace,
+      'referrer',
+      referrerContribution(r, stuckByKey.get(r.key), opts.now, stuckAfter),
+    );
   }
-  for (const r of snapshot.referents ?? []) upsertObject(r.key, r.kind, namespaceOfKey(r.key), 'referent', referentContribution(r));
+  for (const r of snapshot.referents ?? [])
+    upsertObject(r.key, r.kind, namespaceOfKey(r.key), 'referent', referentContribution(r));
   for (const c of snapshot.controllers ?? []) nodes.set(controllerNodeId(c.kind), controllerNode(c));
 
   const edges = new Map<string, GraphEdge>();
   for (const ref of snapshot.references ?? []) {
     // A reference may name a referent (or come from a referrer) the snapshot has not reported yet.
-    if (!nodes.has(objectNodeId(ref.referrer))) upsertObject(ref.referrer, kindOfKey(ref.referrer), namespaceOfKey(ref.referrer), 'referrer', PLACEHOLDER_REFERRER);
-    if (!nodes.has(objectNodeId(ref.referent))) upsertObject(ref.referent, ref.kind || kindOfKey(ref.referent), namespaceOfKey(ref.referent), 'referent', PLACEHOLDER_REFERENT);
+    if (!nodes.has(objectNodeId(ref.referrer)))
+      upsertObject(
+        ref.referrer,
+        kindOfKey(ref.referrer),
+        namespaceOfKey(ref.referrer),
+        'referrer',
+        PLACEHOLDER_REFERRER,
+      );
+    if (!nodes.has(objectNodeId(ref.referent)))
+      upsertObject(
+        ref.referent,
+        ref.kind || kindOfKey(ref.referent),
+        namespaceOfKey(ref.referent),
+        'referent',
+        PLACEHOLDER_REFERENT,
+      );
     const id = `ref:${objectNodeId(ref.referrer)}>${objectNodeId(ref.referent)}#${ref.fieldPath}`;
     const existing = edges.get(id);
     if (existing) existing.count += ref.count;
-    else edges.set(id, { id, source: objectNodeId(ref.referrer), target: objectNodeId(ref.referent), type: 'reference', label: ref.fieldPath, count: ref.count });
+    else
+      edges.set(id, {
+        id,
+        source: objectNodeId(ref.referrer),
+        target: objectNodeId(ref.referent),
+        type: 'reference',
+        label: ref.fieldPath,
+        count: ref.count,
+      });
   }
   for (const n of nodes.values()) {
     if (n.type !== 'object' || !n.roles.includes('referent')) continue;

@@ -15,16 +15,64 @@ export interface StateLook {
 }
 
 export const STATE_LOOK: Record<NodeState, StateLook> = {
-  resolved: { label: 'Resolved', glyph: '✓', border: 'solid', borderWidth: 2, description: 'every referent exists and is ready' },
-  waiting: { label: 'Waiting', glyph: '…', border: 'dashed', borderWidth: 2, description: 'a referent exists but is not ready yet' },
-  stuck: { label: 'Stuck', glyph: '!', border: 'double', borderWidth: 5, description: 'unresolved longer than the threshold' },
-  notfound: { label: 'Not found', glyph: '?', border: 'dotted', borderWidth: 3, description: 'a referent does not exist' },
-  error: { label: 'Error', glyph: '✕', border: 'solid', borderWidth: 4, description: 'unknown kind, forbidden or watch error' },
+  resolved: {
+    label: 'Resolved',
+    glyph: '✓',
+    border: 'solid',
+    borderWidth: 2,
+    description: 'every referent exists and is ready',
+  },
+  waiting: {
+    label: 'Waiting',
+    glyph: '…',
+    border: 'dashed',
+    borderWidth: 2,
+    description: 'a referent exists but is not ready yet',
+  },
+  stuck: {
+    label: 'Stuck',
+    glyph: '!',
+    border: 'double',
+    borderWidth: 5,
+    description: 'unresolved longer than the threshold',
+  },
+  notfound: {
+    label: 'Not found',
+    glyph: '?',
+    border: 'dotted',
+    borderWidth: 3,
+    description: 'a referent does not exist',
+  },
+  error: {
+    label: 'Error',
+    glyph: '✕',
+    border: 'solid',
+    borderWidth: 4,
+    description: 'unknown kind, forbidden or watch error',
+  },
   starting: { label: 'Starting', glyph: '▷', border: 'dashed', borderWidth: 2, description: 'watch opening' },
-  priming: { label: 'Priming', glyph: '◔', border: 'dashed', borderWidth: 2, description: 'filling its cache; nothing is judged missing yet' },
+  priming: {
+    label: 'Priming',
+    glyph: '◔',
+    border: 'dashed',
+    borderWidth: 2,
+    description: 'filling its cache; nothing is judged missing yet',
+  },
   active: { label: 'Active', glyph: '●', border: 'solid', borderWidth: 2, description: 'watching and dispatching' },
-  grace: { label: 'Grace', glyph: '◑', border: 'dotted', borderWidth: 3, description: 'no references left; cancelled unless re-referenced' },
-  cancelled: { label: 'Cancelled', glyph: '⊘', border: 'dotted', borderWidth: 2, description: 'watch closed after the grace period' },
+  grace: {
+    label: 'Grace',
+    glyph: '◑',
+    border: 'dotted',
+    borderWidth: 3,
+    description: 'no references left; cancelled unless re-referenced',
+  },
+  cancelled: {
+    label: 'Cancelled',
+    glyph: '⊘',
+    border: 'dotted',
+    borderWidth: 2,
+    description: 'watch closed after the grace period',
+  },
 };
 
 export interface Swatch {
@@ -93,7 +141,15 @@ export const PALETTES: Record<Theme, Palette> = {
 };
 
 /** nodeLabel is what the canvas prints: state glyph, name, and a second line with kind (and namespace). */
-export function nodeLabel(n: { type: string; label: string; kind: string; namespace: string; state: NodeState; size?: number; counts?: Partial<Record<NodeState, number>> }): string {
+export function nodeLabel(n: {
+  type: string;
+  label: string;
+  kind: string;
+  namespace: string;
+  state: NodeState;
+  size?: number;
+  counts?: Partial<Record<NodeState, number>>;
+}): string {
   const glyph = STATE_LOOK[n.state].glyph;
   if (n.type === 'group') {
     const attention = (n.counts?.stuck ?? 0) + (n.counts?.error ?? 0) + (n.counts?.notfound ?? 0);
@@ -142,8 +198,14 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
       },
     },
     { selector: 'node[type = "object"][?referent][!referrer]', style: { shape: 'ellipse' } },
-    { selector: 'node[type = "object"][?referent][?referrer]', style: { shape: 'round-diamond', width: 34, height: 34 } },
-    { selector: 'node[type = "controller"]', style: { shape: 'round-hexagon', width: 40, height: 36, 'font-weight': 600 } },
+    {
+      selector: 'node[type = "object"][?referent][?referrer]',
+      style: { shape: 'round-diamond', width: 34, height: 34 },
+    },
+    {
+      selector: 'node[type = "controller"]',
+      style: { shape: 'round-hexagon', width: 40, height: 36, 'font-weight': 600 },
+    },
     {
       selector: 'node[type = "group"]',
       style: {
@@ -163,14 +225,29 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
     },
     {
       selector: 'node[type = "group"][?collapsed]',
-      style: { width: 150, height: 64, 'text-valign': 'center', 'text-margin-y': 0, 'text-max-width': '140px', color: p.text, 'border-width': 3, 'background-opacity': 1, 'font-weight': 600 },
+      style: {
+        width: 150,
+        height: 64,
+        'text-valign': 'center',
+        'text-margin-y': 0,
+        'text-max-width': '140px',
+        color: p.text,
+        'border-width': 3,
+        'background-opacity': 1,
+        'font-weight': 600,
+      },
     },
   ];
   for (const [state, look] of Object.entries(STATE_LOOK) as [NodeState, StateLook][]) {
     const swatch = p.states[state];
     blocks.push({
       selector: `node[type != "group"][state = "${state}"]`,
-      style: { 'background-color': swatch.fill, 'border-color': swatch.stroke, 'border-style': look.border, 'border-width': look.borderWidth },
+      style: {
+        'background-color': swatch.fill,
+        'border-color': swatch.stroke,
+        'border-style': look.border,
+        'border-width': look.borderWidth,
+      },
     });
     blocks.push({
       selector: `node[type = "group"][?collapsed][state = "${state}"]`,
@@ -198,23 +275,48 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
         'min-zoomed-font-size': 8,
       },
     },
-    { selector: 'edge[type = "watch"]', style: { 'line-style': 'dashed', 'line-dash-pattern': [4, 4], width: 1, 'target-arrow-shape': 'none', opacity: 0.7 } },
+    {
+      selector: 'edge[type = "watch"]',
+      style: {
+        'line-style': 'dashed',
+        'line-dash-pattern': [4, 4],
+        width: 1,
+        'target-arrow-shape': 'none',
+        opacity: 0.7,
+      },
+    },
     { selector: 'edge[?context]', style: { opacity: 0.3 } },
     {
       selector: 'node.selected',
-      style: { 'underlay-color': p.accent, 'underlay-opacity': 0.25, 'underlay-padding': 8, 'underlay-shape': 'ellipse', 'border-color': p.accent, 'font-weight': 700 },
+      style: {
+        'underlay-color': p.accent,
+        'underlay-opacity': 0.25,
+        'underlay-padding': 8,
+        'underlay-shape': 'ellipse',
+        'border-color': p.accent,
+        'font-weight': 700,
+      },
     },
-    { selector: 'edge.neighbour', style: { 'line-color': p.accent, 'target-arrow-color': p.accent, width: 2.5, color: p.text, 'z-index': 10 } },
+    {
+      selector: 'edge.neighbour',
+      style: { 'line-color': p.accent, 'target-arrow-color': p.accent, width: 2.5, color: p.text, 'z-index': 10 },
+    },
     { selector: 'node.faded', style: { opacity: 0.25 } },
     { selector: 'edge.faded', style: { opacity: 0.12 } },
   );
   if (opts.layered) {
-    blocks.push({ selector: 'edge', style: { 'curve-style': 'straight', label: '' } }, { selector: 'edge.neighbour', style: { label: 'data(label)', 'z-index': 10 } });
+    blocks.push(
+      { selector: 'edge', style: { 'curve-style': 'straight', label: '' } },
+      { selector: 'edge.neighbour', style: { label: 'data(label)', 'z-index': 10 } },
+    );
   }
   if (opts.dense) {
     blocks.push({ selector: 'edge', style: { 'curve-style': 'haystack', 'haystack-radius': 0 } });
     // Thousands of referents watched by a handful of controllers: their long lines stay faint behind the references.
-    blocks.push({ selector: 'edge[type = "watch"]', style: { opacity: 0.15 } }, { selector: 'edge[type = "watch"].neighbour', style: { opacity: 1 } });
+    blocks.push(
+      { selector: 'edge[type = "watch"]', style: { opacity: 0.15 } },
+      { selector: 'edge[type = "watch"].neighbour', style: { opacity: 1 } },
+    );
   }
   return blocks;
 }

@@ -41,10 +41,12 @@ export const Overview = memo(function Overview({ summary, now, onChoose }: Overv
         <div className={styles.intro}>
           <h1>Overview</h1>
           <p>
-            <strong>{t.referrers.toLocaleString('en-US')}</strong> referrers with <strong>{t.references.toLocaleString('en-US')}</strong> references to{' '}
-            <strong>{t.referents.toLocaleString('en-US')}</strong> referents in {summary.namespaces.length.toLocaleString('en-US')}{' '}
-            {summary.namespaces.length === 1 ? 'namespace' : 'namespaces'}. Choose a namespace, a kind, a
-            search or a stuck object: only that scope is loaded.
+            <strong>{t.referrers.toLocaleString('en-US')}</strong> referrers with{' '}
+            <strong>{t.references.toLocaleString('en-US')}</strong> references to{' '}
+            <strong>{t.referents.toLocaleString('en-US')}</strong> referents in{' '}
+            {summary.namespaces.length.toLocaleString('en-US')}{' '}
+            {summary.namespaces.length === 1 ? 'namespace' : 'namespaces'}. Choose a namespace, a kind, a search or a
+            stuck object: only that scope is loaded.
           </p>
           <div className={styles.actions}>
             <form
@@ -55,22 +57,46 @@ export const Overview = memo(function Overview({ summary, now, onChoose }: Overv
                 if (q.trim() !== '') onChoose({ q: q.trim() });
               }}
             >
-              <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Part of an object key, e.g. shop/orders" aria-label="Search object keys" />
+              <input
+                type="search"
+                value={q}
+                onChange={(e) => setQ(e.target.value)}
+                placeholder="Part of an object key, e.g. shop/orders"
+                aria-label="Search object keys"
+              />
               <button type="submit">Search</button>
             </form>
-            <button type="button" className={styles.stuckButton} data-tone={t.stuck > 0 ? 'attention' : undefined} disabled={t.stuck === 0} onClick={() => onChoose({ stuck: true })}>
+            <button
+              type="button"
+              className={styles.stuckButton}
+              data-tone={t.stuck > 0 ? 'attention' : undefined}
+              disabled={t.stuck === 0}
+              onClick={() => onChoose({ stuck: true })}
+            >
               {t.stuck > 0 ? `Show the ${t.stuck.toLocaleString('en-US')} stuck referrers` : 'Nothing is stuck'}
             </button>
           </div>
         </div>
-        <GroupTable title="Namespaces" groups={summary.namespaces} label={(g) => g.name} onChoose={(g) => onChoose({ ns: g.name })} />
-        <GroupTable title="Kinds" groups={summary.kinds} label={(g) => shortKind(g.name)} onChoose={(g) => onChoose({ kind: g.name })} />
+        <GroupTable
+          title="Namespaces"
+          groups={summary.namespaces}
+          label={(g) => g.name}
+          onChoose={(g) => onChoose({ ns: g.name })}
+        />
+        <GroupTable
+          title="Kinds"
+          groups={summary.kinds}
+          label={(g) => shortKind(g.name)}
+          onChoose={(g) => onChoose({ kind: g.name })}
+        />
       </section>
       <aside className={styles.stuck} aria-label="Stuck referrers">
         <h2>
           Stuck <span className={styles.count}>{t.stuck.toLocaleString('en-US')}</span>
         </h2>
-        <p className={styles.muted}>Unresolved for longer than {formatDuration(summary.stuckThresholdMs)}, oldest first.</p>
+        <p className={styles.muted}>
+          Unresolved for longer than {formatDuration(summary.stuckThresholdMs)}, oldest first.
+        </p>
         {summary.stuckList.length === 0 ? (
           <p className={styles.empty}>Nothing is stuck.</p>
         ) : (
@@ -90,10 +116,23 @@ export const Overview = memo(function Overview({ summary, now, onChoose }: Overv
   );
 });
 
-function StuckItem({ item, now, onChoose }: { item: SummaryStuck; now: number; onChoose(choice: OverviewChoice): void }) {
+function StuckItem({
+  item,
+  now,
+  onChoose,
+}: {
+  item: SummaryStuck;
+  now: number;
+  onChoose(choice: OverviewChoice): void;
+}) {
   return (
     <li>
-      <button type="button" className={styles.stuckItem} onClick={() => onChoose({ object: item.key })} title={`Open ${item.key}`}>
+      <button
+        type="button"
+        className={styles.stuckItem}
+        onClick={() => onChoose({ object: item.key })}
+        title={`Open ${item.key}`}
+      >
         <span className={styles.kindTag}>{shortKind(item.kind)}</span>
         <span className={styles.ns}>{item.namespace}/</span>
         <strong>{nameOfKey(item.key)}</strong>
@@ -107,7 +146,17 @@ function StuckItem({ item, now, onChoose }: { item: SummaryStuck; now: number; o
   );
 }
 
-function GroupTable({ title, groups, label, onChoose }: { title: string; groups: SummaryGroup[]; label(g: SummaryGroup): string; onChoose(g: SummaryGroup): void }) {
+function GroupTable({
+  title,
+  groups,
+  label,
+  onChoose,
+}: {
+  title: string;
+  groups: SummaryGroup[];
+  label(g: SummaryGroup): string;
+  onChoose(g: SummaryGroup): void;
+}) {
   const [all, setAll] = useState(false);
   const shown = all ? groups : groups.slice(0, ROWS);
   return (

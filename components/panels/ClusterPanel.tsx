@@ -13,7 +13,15 @@ const MODE_LABEL: Record<ClusterInfo['mode'], string> = {
 };
 
 /** ClusterPanel says which cluster refwatch watches, whether it answers, and what the shared watches and queues are doing. */
-export const ClusterPanel = memo(function ClusterPanel({ cluster, watches, queues }: { cluster: ClusterInfo; watches: WatchEntity[]; queues: QueueEntity[] }) {
+export const ClusterPanel = memo(function ClusterPanel({
+  cluster,
+  watches,
+  queues,
+}: {
+  cluster: ClusterInfo;
+  watches: WatchEntity[];
+  queues: QueueEntity[];
+}) {
   return (
     <div className={styles.cluster}>
       <dl className={styles.facts}>
@@ -48,7 +56,9 @@ export const ClusterPanel = memo(function ClusterPanel({ cluster, watches, queue
               <th scope="col">Kind</th>
               <th scope="col">Phase</th>
               <th scope="col">Objects</th>
-              <th scope="col" title="watch requests opened / full lists">Opened / lists</th>
+              <th scope="col" title="watch requests opened / full lists">
+                Opened / lists
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -61,7 +71,12 @@ export const ClusterPanel = memo(function ClusterPanel({ cluster, watches, queue
                 <td>
                   {w.phase}
                   {w.primed ? '' : ' (priming)'}
-                  {w.lastError ? <span className={styles.errorText} title={w.lastError.message}> · {w.lastError.reason}</span> : null}
+                  {w.lastError ? (
+                    <span className={styles.errorText} title={w.lastError.message}>
+                      {' '}
+                      · {w.lastError.reason}
+                    </span>
+                  ) : null}
                 </td>
                 <td>{w.objects}</td>
                 <td>

@@ -11,7 +11,15 @@ import styles from './panels.module.css';
 const ORDER: Record<ReferenceControllerState, number> = { Starting: 0, Priming: 1, Grace: 2, Active: 3, Cancelled: 4 };
 
 /** ControllersPanel shows each reference controller: lifecycle, cache, priming, errors and its transition history. */
-export const ControllersPanel = memo(function ControllersPanel({ controllers, now, onSelectKind }: { controllers: ReferenceControllerEntity[]; now: number; onSelectKind(kind: string): void }) {
+export const ControllersPanel = memo(function ControllersPanel({
+  controllers,
+  now,
+  onSelectKind,
+}: {
+  controllers: ReferenceControllerEntity[];
+  now: number;
+  onSelectKind(kind: string): void;
+}) {
   if (controllers.length === 0) {
     return (
       <div className={styles.empty}>
@@ -20,13 +28,23 @@ export const ControllersPanel = memo(function ControllersPanel({ controllers, no
       </div>
     );
   }
-  const sorted = [...controllers].sort((a, b) => ORDER[a.state] - ORDER[b.state] || a.kind.localeCompare(b.kind) || (a.namespace ?? '').localeCompare(b.namespace ?? ''));
+  const sorted = [...controllers].sort(
+    (a, b) =>
+      ORDER[a.state] - ORDER[b.state] ||
+      a.kind.localeCompare(b.kind) ||
+      (a.namespace ?? '').localeCompare(b.namespace ?? ''),
+  );
   return (
     <ul className={styles.list} aria-label="Reference controllers">
       {sorted.map((c) => (
         <li key={c.id} className={styles.controllerItem} data-state={c.state}>
           <div className={styles.rowHead}>
-            <button type="button" className={styles.objectLink} onClick={() => onSelectKind(c.kind)} title={`Select ${c.kind} in the graph`}>
+            <button
+              type="button"
+              className={styles.objectLink}
+              onClick={() => onSelectKind(c.kind)}
+              title={`Select ${c.kind} in the graph`}
+            >
               <strong>{shortKind(c.kind)}</strong>
               <span className={styles.ns}>{c.kind.includes('.') ? c.kind.slice(c.kind.indexOf('.') + 1) : 'core'}</span>
               {c.namespace !== undefined ? <span className={styles.ns}>(ns {c.namespace})</span> : null}
@@ -51,7 +69,13 @@ export const ControllersPanel = memo(function ControllersPanel({ controllers, no
             ) : (
               <div>
                 <dt>Priming</dt>
-                <dd>{c.primingMs !== undefined ? formatDuration(c.primingMs) : c.state === 'Priming' || c.state === 'Starting' ? '…' : '—'}</dd>
+                <dd>
+                  {c.primingMs !== undefined
+                    ? formatDuration(c.primingMs)
+                    : c.state === 'Priming' || c.state === 'Starting'
+                      ? '…'
+                      : '—'}
+                </dd>
               </div>
             )}
             <div>
@@ -98,9 +122,12 @@ function stateLine(c: ReferenceControllerEntity, now: number): string {
     case 'Cancelled':
       return `Cancelled ${formatAgo(c.cancelledAt ?? c.history.at(-1)?.at, now)}: ${c.reason}`;
     case 'Grace':
-      return c.graceUntil ? `No references left; cancels ${formatAgo(c.graceUntil, now)} unless re-referenced` : c.reason;
+      return c.graceUntil
+        ? `No references left; cancels ${formatAgo(c.graceUntil, now)} unless re-referenced`
+        : c.reason;
     case 'Active':
-      if (c.source === 'poll') return `Polled every ${formatDuration(c.intervalMs ?? 0)}${c.lastPollAt !== undefined ? ` · last poll ${formatAgo(c.lastPollAt, now)}` : ' · first poll pending'}`;
+      if (c.source === 'poll')
+        return `Polled every ${formatDuration(c.intervalMs ?? 0)}${c.lastPollAt !== undefined ? ` · last poll ${formatAgo(c.lastPollAt, now)}` : ' · first poll pending'}`;
       return `Watching since ${formatAgo(c.startedAt, now)}`;
     default:
       return c.reason;

@@ -34,7 +34,13 @@ const GROUPS: { id: EventGroup; label: string }[] = [
  * where it is (new events are counted, not shown) so a row can be read
  * while the cluster keeps moving.
  */
-export const EventsPanel = memo(function EventsPanel({ events, onSelectKey }: { events: EventEntity[]; onSelectKey(key: string): void }) {
+export const EventsPanel = memo(function EventsPanel({
+  events,
+  onSelectKey,
+}: {
+  events: EventEntity[];
+  onSelectKey(key: string): void;
+}) {
   const [group, setGroup] = useState<EventGroup>('all');
   const [text, setText] = useState('');
   const [frozen, setFrozen] = useState<EventEntity[] | null>(null);
@@ -45,7 +51,9 @@ export const EventsPanel = memo(function EventsPanel({ events, onSelectKey }: { 
     const words = text.toLowerCase().split(/\s+/).filter(Boolean);
     return [...source]
       .filter((e) => group === 'all' || GROUP_OF[e.type] === group)
-      .filter((e) => words.every((w) => `${e.type} ${e.message} ${e.key ?? ''} ${e.controller ?? ''}`.toLowerCase().includes(w)))
+      .filter((e) =>
+        words.every((w) => `${e.type} ${e.message} ${e.key ?? ''} ${e.controller ?? ''}`.toLowerCase().includes(w)),
+      )
       .sort((a, b) => b.at - a.at)
       .slice(0, 300);
   }, [source, group, text]);
@@ -60,17 +68,39 @@ export const EventsPanel = memo(function EventsPanel({ events, onSelectKey }: { 
             </button>
           ))}
         </div>
-        <button type="button" className={styles.pauseButton} aria-pressed={frozen !== null} onClick={() => setFrozen(frozen ? null : events)}>
+        <button
+          type="button"
+          className={styles.pauseButton}
+          aria-pressed={frozen !== null}
+          onClick={() => setFrozen(frozen ? null : events)}
+        >
           {frozen ? `▶ Resume${newSincePause > 0 ? ` (${newSincePause} new)` : ''}` : '❚❚ Pause'}
         </button>
       </div>
-      <input type="search" className={styles.eventFilter} placeholder="Filter events…" aria-label="Filter events" value={text} onChange={(e) => setText(e.target.value)} />
+      <input
+        type="search"
+        className={styles.eventFilter}
+        placeholder="Filter events…"
+        aria-label="Filter events"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
       {visible.length === 0 ? (
         <div className={styles.empty}>
-          <p>{events.length === 0 ? 'No events yet. They appear here as references resolve and controllers start or stop.' : 'No event matches this filter.'}</p>
+          <p>
+            {events.length === 0
+              ? 'No events yet. They appear here as references resolve and controllers start or stop.'
+              : 'No event matches this filter.'}
+          </p>
         </div>
       ) : (
-        <ol className={styles.timeline} aria-label="Events, newest first" aria-live={frozen ? 'off' : 'polite'} aria-relevant="additions" onKeyDown={onListKeyDown}>
+        <ol
+          className={styles.timeline}
+          aria-label="Events, newest first"
+          aria-live={frozen ? 'off' : 'polite'}
+          aria-relevant="additions"
+          onKeyDown={onListKeyDown}
+        >
           {visible.map((e) => (
             <li key={e.id} className={styles.event} data-group={GROUP_OF[e.type] ?? 'resolution'}>
               <time dateTime={formatIso(e.at)} className={styles.eventTime}>
@@ -79,7 +109,13 @@ export const EventsPanel = memo(function EventsPanel({ events, onSelectKey }: { 
               <span className={styles.eventType}>{e.type}</span>
               <span className={styles.eventMessage}>
                 {e.key ? (
-                  <button type="button" data-row className={styles.inlineLink} onClick={() => onSelectKey(e.key!)} title={`Select ${e.key}`}>
+                  <button
+                    type="button"
+                    data-row
+                    className={styles.inlineLink}
+                    onClick={() => onSelectKey(e.key!)}
+                    title={`Select ${e.key}`}
+                  >
                     {e.message}
                   </button>
                 ) : (

@@ -16,7 +16,6 @@ import { objectDetails, type OutgoingReference } from './inspect';
 import { ObjectDetails } from './ObjectDetails';
 import styles from './panels.module.css';
 
-
 export interface InspectorProps {
   node: GraphNode;
   snapshot: Snapshot;
@@ -52,7 +51,13 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
       <header className={styles.inspectorHead}>
         <div className={styles.inspectorTitleRow}>
           <StateBadge state={node.state} />
-          <button type="button" className={styles.closeButton} onClick={onClose} aria-label="Close details (Escape)" title="Close (Esc)">
+          <button
+            type="button"
+            className={styles.closeButton}
+            onClick={onClose}
+            aria-label="Close details (Escape)"
+            title="Close (Esc)"
+          >
             ✕
           </button>
         </div>
@@ -65,7 +70,14 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
           ) : (
             <>
               <span title={node.kind}>{shortKind(node.kind)}</span>
-              {node.namespace ? <> in namespace <strong>{node.namespace}</strong></> : ' (cluster-scoped)'}
+              {node.namespace ? (
+                <>
+                  {' '}
+                  in namespace <strong>{node.namespace}</strong>
+                </>
+              ) : (
+                ' (cluster-scoped)'
+              )}
               {node.roles.length > 0 ? <span className={styles.muted}> · {node.roles.join(' and ')}</span> : null}
             </>
           )}
@@ -73,7 +85,12 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
         {node.type === 'object' ? (
           <div className={styles.keyRow}>
             <code className={styles.keyText}>{node.key}</code>
-            <button type="button" className={styles.copyButton} onClick={() => void navigator.clipboard?.writeText(node.key)} aria-label="Copy object key">
+            <button
+              type="button"
+              className={styles.copyButton}
+              onClick={() => void navigator.clipboard?.writeText(node.key)}
+              aria-label="Copy object key"
+            >
               Copy
             </button>
           </div>
@@ -94,7 +111,15 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
           </div>
         ) : null}
 
-        {isReferrer && details ? <ReferencesSection details={details.outgoing} explainRefs={explain.data?.references} explainError={explain.error} loading={explain.isPending} onSelectKey={onSelectKey} /> : null}
+        {isReferrer && details ? (
+          <ReferencesSection
+            details={details.outgoing}
+            explainRefs={explain.data?.references}
+            explainError={explain.error}
+            loading={explain.isPending}
+            onSelectKey={onSelectKey}
+          />
+        ) : null}
 
         {details && details.referrers.length > 0 ? (
           <section className={styles.section}>
@@ -102,7 +127,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
             <ul className={styles.plainList}>
               {details.referrers.map((r) => (
                 <li key={r.id}>
-                  <span className="mono">{r.controller}</span> · {r.reconciles} reconciles · last {formatAgo(r.lastReconcileAt, now)}
+                  <span className="mono">{r.controller}</span> · {r.reconciles} reconciles · last{' '}
+                  {formatAgo(r.lastReconcileAt, now)}
                   {r.resolvedAt ? ` · resolved ${formatAgo(r.resolvedAt, now)}` : ''}
                 </li>
               ))}
@@ -114,7 +140,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
           <section className={styles.section}>
             <h3 className={styles.subhead}>As a referent</h3>
             <p>
-              <StateBadge state={REFERENT_STATE[details.referent.state] ?? 'error'} compact /> <span className="mono">{details.referent.state}</span>
+              <StateBadge state={REFERENT_STATE[details.referent.state] ?? 'error'} compact />{' '}
+              <span className="mono">{details.referent.state}</span>
               {details.referent.message ? <span> · {details.referent.message}</span> : null}
             </p>
             <p className={styles.muted}>
@@ -124,7 +151,11 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
                 <>
                   {' '}
                   · watched by the{' '}
-                  <button type="button" className={styles.inlineLink} onClick={() => onSelectKey(details.controller!.kind)}>
+                  <button
+                    type="button"
+                    className={styles.inlineLink}
+                    onClick={() => onSelectKey(details.controller!.kind)}
+                  >
                     {shortKind(details.controller.kind)} controller
                   </button>{' '}
                   ({details.controller.state.toLowerCase()})
@@ -163,7 +194,9 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
           </section>
         ) : null}
 
-        {controllers.length > 0 ? <ControllersPanel controllers={controllers} now={now} onSelectKind={onSelectKey} /> : null}
+        {controllers.length > 0 ? (
+          <ControllersPanel controllers={controllers} now={now} onSelectKind={onSelectKey} />
+        ) : null}
       </div>
     </section>
   );
@@ -186,18 +219,24 @@ function ReferencesSection({
   // Explain may know references the snapshot does not show yet; list those too.
   const rows = details.map((d) => ({ d, e: byRef.get(`${d.referent}#${d.fieldPath}`) }));
   for (const e of explainRefs ?? []) {
-    if (!details.some((d) => d.referent === e.referent && d.fieldPath === e.fieldPath)) rows.push({ d: { referent: e.referent, fieldPath: e.fieldPath, count: 1 }, e });
+    if (!details.some((d) => d.referent === e.referent && d.fieldPath === e.fieldPath))
+      rows.push({ d: { referent: e.referent, fieldPath: e.fieldPath, count: 1 }, e });
   }
   return (
     <section className={styles.section}>
       <h3 className={styles.subhead}>References ({rows.length})</h3>
-      {explainError ? <p className={styles.note}>Live diagnosis unavailable ({explainError.message}); showing what the cache reports.</p> : null}
+      {explainError ? (
+        <p className={styles.note}>
+          Live diagnosis unavailable ({explainError.message}); showing what the cache reports.
+        </p>
+      ) : null}
       {loading && !explainError ? <p className={styles.note}>Asking refwatch why…</p> : null}
       <ul className={styles.refList}>
         {rows.map(({ d, e }) => {
           const state = e?.state || d.referentEntity?.state || 'NotObserved';
           const nodeState = REFERENT_STATE[state as ReferentState] ?? (state === 'Ready' ? 'resolved' : 'waiting');
-          const message = e?.message || d.referentEntity?.message || (state === 'NotObserved' ? 'not in the cache yet' : '');
+          const message =
+            e?.message || d.referentEntity?.message || (state === 'NotObserved' ? 'not in the cache yet' : '');
           return (
             <li key={`${d.referent}#${d.fieldPath}`} className={styles.refItem} data-state={nodeState}>
               <div className={styles.refHead}>
@@ -205,7 +244,12 @@ function ReferencesSection({
                 <span aria-hidden="true" className={styles.arrow}>
                   →
                 </span>
-                <button type="button" className={styles.inlineLink} onClick={() => onSelectKey(d.referent)} title={d.referent}>
+                <button
+                  type="button"
+                  className={styles.inlineLink}
+                  onClick={() => onSelectKey(d.referent)}
+                  title={d.referent}
+                >
                   {shortKind(kindOfKey(d.referent))} {namespaceOfKey(d.referent)}/{nameOfKey(d.referent)}
                 </button>
                 {d.count > 1 ? <span className={styles.muted}>×{d.count}</span> : null}

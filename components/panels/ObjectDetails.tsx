@@ -35,15 +35,28 @@ export function ObjectDetails({ objectKey, version, ...rest }: ObjectDetailsProp
     // New Events arrive without a change of state: read them again while the panel is open.
     refetchInterval: 15_000,
   });
-  const state: DetailsState = q.isPending ? { status: 'pending' } : q.isError ? { status: 'error', message: q.error.message, retry: () => void q.refetch() } : { status: 'success', data: q.data };
+  const state: DetailsState = q.isPending
+    ? { status: 'pending' }
+    : q.isError
+      ? { status: 'error', message: q.error.message, retry: () => void q.refetch() }
+      : { status: 'success', data: q.data };
   return <ObjectDetailsBody state={state} {...rest} />;
 }
 
 /** DetailsState is where the request for the details stands. */
-export type DetailsState = { status: 'pending' } | { status: 'error'; message: string; retry(): void } | { status: 'success'; data: ObjectDetailsView };
+export type DetailsState =
+  | { status: 'pending' }
+  | { status: 'error'; message: string; retry(): void }
+  | { status: 'success'; data: ObjectDetailsView };
 
 /** ObjectDetailsBody renders the details, or their loading or error state. */
-export function ObjectDetailsBody({ state, now, inGraph, onSelectKey, commandsOnly }: Omit<ObjectDetailsProps, 'objectKey' | 'version'> & { state: DetailsState }) {
+export function ObjectDetailsBody({
+  state,
+  now,
+  inGraph,
+  onSelectKey,
+  commandsOnly,
+}: Omit<ObjectDetailsProps, 'objectKey' | 'version'> & { state: DetailsState }) {
   if (state.status === 'pending') {
     return (
       <p className={styles.note} role="status" data-testid="details-loading">
@@ -64,7 +77,9 @@ export function ObjectDetailsBody({ state, now, inGraph, onSelectKey, commandsOn
   const d = state.data;
   return (
     <div data-testid="object-details">
-      {d.fixes.some((f) => f.commands.length > 0 || !commandsOnly) ? <FixSection details={d} commandsOnly={commandsOnly} onSelectKey={onSelectKey} /> : null}
+      {d.fixes.some((f) => f.commands.length > 0 || !commandsOnly) ? (
+        <FixSection details={d} commandsOnly={commandsOnly} onSelectKey={onSelectKey} />
+      ) : null}
       <EventsSection details={d} now={now} />
       <HistorySection details={d} now={now} />
       {d.ownerReferences.length > 0 ? (
@@ -95,7 +110,15 @@ export function ObjectDetailsBody({ state, now, inGraph, onSelectKey, commandsOn
   );
 }
 
-function FixSection({ details, commandsOnly, onSelectKey }: { details: ObjectDetailsView; commandsOnly: boolean; onSelectKey(key: string): void }) {
+function FixSection({
+  details,
+  commandsOnly,
+  onSelectKey,
+}: {
+  details: ObjectDetailsView;
+  commandsOnly: boolean;
+  onSelectKey(key: string): void;
+}) {
   return (
     <section className={styles.section} aria-labelledby="details-fix" data-testid="details-fix">
       <h3 id="details-fix" className={styles.subhead}>
@@ -108,7 +131,12 @@ function FixSection({ details, commandsOnly, onSelectKey }: { details: ObjectDet
               <span className={styles.reasonTag} data-reason={f.state}>
                 {f.state}
               </span>
-              <button type="button" className={styles.inlineLink} onClick={() => onSelectKey(f.referent)} title={f.referent}>
+              <button
+                type="button"
+                className={styles.inlineLink}
+                onClick={() => onSelectKey(f.referent)}
+                title={f.referent}
+              >
                 {shortKind(kindOfKey(f.referent))} {namespaceOfKey(f.referent) ? `${namespaceOfKey(f.referent)}/` : ''}
                 {nameOfKey(f.referent)}
               </button>
@@ -134,7 +162,9 @@ function EventsSection({ details, now }: { details: ObjectDetailsView; now: numb
         Recent events ({details.events.length})
       </h3>
       {details.eventsProblem ? <Problem problem={details.eventsProblem} /> : null}
-      {details.events.length === 0 && !details.eventsProblem ? <p className={styles.muted}>No events about this object.</p> : null}
+      {details.events.length === 0 && !details.eventsProblem ? (
+        <p className={styles.muted}>No events about this object.</p>
+      ) : null}
       {details.events.length > 0 ? (
         <ol className={styles.detailsList}>
           {details.events.map((e, i) => (
@@ -174,7 +204,9 @@ function HistorySection({ details, now }: { details: ObjectDetailsView; now: num
                   {formatAgo(t.at, now)}
                 </span>
                 <span className="mono">{t.state}</span>
-                <span className={styles.muted}>{t.role === 'referrer' ? `as referrer${t.controller ? ` of ${t.controller}` : ''}` : 'as referent'}</span>
+                <span className={styles.muted}>
+                  {t.role === 'referrer' ? `as referrer${t.controller ? ` of ${t.controller}` : ''}` : 'as referent'}
+                </span>
               </div>
               {t.message || t.reason ? <p className={styles.detailsText}>{t.message ?? t.reason}</p> : null}
             </li>
@@ -192,7 +224,11 @@ function YamlSection({ details }: { details: ObjectDetailsView }) {
         <h3 id="details-yaml" className={styles.subhead}>
           YAML
         </h3>
-        {details.objectProblem ? <Problem problem={details.objectProblem} /> : <p className={styles.muted}>The cluster has no such object.</p>}
+        {details.objectProblem ? (
+          <Problem problem={details.objectProblem} />
+        ) : (
+          <p className={styles.muted}>The cluster has no such object.</p>
+        )}
       </section>
     );
   }
@@ -200,7 +236,10 @@ function YamlSection({ details }: { details: ObjectDetailsView }) {
     <details className={styles.yaml} open data-testid="details-yaml">
       <summary>
         <span className={styles.subhead}>YAML</span>
-        <span className={styles.muted}> {details.source === 'cache' ? 'from refwatch’s cache' : 'read from the cluster'}</span>
+        <span className={styles.muted}>
+          {' '}
+          {details.source === 'cache' ? 'from refwatch’s cache' : 'read from the cluster'}
+        </span>
         <CopyButton text={details.yaml} label="Copy YAML" />
       </summary>
       {details.objectProblem ? <Problem problem={details.objectProblem} /> : null}

@@ -9,12 +9,21 @@ import { onListKeyDown } from '../ui/useListKeyboard';
 import styles from './panels.module.css';
 
 /** StuckPanel lists referrers unresolved past the threshold, oldest first, each with its reason and fix. */
-export const StuckPanel = memo(function StuckPanel({ stuck, onSelectKey }: { stuck: StuckEntry[]; onSelectKey(key: string): void }) {
+export const StuckPanel = memo(function StuckPanel({
+  stuck,
+  onSelectKey,
+}: {
+  stuck: StuckEntry[];
+  onSelectKey(key: string): void;
+}) {
   if (stuck.length === 0) {
     return (
       <div className={styles.empty}>
         <p className={styles.emptyTitle}>Nothing is stuck</p>
-        <p>Every referrer resolved, or is waiting less than the threshold. Referrers that stay unresolved show up here, oldest first, with the reason and a fix.</p>
+        <p>
+          Every referrer resolved, or is waiting less than the threshold. Referrers that stay unresolved show up here,
+          oldest first, with the reason and a fix.
+        </p>
       </div>
     );
   }
@@ -23,7 +32,13 @@ export const StuckPanel = memo(function StuckPanel({ stuck, onSelectKey }: { stu
       {stuck.map((s) => (
         <li key={s.id} className={styles.stuckItem}>
           <div className={styles.rowHead}>
-            <button type="button" data-row className={styles.objectLink} onClick={() => onSelectKey(s.key)} title={`Select ${s.key} in the graph`}>
+            <button
+              type="button"
+              data-row
+              className={styles.objectLink}
+              onClick={() => onSelectKey(s.key)}
+              title={`Select ${s.key} in the graph`}
+            >
               <span className={styles.kindTag}>{shortKind(kindOfKey(s.key))}</span>
               <span className={styles.ns}>{namespaceOfKey(s.key)}/</span>
               <strong>{nameOfKey(s.key)}</strong>

@@ -33,9 +33,15 @@ export function objectDetails(snapshot: Snapshot, key: string): ObjectDetails {
   for (const ref of snapshot.references) {
     if (ref.referrer === key) {
       const referentEntity = referents.get(ref.referent);
-      outgoing.push({ fieldPath: ref.fieldPath, referent: ref.referent, count: ref.count, ...(referentEntity ? { referentEntity } : {}) });
+      outgoing.push({
+        fieldPath: ref.fieldPath,
+        referent: ref.referent,
+        count: ref.count,
+        ...(referentEntity ? { referentEntity } : {}),
+      });
     }
-    if (ref.referent === key) incoming.push({ fieldPath: ref.fieldPath, referrer: ref.referrer, controller: ref.controller });
+    if (ref.referent === key)
+      incoming.push({ fieldPath: ref.fieldPath, referrer: ref.referrer, controller: ref.controller });
   }
   outgoing.sort((a, b) => a.fieldPath.localeCompare(b.fieldPath));
   incoming.sort((a, b) => a.referrer.localeCompare(b.referrer));

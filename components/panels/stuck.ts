@@ -29,7 +29,8 @@ export function stuckList(snapshot: Snapshot, now: number, thresholdMs = stuckTh
       since: r.since,
       ageMs: now - r.since,
       reason: r.state,
-      message: r.message ?? (r.reason ? `waiting on ${r.reason}` : `unresolved for ${Math.round((now - r.since) / 1000)} s`),
+      message:
+        r.message ?? (r.reason ? `waiting on ${r.reason}` : `unresolved for ${Math.round((now - r.since) / 1000)} s`),
       fix: '',
       ...(r.reason ? { referent: r.reason } : {}),
     });

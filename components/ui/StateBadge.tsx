@@ -7,7 +7,11 @@ export function StateBadge({ state, compact = false }: { state: NodeState; compa
   const look = STATE_LOOK[state];
   if (!look) return <span className={styles.badge}>{String(state)}</span>;
   return (
-    <span className={`${styles.badge} ${compact ? styles.badgeCompact : ''}`} data-state={state} title={`${look.label}: ${look.description}`}>
+    <span
+      className={`${styles.badge} ${compact ? styles.badgeCompact : ''}`}
+      data-state={state}
+      title={`${look.label}: ${look.description}`}
+    >
       <span aria-hidden="true" className={styles.badgeGlyph}>
         {look.glyph}
       </span>

@@ -11,7 +11,19 @@ export interface TabSpec<T extends string> {
 }
 
 /** Tabs follows the WAI-ARIA tabs pattern: one tab stop, arrow keys move between tabs, activation follows focus. */
-export function Tabs<T extends string>({ tabs, active, onChange, label, children }: { tabs: TabSpec<T>[]; active: T; onChange(id: T): void; label: string; children: ReactNode }) {
+export function Tabs<T extends string>({
+  tabs,
+  active,
+  onChange,
+  label,
+  children,
+}: {
+  tabs: TabSpec<T>[];
+  active: T;
+  onChange(id: T): void;
+  label: string;
+  children: ReactNode;
+}) {
   const listRef = useRef<HTMLDivElement>(null);
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     const i = tabs.findIndex((t) => t.id === active);
@@ -51,7 +63,13 @@ export function Tabs<T extends string>({ tabs, active, onChange, label, children
           </button>
         ))}
       </div>
-      <div role="tabpanel" id={`tabpanel-${active}`} aria-labelledby={`tab-${active}`} className={styles.tabpanel} tabIndex={-1}>
+      <div
+        role="tabpanel"
+        id={`tabpanel-${active}`}
+        aria-labelledby={`tab-${active}`}
+        className={styles.tabpanel}
+        tabIndex={-1}
+      >
         {children}
       </div>
     </div>

@@ -30,7 +30,12 @@ export interface ChangeFilter {
  * undefined when removed or expired). It keeps derived indexes current
  * without rescanning the log.
  */
-export type ChangeObserver = (entity: EntityKind, id: string, previous: AnyEntity | undefined, next: AnyEntity | undefined) => void;
+export type ChangeObserver = (
+  entity: EntityKind,
+  id: string,
+  previous: AnyEntity | undefined,
+  next: AnyEntity | undefined,
+) => void;
 
 export interface ChangeLogOptions {
   /** Live `event` entities kept; the oldest expires silently beyond this. Default 1000. */
@@ -56,8 +61,7 @@ export type EntitySnapshot = {
 
 /** Deltas since a revision, or `resnapshot` when that revision is outside the retained window. */
 export type ChangesSince =
-  | { resnapshot: false; revision: number; changes: Change[] }
-  | { resnapshot: true; revision: number };
+  { resnapshot: false; revision: number; changes: Change[] } | { resnapshot: true; revision: number };
 
 /** Entry is one entity's latest state, linked into the log most-recent-first. */
 interface Entry {
@@ -164,8 +168,18 @@ export class ChangeLog {
     const entry = entries.get(id);
     if (entry === undefined) {
       const created: Entry = {
-        entity, id, value, removed: false, revision, created: revision,
-        absentFrom: 0, absentUntil: 0, movedAt: 0, filed: 0, newer: undefined, older: undefined,
+        entity,
+        id,
+        value,
+        removed: false,
+        revision,
+        created: revision,
+        absentFrom: 0,
+        absentUntil: 0,
+        movedAt: 0,
+        filed: 0,
+        newer: undefined,
+        older: undefined,
       };
       entries.set(id, created);
       this.#live.set(entity, this.#live.get(entity)! + 1);
@@ -270,13 +284,24 @@ export class ChangeLog {
    */
   *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
-    const reader: Reader = { revision: this.#revision, kind: undefined, cursor: 0, filed: undefined, done: new Set(), saved: new Map() };
+    const reader: Reader = {
+      revision: this.#revision,
+      kind: undefined,
+      cursor: 0,
+      filed: undefined,
+      done: new Set(),
+      saved: new Map(),
+    };
     this.#readers.add(reader);
     try {
       let kinds = filter.entities ?? ENTITY_KINDS;
       if (filter.namespace !== undefined) {
         // That namespace's entries only, in the order filed there: for an entry never moved, the order first stored.
-        const filed = { namespace: filter.namespace, kinds: new Set(kinds.filter((k) => !filter.always?.includes(k) && !EPHEMERAL.has(k))), cursor: 0 };
+        const filed = {
+          namespace: filter.namespace,
+          kinds: new Set(kinds.filter((k) => !filter.always?.includes(k) && !EPHEMERAL.has(k))),
+          cursor: 0,
+        };
         reader.filed = filed;
         let n = 0;
         for (const entry of this.#byNamespace.get(filter.namespace) ?? []) {
@@ -424,9 +449,13 @@ export class ChangeLog {
   #entries(entity: EntityKind): Map<string, Entry> {
     const entries = this.#byKind.get(entity);
     if (entries === undefined) {
-      throw new RefwatchError('changelog.entity', `unknown entity kind "${String(entity)}"; use one of ${ENTITY_KINDS.join(', ')}`, {
-        field: 'entity',
-      });
+      throw new RefwatchError(
+        'changelog.entity',
+        `unknown entity kind "${String(entity)}"; use one of ${ENTITY_KINDS.join(', ')}`,
+        {
+          field: 'entity',
+        },
+      );
     }
     return entries;
   }
@@ -460,7 +489,10 @@ export class ChangeLog {
       // Past the reader's revision already: changed since, so saved at that first change, or created since.
       if (entry.revision > reader.revision || reader.saved.has(entry)) continue;
       // Map order is creation order, except for ephemeral kinds, which are read in one step; an index's order is filing order.
-      const visited = reader.done.has(entry.entity) || (reader.kind === entry.entity && entry.created <= reader.cursor) || this.#passed(reader, entry);
+      const visited =
+        reader.done.has(entry.entity) ||
+        (reader.kind === entry.entity && entry.created <= reader.cursor) ||
+        this.#passed(reader, entry);
       reader.saved.set(entry, { value: entry.value, removed: entry.removed, visited });
     }
   }
@@ -572,7 +604,12 @@ function matches(entity: EntityKind, value: AnyEntity, filter: ChangeFilter): bo
   if (filter.always?.includes(entity)) return true;
   if (filter.kind !== undefined && (value as Scope).kind !== filter.kind) return false;
   if (filter.namespace !== undefined && (value as Scope).namespace !== filter.namespace) return false;
-  if (filter.q !== undefined && filter.q !== '' && !objectKeysOf(entity, value).some((k) => k.toLowerCase().includes(filter.q!.toLowerCase()))) return false;
+  if (
+    filter.q !== undefined &&
+    filter.q !== '' &&
+    !objectKeysOf(entity, value).some((k) => k.toLowerCase().includes(filter.q!.toLowerCase()))
+  )
+    return false;
   if (filter.where !== undefined && !filter.where(entity, value)) return false;
   return true;
 }
@@ -603,10 +640,14 @@ function sameScope(a: AnyEntity, b: AnyEntity): boolean {
 
 function nonNegativeInteger(field: string, value: number): number {
   if (!Number.isInteger(value) || value < 0) {
-    throw new RefwatchError('changelog.options', `ChangeLog option ${field} must be a non-negative integer, got ${value}`, {
-      field,
-      example: `new ChangeLog({ ${field}: 1000 })`,
-    });
+    throw new RefwatchError(
+      'changelog.options',
+      `ChangeLog option ${field} must be a non-negative integer, got ${value}`,
+      {
+        field,
+        example: `new ChangeLog({ ${field}: 1000 })`,
+      },
+    );
   }
   return value;
 }

@@ -91,7 +91,8 @@ export interface WireDelta {
   strings: string[];
 }
 
-const kindOf = (key: unknown): string | undefined => (typeof key === 'string' && key.includes('/') ? key.slice(0, key.indexOf('/')) : undefined);
+const kindOf = (key: unknown): string | undefined =>
+  typeof key === 'string' && key.includes('/') ? key.slice(0, key.indexOf('/')) : undefined;
 const namespaceOf = (key: unknown): string | undefined => {
   if (typeof key !== 'string') return undefined;
   const a = key.indexOf('/');
@@ -121,7 +122,9 @@ const kindOfField = (name: string): Derived => ({
   derive: (r) => kindOf(r[name]),
   holds: (r, value) => {
     const key = r[name];
-    return typeof key === 'string' && typeof value === 'string' && key.indexOf('/') === value.length && key.startsWith(value);
+    return (
+      typeof key === 'string' && typeof value === 'string' && key.indexOf('/') === value.length && key.startsWith(value)
+    );
   },
 });
 /** The namespace of the key in the field. */
@@ -135,35 +138,76 @@ const namespaceOfField = (name: string): Derived => ({
   },
 });
 
-const f = (name: string, codec: Codec, base?: string): Field => (base === undefined ? { name, codec } : { name, codec, base });
+const f = (name: string, codec: Codec, base?: string): Field =>
+  base === undefined ? { name, codec } : { name, codec, base };
 
 const SCHEMAS = {
   referrer: {
     fields: [
-      f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('reason', 'str'), f('message', 'str'), f('since', 'time'),
-      f('references', 'num'), f('reconciles', 'num'), f('lastReconcileAt', 'time', 'since'), f('resolvedAt', 'time', 'since'),
+      f('controller', 'str'),
+      f('key', 'key'),
+      f('state', 'str'),
+      f('reason', 'str'),
+      f('message', 'str'),
+      f('since', 'time'),
+      f('references', 'num'),
+      f('reconciles', 'num'),
+      f('lastReconcileAt', 'time', 'since'),
+      f('resolvedAt', 'time', 'since'),
     ],
     derived: { id: joined('controller', 'key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
   },
   referent: {
-    fields: [f('key', 'key'), f('state', 'str'), f('message', 'str'), f('referencedBy', 'num'), f('uid', 'raw'), f('resourceVersion', 'raw'), f('changedAt', 'time')],
+    fields: [
+      f('key', 'key'),
+      f('state', 'str'),
+      f('message', 'str'),
+      f('referencedBy', 'num'),
+      f('uid', 'raw'),
+      f('resourceVersion', 'raw'),
+      f('changedAt', 'time'),
+    ],
     derived: { id: same('key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
   },
   reference: {
-    fields: [f('controller', 'str'), f('referrer', 'key'), f('referent', 'key'), f('fieldPath', 'str'), f('count', 'num')],
-    derived: { id: joined('controller', 'referrer', 'referent', 'fieldPath'), kind: kindOfField('referent'), namespace: namespaceOfField('referrer') },
+    fields: [
+      f('controller', 'str'),
+      f('referrer', 'key'),
+      f('referent', 'key'),
+      f('fieldPath', 'str'),
+      f('count', 'num'),
+    ],
+    derived: {
+      id: joined('controller', 'referrer', 'referent', 'fieldPath'),
+      kind: kindOfField('referent'),
+      namespace: namespaceOfField('referrer'),
+    },
   },
   event: {
     fields: [
-      f('id', 'raw'), f('at', 'time'), f('type', 'str'), f('message', 'str'), f('key', 'key'), f('kind', 'str'), f('namespace', 'str'),
-      f('controller', 'str'), f('latencyMs', 'num'),
+      f('id', 'raw'),
+      f('at', 'time'),
+      f('type', 'str'),
+      f('message', 'str'),
+      f('key', 'key'),
+      f('kind', 'str'),
+      f('namespace', 'str'),
+      f('controller', 'str'),
+      f('latencyMs', 'num'),
     ],
     derived: {},
   },
   stuck: {
     fields: [
-      f('controller', 'str'), f('key', 'key'), f('state', 'str'), f('since', 'time'), f('ageMs', 'num'), f('reason', 'str'), f('message', 'str'),
-      f('fix', 'str'), f('referent', 'key'),
+      f('controller', 'str'),
+      f('key', 'key'),
+      f('state', 'str'),
+      f('since', 'time'),
+      f('ageMs', 'num'),
+      f('reason', 'str'),
+      f('message', 'str'),
+      f('fix', 'str'),
+      f('referent', 'key'),
     ],
     derived: { id: joined('controller', 'key') },
     fresh: true,
@@ -182,11 +226,30 @@ const TABLES = [
 const PLAIN = ['controllers', 'watches', 'queues'] as const;
 
 /** The letter of each entity kind in a delta's `changes.entity`. */
-export const ENTITY_LETTER: Readonly<Record<EntityKind, string>> = { referrer: 'r', referent: 'n', reference: 'f', controller: 'c', watch: 'w', queue: 'q', event: 'e' };
+export const ENTITY_LETTER: Readonly<Record<EntityKind, string>> = {
+  referrer: 'r',
+  referent: 'n',
+  reference: 'f',
+  controller: 'c',
+  watch: 'w',
+  queue: 'q',
+  event: 'e',
+};
 const LETTER_ENTITY = new Map(Object.entries(ENTITY_LETTER).map(([k, v]) => [v, k as EntityKind]));
-const TABLE_OF: Partial<Record<EntityKind, TableName>> = { referrer: 'referrer', referent: 'referent', reference: 'reference', event: 'event' };
+const TABLE_OF: Partial<Record<EntityKind, TableName>> = {
+  referrer: 'referrer',
+  referent: 'referent',
+  reference: 'reference',
+  event: 'event',
+};
 const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
-  referrer: 'referrers', referent: 'referents', reference: 'references', event: 'events', controller: 'controllers', watch: 'watches', queue: 'queues',
+  referrer: 'referrers',
+  referent: 'referents',
+  reference: 'references',
+  event: 'events',
+  controller: 'controllers',
+  watch: 'watches',
+  queue: 'queues',
 };
 
 /** Rows encoded between checkpoints: a caller slicing the work gets control back this often. */
@@ -434,7 +497,11 @@ class TableEncoder {
     // Not kept: worked out into the same array row after row, nothing allocated.
     if (cache === undefined) return codesOf(this.#schema, this.#known, this.#tables.registry, row, this.#scratch);
     let codes = cache.get(row);
-    if (codes === undefined) cache.add(row, (codes = codesOf(this.#schema, this.#known, this.#tables.registry, row, new Array(this.#scratch.length))));
+    if (codes === undefined)
+      cache.add(
+        row,
+        (codes = codesOf(this.#schema, this.#known, this.#tables.registry, row, new Array(this.#scratch.length))),
+      );
     return codes;
   }
 }
@@ -484,7 +551,10 @@ function* tablesJson(tables: Interner): Generator<string> {
  * entity values are immutable. An empty piece is a checkpoint.
  */
 export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
-  const tables = new Interner(true, s.referrers.length + s.referents.length + s.references.length + s.events.length + s.stuck.length);
+  const tables = new Interner(
+    true,
+    s.referrers.length + s.referents.length + s.references.length + s.events.length + s.stuck.length,
+  );
   yield `{"format":"${WIRE_FORMAT}","revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`;
   if (s.stuckThresholdMs !== undefined) yield `,"stuckThresholdMs":${JSON.stringify(s.stuckThresholdMs)}`;
   for (const field of PLAIN) yield* arrayJson(field, s[field]);
@@ -561,7 +631,9 @@ function checkFormat(raw: unknown, what: string): asserts raw is Record<string, 
   if (raw === null || typeof raw !== 'object') throw new WireFormatError(`${what} is not a JSON object`);
   const format = (raw as { format?: unknown }).format;
   if (format !== WIRE_FORMAT) {
-    throw new WireFormatError(`${what} has format ${JSON.stringify(format ?? null)}, this client reads ${WIRE_FORMAT}: use a client and server of the same refwatch version`);
+    throw new WireFormatError(
+      `${what} has format ${JSON.stringify(format ?? null)}, this client reads ${WIRE_FORMAT}: use a client and server of the same refwatch version`,
+    );
   }
 }
 
@@ -573,7 +645,13 @@ class Decoder {
   constructor(raw: Record<string, unknown>, what: string) {
     const keys = raw.keys as WireKeys | undefined;
     const strings = raw.strings;
-    if (!Array.isArray(strings) || !keys || !Array.isArray(keys.name) || !Array.isArray(keys.kind) || !Array.isArray(keys.namespace)) {
+    if (
+      !Array.isArray(strings) ||
+      !keys ||
+      !Array.isArray(keys.name) ||
+      !Array.isArray(keys.kind) ||
+      !Array.isArray(keys.namespace)
+    ) {
       throw new WireFormatError(`${what} lacks its "keys" or "strings" table`);
     }
     this.#strings = strings as string[];
@@ -592,10 +670,12 @@ class Decoder {
   table(schema: Schema, raw: unknown, field: string): Row[] {
     if (raw === undefined) return [];
     const t = raw as WireTable;
-    if (t === null || typeof t !== 'object' || !Number.isInteger(t.n)) throw new WireFormatError(`"${field}" is not a table`);
+    if (t === null || typeof t !== 'object' || !Number.isInteger(t.n))
+      throw new WireFormatError(`"${field}" is not a table`);
     const cols = schema.fields.map((fl) => {
       const col = t[fl.name];
-      if (!Array.isArray(col) || col.length !== t.n) throw new WireFormatError(`"${field}.${fl.name}" is not a column of ${t.n} values`);
+      if (!Array.isArray(col) || col.length !== t.n)
+        throw new WireFormatError(`"${field}.${fl.name}" is not a column of ${t.n} values`);
       return col as unknown[];
     });
     const prev = schema.fields.map(() => 0);
@@ -611,7 +691,8 @@ class Decoder {
             const k = prev[c]! + (v as number);
             prev[c] = k;
             const key = this.#keys[k];
-            if (key === undefined) throw new WireFormatError(`"${field}.${name}" refers to key ${k}, outside the message's key table`);
+            if (key === undefined)
+              throw new WireFormatError(`"${field}.${name}" refers to key ${k}, outside the message's key table`);
             row[name] = key;
             break;
           }
@@ -670,7 +751,13 @@ export function decodeDelta(raw: unknown): Delta {
   checkFormat(raw, 'the delta');
   const d = new Decoder(raw, 'the delta');
   const c = raw.changes as WireDelta['changes'] | undefined;
-  if (!c || typeof c.entity !== 'string' || !Array.isArray(c.revision) || !Array.isArray(c.removed) || c.revision.length !== c.entity.length) {
+  if (
+    !c ||
+    typeof c.entity !== 'string' ||
+    !Array.isArray(c.revision) ||
+    !Array.isArray(c.removed) ||
+    c.revision.length !== c.entity.length
+  ) {
     throw new WireFormatError('the delta\'s "changes" lacks its entity letters, revisions or removed ids');
   }
   const from = raw.from as number;
@@ -680,7 +767,13 @@ export function decodeDelta(raw: unknown): Delta {
     if (read === undefined) {
       const field = FIELD_OF[entity];
       const table = TABLE_OF[entity];
-      read = { list: table === undefined ? ((raw[field] as unknown[] | undefined) ?? []) : d.table(SCHEMAS[table], raw[field], field), at: 0 };
+      read = {
+        list:
+          table === undefined
+            ? ((raw[field] as unknown[] | undefined) ?? [])
+            : d.table(SCHEMAS[table], raw[field], field),
+        at: 0,
+      };
       rows.set(entity, read);
     }
     const value = read.list[read.at++];

@@ -9,13 +9,22 @@ import type { WatchError, WatchPhase } from '../engine/informer-source';
  */
 export type EntityKind = 'referrer' | 'referent' | 'reference' | 'controller' | 'watch' | 'queue' | 'event';
 
-export const ENTITY_KINDS: readonly EntityKind[] = ['referrer', 'referent', 'reference', 'controller', 'watch', 'queue', 'event'];
+export const ENTITY_KINDS: readonly EntityKind[] = [
+  'referrer',
+  'referent',
+  'reference',
+  'controller',
+  'watch',
+  'queue',
+  'event',
+];
 
 /** State of a referrer as its last reconcile saw it. "Stuck" is derived: unresolved longer than a threshold. */
 export type ReferrerState = 'Resolved' | 'Waiting' | 'NotFound' | 'Error';
 
 /** State of a referent as seen from the shared cache. */
-export type ReferentState = 'Ready' | 'NotReady' | 'NotFound' | 'NotPrimed' | 'KindUnknown' | 'Forbidden' | 'WatchError';
+export type ReferentState =
+  'Ready' | 'NotReady' | 'NotFound' | 'NotPrimed' | 'KindUnknown' | 'Forbidden' | 'WatchError';
 
 export interface ReferrerEntity {
   id: string; // `${controller}|${key}`

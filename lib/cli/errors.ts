@@ -18,7 +18,8 @@ export const EXIT = { resolved: 0, unresolved: 1, usage: 2 } as const;
 
 /** describeCause turns a network error into the few words a person recognises ("connection refused"). */
 export function describeCause(e: unknown): string {
-  const cause = (e as { cause?: { code?: string; message?: string } })?.cause ?? (e as { code?: string; message?: string });
+  const cause =
+    (e as { cause?: { code?: string; message?: string } })?.cause ?? (e as { code?: string; message?: string });
   switch (cause?.code) {
     case 'ECONNREFUSED':
       return 'connection refused';

@@ -22,12 +22,22 @@ function rowsOf(list: ResourceList): DiscoveredResource[] {
   const group = slash < 0 ? '' : list.groupVersion.slice(0, slash);
   return list.resources
     .filter((r) => !r.name.includes('/'))
-    .map((r) => ({ group, kind: r.kind, namespaced: r.namespaced, resource: r.name, singularName: r.singularName || undefined, shortNames: r.shortNames }));
+    .map((r) => ({
+      group,
+      kind: r.kind,
+      namespaced: r.namespaced,
+      resource: r.name,
+      singularName: r.singularName || undefined,
+      shortNames: r.shortNames,
+    }));
 }
 
 function pick(type: string, matches: DiscoveredResource[], where: string): ResolvedKind {
   const m = matches[0];
-  if (!m) throw new CliError(`argument OBJECT: the ${where} serves no resource type "${type}"; list them with kubectl api-resources, or give a key such as Pod/shop/web`);
+  if (!m)
+    throw new CliError(
+      `argument OBJECT: the ${where} serves no resource type "${type}"; list them with kubectl api-resources, or give a key such as Pod/shop/web`,
+    );
   return { group: m.group, kind: m.kind, namespaced: m.namespaced };
 }
 
@@ -53,9 +63,13 @@ export class DiscoveryKinds implements KindCatalog {
     if (core.length > 0) return pick(type, core, this.where);
     const groups = await this.get<GroupList>('/apis');
     const wanted = dot < 0 ? undefined : type.slice(dot + 1).toLowerCase();
-    const candidates = groups.groups.filter((g) => wanted === undefined || g.name === wanted || g.name.startsWith(wanted + '.'));
+    const candidates = groups.groups.filter(
+      (g) => wanted === undefined || g.name === wanted || g.name.startsWith(wanted + '.'),
+    );
     const lists = await Promise.all(
-      candidates.map((g) => this.get<ResourceList>(`/apis/${(g.preferredVersion ?? g.versions[0])!.groupVersion}`).catch(() => undefined)),
+      candidates.map((g) =>
+        this.get<ResourceList>(`/apis/${(g.preferredVersion ?? g.versions[0])!.groupVersion}`).catch(() => undefined),
+      ),
     );
     const rows = lists.flatMap((l) => (l ? rowsOf(l) : []));
     return pick(type, matchResource(rows, type), this.where);
@@ -82,19 +96,28 @@ export class SnapshotKinds implements KindCatalog {
   async resolve(type: string): Promise<ResolvedKind> {
     const s = await this.snapshot();
     const scope = new Map<string, boolean>();
-    const note = (key: string) => scope.set(kindOfKey(key), namespaceOfKey(key) !== '' || scope.get(kindOfKey(key)) === true);
+    const note = (key: string) =>
+      scope.set(kindOfKey(key), namespaceOfKey(key) !== '' || scope.get(kindOfKey(key)) === true);
     for (const r of s.referrers) note(r.key);
     for (const r of s.referents) note(r.key);
     for (const c of s.controllers) if (!scope.has(c.kind)) scope.set(c.kind, true);
     const rows: DiscoveredResource[] = [];
     for (const [kindKey, namespaced] of scope) {
       const gk = parseKindKey(kindKey);
-      if (gk.ok) rows.push({ ...gk.value, namespaced, resource: pluralOf(gk.value.kind.toLowerCase()), singularName: gk.value.kind.toLowerCase() });
+      if (gk.ok)
+        rows.push({
+          ...gk.value,
+          namespaced,
+          resource: pluralOf(gk.value.kind.toLowerCase()),
+          singularName: gk.value.kind.toLowerCase(),
+        });
     }
     const m = matchResource(rows, type)[0];
     if (!m) {
       const known = [...scope.keys()].sort().join(', ') || 'none yet';
-      throw new CliError(`argument OBJECT: the server knows no kind "${type}"; it knows ${known}; give a key such as Pod/shop/web`);
+      throw new CliError(
+        `argument OBJECT: the server knows no kind "${type}"; it knows ${known}; give a key such as Pod/shop/web`,
+      );
     }
     return { group: m.group, kind: m.kind, namespaced: m.namespaced };
   }

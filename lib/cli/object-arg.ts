@@ -17,7 +17,10 @@ export function parseObjectArg(text: string, name?: string): ObjectArg {
   if (text === '') throw new CliError(`argument OBJECT is empty: give an object such as ${EXAMPLES}`);
   const parts = text.split('/');
   if (name !== undefined) {
-    if (parts.length !== 1) throw new CliError(`give OBJECT as TYPE/NAME or as TYPE NAME, not both ("${text} ${name}"); for example ${EXAMPLES}`);
+    if (parts.length !== 1)
+      throw new CliError(
+        `give OBJECT as TYPE/NAME or as TYPE NAME, not both ("${text} ${name}"); for example ${EXAMPLES}`,
+      );
     return typed(text, name, text);
   }
   if (parts.length === 3) {
@@ -26,12 +29,16 @@ export function parseObjectArg(text: string, name?: string): ObjectArg {
     return { form: 'key', key: formatKey(r.value) };
   }
   if (parts.length === 2) return typed(parts[0]!, parts[1]!, text);
-  throw new CliError(`argument OBJECT "${text}" is not TYPE/NAME nor a key Kind.group/namespace/name; for example ${EXAMPLES}`);
+  throw new CliError(
+    `argument OBJECT "${text}" is not TYPE/NAME nor a key Kind.group/namespace/name; for example ${EXAMPLES}`,
+  );
 }
 
 function typed(type: string, name: string, text: string): ObjectArg {
   if (!/^[A-Za-z][A-Za-z0-9-]*(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(type)) {
-    throw new CliError(`argument OBJECT "${text}": "${type}" is not a resource type (pod, pods, po, App, apps.demo.refwatch.dev); for example ${EXAMPLES}`);
+    throw new CliError(
+      `argument OBJECT "${text}": "${type}" is not a resource type (pod, pods, po, App, apps.demo.refwatch.dev); for example ${EXAMPLES}`,
+    );
   }
   if (name === '') throw new CliError(`argument OBJECT "${text}" has no name after the type; for example ${EXAMPLES}`);
   return { form: 'type', type, name };
@@ -72,7 +79,12 @@ export function matchResource(resources: readonly DiscoveredResource[], type: st
   const group = dot < 0 ? undefined : type.slice(dot + 1).toLowerCase();
   const found = resources.filter((r) => {
     if (group !== undefined && r.group !== group && !r.group.startsWith(group + '.')) return false;
-    return r.resource === word || r.singularName === word || r.kind.toLowerCase() === word || (r.shortNames ?? []).includes(word);
+    return (
+      r.resource === word ||
+      r.singularName === word ||
+      r.kind.toLowerCase() === word ||
+      (r.shortNames ?? []).includes(word)
+    );
   });
   // The core group wins a tie, as in kubectl (`pods` before any CRD named pods).
   return found.sort((a, b) => (a.group === '' ? -1 : b.group === '' ? 1 : a.group < b.group ? -1 : 1));

@@ -33,13 +33,26 @@ export function duration(flag: string) {
 
 function packs(text: string): PackName[] {
   if (text === 'none') return [];
-  const names = text.split(',').map((p) => p.trim()).filter(Boolean);
-  for (const n of names) if (!(PACK_NAMES as readonly string[]).includes(n)) throw new InvalidArgumentError(`unknown pack "${n}"; choose from ${PACK_NAMES.join(', ')}, comma-separated, or none`);
+  const names = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const n of names)
+    if (!(PACK_NAMES as readonly string[]).includes(n))
+      throw new InvalidArgumentError(
+        `unknown pack "${n}"; choose from ${PACK_NAMES.join(', ')}, comma-separated, or none`,
+      );
   return names as PackName[];
 }
 
 function files(text: string, previous: string[] = []): string[] {
-  return [...previous, ...text.split(',').map((f) => f.trim()).filter(Boolean)];
+  return [
+    ...previous,
+    ...text
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
+  ];
 }
 
 const STANDALONE = ['kubeconfig', 'context', 'packs', 'rules'];
@@ -47,16 +60,37 @@ const STANDALONE = ['kubeconfig', 'context', 'packs', 'rules'];
 /** addCommonOptions declares the shared flags on a subcommand, so its help lists every flag it takes. */
 export function addCommonOptions(cmd: Command, opts: { allNamespaces?: boolean } = {}): Command {
   cmd
-    .addOption(new Option('-n, --namespace <ns>', 'namespace of TYPE/NAME objects and of the question (default: the kubeconfig context\'s, else "default")'))
+    .addOption(
+      new Option(
+        '-n, --namespace <ns>',
+        'namespace of TYPE/NAME objects and of the question (default: the kubeconfig context\'s, else "default")',
+      ),
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
     .addOption(new Option('--no-headers', 'print tables without their header row'))
-    .addOption(new Option('--server <url>', 'ask a running refwatch server (API v1) instead of watching the cluster yourself').env('REFWATCH_SERVER').conflicts(STANDALONE))
+    .addOption(
+      new Option('--server <url>', 'ask a running refwatch server (API v1) instead of watching the cluster yourself')
+        .env('REFWATCH_SERVER')
+        .conflicts(STANDALONE),
+    )
     .addOption(new Option('--token <token>', 'bearer token for --server').env('REFWATCH_TOKEN'))
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'))
     .addOption(new Option('--context <name>', 'kubeconfig context to use (default: its current-context)'))
-    .addOption(new Option('--packs <list>', 'built-in reference rule packs, comma-separated: core, gateway, crossplane, or none').argParser(packs).default(['core'], 'core'))
-    .addOption(new Option('--rules <files>', 'reference rules files (YAML or JSON, docs/rules.md), comma-separated or repeated').argParser(files).default([], 'none'))
-    .addOption(new Option('--timeout <duration>', 'give up when no answer came within this long').argParser(duration('--timeout')).default(30_000, '30s'));
+    .addOption(
+      new Option('--packs <list>', 'built-in reference rule packs, comma-separated: core, gateway, crossplane, or none')
+        .argParser(packs)
+        .default(['core'], 'core'),
+    )
+    .addOption(
+      new Option('--rules <files>', 'reference rules files (YAML or JSON, docs/rules.md), comma-separated or repeated')
+        .argParser(files)
+        .default([], 'none'),
+    )
+    .addOption(
+      new Option('--timeout <duration>', 'give up when no answer came within this long')
+        .argParser(duration('--timeout'))
+        .default(30_000, '30s'),
+    );
   if (opts.allNamespaces) cmd.addOption(new Option('-A, --all-namespaces', 'every namespace').conflicts('namespace'));
   return cmd;
 }
@@ -69,8 +103,21 @@ export function examples(lines: [string, string][], bin: string): string {
 /** openBackend picks the server or a headless engine from the flags. */
 export async function openBackend(o: CommonOptions): Promise<Backend> {
   // Loaded on demand: --help and server mode never pay for the Kubernetes client.
-  if (o.server) return new (await import('./server-backend')).ServerBackend({ url: o.server, token: o.token, namespace: o.namespace, timeoutMs: o.timeout });
-  return (await import('./standalone')).StandaloneBackend.open({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace, packs: o.packs, rules: o.rules, timeoutMs: o.timeout });
+  if (o.server)
+    return new (await import('./server-backend')).ServerBackend({
+      url: o.server,
+      token: o.token,
+      namespace: o.namespace,
+      timeoutMs: o.timeout,
+    });
+  return (await import('./standalone')).StandaloneBackend.open({
+    kubeconfig: o.kubeconfig,
+    context: o.context,
+    namespace: o.namespace,
+    packs: o.packs,
+    rules: o.rules,
+    timeoutMs: o.timeout,
+  });
 }
 
 /** resolveObject turns OBJECT [NAME] into a key, resolving TYPE through the backend's kinds. */
@@ -94,13 +141,21 @@ export async function resolveKind(backend: Backend, text: string): Promise<strin
  * act runs a subcommand: opens the backend, runs it, closes the backend
  * (every watch and request) and sets the exit code. Errors print one line.
  */
-export function act<A extends unknown[]>(fn: (backend: Backend, printer: Printer, o: CommonOptions, ...args: A) => Promise<number>) {
+export function act<A extends unknown[]>(
+  fn: (backend: Backend, printer: Printer, o: CommonOptions, ...args: A) => Promise<number>,
+) {
   return async (...args: [...A, CommonOptions, Command]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const o = cmd.opts<CommonOptions>();
     // REFWATCH_TOKEN may be set for a server this shell also runs; only a typed --token without --server is a mistake.
-    if (o.token && !o.server && cmd.getOptionValueSource('token') === 'cli') throw new CliError('flag --token is only for --server: add --server URL, or drop --token to use the kubeconfig');
-    const printer = createPrinter({ format: o.output, noHeaders: !o.headers, stream: process.stdout, env: process.env });
+    if (o.token && !o.server && cmd.getOptionValueSource('token') === 'cli')
+      throw new CliError('flag --token is only for --server: add --server URL, or drop --token to use the kubeconfig');
+    const printer = createPrinter({
+      format: o.output,
+      noHeaders: !o.headers,
+      stream: process.stdout,
+      env: process.env,
+    });
     const backend = await openBackend(o);
     try {
       process.exitCode = await fn(backend, printer, o, ...(args.slice(0, -2) as A));

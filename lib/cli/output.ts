@@ -22,7 +22,12 @@ export function useColor(stream: { isTTY?: boolean }, env: Readonly<Record<strin
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
-export function createPrinter(opts: { format: OutputFormat; noHeaders: boolean; stream: NodeJS.WritableStream & { isTTY?: boolean }; env: NodeJS.ProcessEnv }): Printer {
+export function createPrinter(opts: {
+  format: OutputFormat;
+  noHeaders: boolean;
+  stream: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}): Printer {
   return {
     format: opts.format,
     noHeaders: opts.noHeaders,
@@ -50,7 +55,11 @@ const NO_BORDER = {
 };
 
 /** renderTable lays rows out the way kubectl does: upper-case headers, no borders, three spaces between columns. */
-export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], opts: { noHeaders?: boolean; colWidths?: number[] } = {}): string {
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  opts: { noHeaders?: boolean; colWidths?: number[] } = {},
+): string {
   const table = new Table({
     ...(opts.noHeaders ? {} : { head: [...headers] }),
     chars: NO_BORDER,

@@ -15,7 +15,9 @@ import { CliError, EXIT } from './errors';
 export function buildProgram(invokedAs: string): Command {
   const bin = invokedAs.startsWith('kubectl-') ? `kubectl ${invokedAs.slice('kubectl-'.length)}` : 'refwatch';
   const program = new Command(bin)
-    .description('Which Kubernetes reference is stuck, why, and what to do: explain, stuck, tree and watch, against a running refwatch server (--server URL) or standalone from your kubeconfig.')
+    .description(
+      'Which Kubernetes reference is stuck, why, and what to do: explain, stuck, tree and watch, against a running refwatch server (--server URL) or standalone from your kubeconfig.',
+    )
     .usage('<command> [flags]')
     .exitOverride()
     .showSuggestionAfterError(true)
@@ -29,13 +31,16 @@ export function buildProgram(invokedAs: string): Command {
     'after',
     `\nEXAMPLES\n  $ ${bin} explain pod/web -n shop\n  $ ${bin} stuck -A --older-than 1m\n  $ ${bin} tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000\n  $ ${bin} watch -n shop\n\nEXIT CODES\n  0  everything asked about is resolved\n  1  something is unresolved or stuck\n  2  usage or connection error\n`,
   );
-  for (const c of program.commands) c.exitOverride().showHelpAfterError(`(run ${bin} ${c.name()} --help for every flag and examples)`);
+  for (const c of program.commands)
+    c.exitOverride().showHelpAfterError(`(run ${bin} ${c.name()} --help for every flag and examples)`);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   // The name it was run by (refwatch or kubectl-refwatch), from the bin link, or from a source checkout's shim.
-  const program = buildProgram(process.env.REFWATCH_INVOKED_AS || path.basename(argv[1] ?? 'refwatch').replace(/\.[cm]?[jt]s$/, ''));
+  const program = buildProgram(
+    process.env.REFWATCH_INVOKED_AS || path.basename(argv[1] ?? 'refwatch').replace(/\.[cm]?[jt]s$/, ''),
+  );
   try {
     if (argv.length <= 2) {
       program.outputHelp();

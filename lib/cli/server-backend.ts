@@ -33,7 +33,10 @@ export class ServerBackend implements Backend {
     } catch {
       throw new CliError(`flag --server "${opts.url}" is not a URL; for example --server http://127.0.0.1:3000`);
     }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new CliError(`flag --server "${opts.url}" must be an http:// or https:// URL; for example --server http://127.0.0.1:3000`);
+    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+      throw new CliError(
+        `flag --server "${opts.url}" must be an http:// or https:// URL; for example --server http://127.0.0.1:3000`,
+      );
     this.base = base;
     this.namespace = opts.namespace ?? 'default';
     this.kinds = new SnapshotKinds(() => this.snapshot());
@@ -44,7 +47,11 @@ export class ServerBackend implements Backend {
   }
 
   async stuck(q: StuckQuery): Promise<StuckEntry[]> {
-    const body = await this.get<{ items: StuckEntry[] }>('/api/v1/stuck', { olderThan: `${q.olderThanMs}ms`, namespace: q.namespace, kind: q.kind });
+    const body = await this.get<{ items: StuckEntry[] }>('/api/v1/stuck', {
+      olderThan: `${q.olderThanMs}ms`,
+      namespace: q.namespace,
+      kind: q.kind,
+    });
     return body.items;
   }
 
@@ -54,7 +61,9 @@ export class ServerBackend implements Backend {
   }
 
   private snapshot(): Promise<Snapshot> {
-    return (this.snapshotOnce ??= this.get<unknown>('/api/v1/snapshot').then((body) => this.decoded(decodeSnapshot, body)));
+    return (this.snapshotOnce ??= this.get<unknown>('/api/v1/snapshot').then((body) =>
+      this.decoded(decodeSnapshot, body),
+    ));
   }
 
   /** decoded reads a wire message; a server of another refwatch version is a usage error the user can act on. */
@@ -79,8 +88,10 @@ export class ServerBackend implements Backend {
       const parser = createParser({
         onEvent: (ev) => {
           try {
-            if (ev.event === 'snapshot') queue.push({ type: 'snapshot', graph: this.decoded(decodeSnapshot, JSON.parse(ev.data)) });
-            else if (ev.event === 'delta') queue.push({ type: 'delta', changes: this.decoded(decodeDelta, JSON.parse(ev.data)).changes });
+            if (ev.event === 'snapshot')
+              queue.push({ type: 'snapshot', graph: this.decoded(decodeSnapshot, JSON.parse(ev.data)) });
+            else if (ev.event === 'delta')
+              queue.push({ type: 'delta', changes: this.decoded(decodeDelta, JSON.parse(ev.data)).changes });
             if (ev.id) lastEventId = ev.id;
           } catch (e) {
             unreadable ??= e;
@@ -90,7 +101,13 @@ export class ServerBackend implements Backend {
       });
       let res: Response;
       try {
-        res = await this.fetch('/api/v1/stream', query, signal, { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, false);
+        res = await this.fetch(
+          '/api/v1/stream',
+          query,
+          signal,
+          { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+          false,
+        );
       } catch (e) {
         if (signal.aborted) return;
         if (!connected) throw e;
@@ -119,7 +136,11 @@ export class ServerBackend implements Backend {
       while (!done || queue.length > 0) {
         if (unreadable !== undefined) {
           onAbort();
-          throw unreadable instanceof CliError ? unreadable : new CliError(`--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`);
+          throw unreadable instanceof CliError
+            ? unreadable
+            : new CliError(
+                `--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`,
+              );
         }
         const m = queue.shift();
         if (m) {
@@ -140,11 +161,23 @@ export class ServerBackend implements Backend {
   }
 
   private async get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
-    const res = await this.fetch(path, query, AbortSignal.timeout(this.opts.timeoutMs), { accept: 'application/json' }, true);
+    const res = await this.fetch(
+      path,
+      query,
+      AbortSignal.timeout(this.opts.timeoutMs),
+      { accept: 'application/json' },
+      true,
+    );
     return (await res.json()) as T;
   }
 
-  private async fetch(path: string, query: Record<string, string | undefined>, signal: AbortSignal, headers: Record<string, string>, timed: boolean): Promise<Response> {
+  private async fetch(
+    path: string,
+    query: Record<string, string | undefined>,
+    signal: AbortSignal,
+    headers: Record<string, string>,
+    timed: boolean,
+  ): Promise<Response> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
@@ -152,15 +185,22 @@ export class ServerBackend implements Backend {
     try {
       res = await fetch(url, { headers, signal: AbortSignal.any([signal, this.abort.signal]) });
     } catch (e) {
-      const why = timed && e instanceof Error && e.name === 'TimeoutError' ? `no answer within --timeout ${this.opts.timeoutMs / 1000}s` : describeCause(e);
+      const why =
+        timed && e instanceof Error && e.name === 'TimeoutError'
+          ? `no answer within --timeout ${this.opts.timeoutMs / 1000}s`
+          : describeCause(e);
       throw new CliError(`cannot reach --server ${this.base.origin}: ${why}`);
     }
     if (res.ok) return res;
     const body = (await res.json().catch(() => ({}))) as ErrorBody;
     const message = body.error?.message ?? `${res.status} ${res.statusText}`;
-    if (res.status === 401 || res.status === 403) throw new CliError(`--server ${this.base.origin} refused the request (${res.status}): ${message}; pass its token with --token`);
+    if (res.status === 401 || res.status === 403)
+      throw new CliError(
+        `--server ${this.base.origin} refused the request (${res.status}): ${message}; pass its token with --token`,
+      );
     if (res.status === 404 && body.error?.code === 'NotFound') throw new CliError(message, 1);
-    if (res.status === 404) throw new CliError(`--server ${this.base.origin} has no ${path}: is it a refwatch server? (${message})`);
+    if (res.status === 404)
+      throw new CliError(`--server ${this.base.origin} has no ${path}: is it a refwatch server? (${message})`);
     if (res.status >= 500) throw new CliError(`--server ${this.base.origin} failed (${res.status}): ${message}`);
     throw new CliError(`${body.error?.field ? `${body.error.field}: ` : ''}${message}`);
   }

@@ -4,8 +4,24 @@ import type { Change, StuckEntry } from '../changelog';
 import { explain, ExplainError, stuck, type Explanation } from '../diagnose';
 import { Manager, watchTargetKey, type InformerSubscription, type WatchTarget } from '../engine';
 import { createLogger, KubeClient, parseLogLevel, SharedInformerPool } from '../kube';
-import { isRefwatchError, kindKey, kindOfKey, namespaceOfKey, parseKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
-import { coversReferrer, loadRuleSet, observeRuleSet, referrerKinds, type PackName, type RulesObserver } from '../rules';
+import {
+  isRefwatchError,
+  kindKey,
+  kindOfKey,
+  namespaceOfKey,
+  parseKey,
+  parseKindKey,
+  type GroupKind,
+  type ObjectKey,
+} from '../model';
+import {
+  coversReferrer,
+  loadRuleSet,
+  observeRuleSet,
+  referrerKinds,
+  type PackName,
+  type RulesObserver,
+} from '../rules';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
 import { CliError } from './errors';
 import { DiscoveryKinds } from './kinds';
@@ -81,14 +97,20 @@ export class StandaloneBackend implements Backend {
 
   static async open(opts: StandaloneOptions): Promise<StandaloneBackend> {
     const env = opts.env ?? process.env;
-    const file = opts.kubeconfig ?? env.KUBECONFIG?.split(path.delimiter).find(Boolean) ?? path.join(os.homedir(), '.kube', 'config');
+    const file =
+      opts.kubeconfig ??
+      env.KUBECONFIG?.split(path.delimiter).find(Boolean) ??
+      path.join(os.homedir(), '.kube', 'config');
     const flag = opts.kubeconfig ? '--kubeconfig' : env.KUBECONFIG ? 'KUBECONFIG' : 'the default kubeconfig';
     let client: KubeClient;
     try {
       client = KubeClient.fromFile(file, opts.context ? { context: opts.context } : {});
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      const hint = /context/i.test(message) && opts.context ? 'check --context' : 'pass --kubeconfig PATH, or ask a running server with --server URL';
+      const hint =
+        /context/i.test(message) && opts.context
+          ? 'check --context'
+          : 'pass --kubeconfig PATH, or ask a running server with --server URL';
       throw new CliError(`cannot use ${flag} ${file}: ${message}; ${hint}`);
     }
     let observer: RulesObserver;
@@ -98,7 +120,12 @@ export class StandaloneBackend implements Backend {
       client.close();
       throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
     }
-    return new StandaloneBackend(client, observer, opts, `${flag === 'the default kubeconfig' ? file : `${flag} ${file}`}, context ${client.describe().context}`);
+    return new StandaloneBackend(
+      client,
+      observer,
+      opts,
+      `${flag === 'the default kubeconfig' ? file : `${flag} ${file}`}, context ${client.describe().context}`,
+    );
   }
 
   async explain(key: ObjectKey): Promise<Explanation> {
@@ -205,7 +232,12 @@ export class StandaloneBackend implements Backend {
     return this.observe(gk, ref.value.namespace || undefined, [key], true);
   }
 
-  private observe(kind: GroupKind, namespace: string | undefined, keys: ObjectKey[] | undefined, required: boolean): Scope {
+  private observe(
+    kind: GroupKind,
+    namespace: string | undefined,
+    keys: ObjectKey[] | undefined,
+    required: boolean,
+  ): Scope {
     if (!coversReferrer(this.observer.ruleSet, kind)) {
       const packs = this.opts.packs.length > 0 ? this.opts.packs.join(',') : 'none';
       throw new CliError(
@@ -219,11 +251,14 @@ export class StandaloneBackend implements Backend {
       if (existing.only) {
         if (keys === undefined) existing.only = undefined;
         else for (const k of keys) existing.only.add(k);
-        for (const k of keys ?? existing.subscription.store.keys()) this.manager.controller(existing.controller)?.enqueue(k);
+        for (const k of keys ?? existing.subscription.store.keys())
+          this.manager.controller(existing.controller)?.enqueue(k);
       }
       return existing;
     }
-    const suffix = [...this.scopes.values()].some((s) => s.kind.kind === kind.kind && s.kind.group === kind.group) ? `@${namespace ?? '*'}` : '';
+    const suffix = [...this.scopes.values()].some((s) => s.kind.kind === kind.kind && s.kind.group === kind.group)
+      ? `@${namespace ?? '*'}`
+      : '';
     const controller = `rules/${kindKey(kind)}${suffix}`;
     const target: WatchTarget = namespace ? { ...kind, namespace } : { ...kind };
     const scope: Scope = {
@@ -236,7 +271,12 @@ export class StandaloneBackend implements Backend {
       subscription: this.manager.source.acquire(target, () => {}),
     };
     this.scopes.set(scopeKey(kind, namespace), scope);
-    this.observer.attach(this.manager, { kinds: [kind], namespace, nameSuffix: suffix, only: (k) => scope.only === undefined || scope.only.has(k) });
+    this.observer.attach(this.manager, {
+      kinds: [kind],
+      namespace,
+      nameSuffix: suffix,
+      only: (k) => scope.only === undefined || scope.only.has(k),
+    });
     return scope;
   }
 
@@ -254,7 +294,10 @@ export class StandaloneBackend implements Backend {
     for (;;) {
       const pending = this.pending();
       if (pending.length === 0) return;
-      if (Date.now() > deadline) throw new CliError(`no answer within --timeout ${this.opts.timeoutMs / 1000}s: still waiting for ${pending.join('; ')}`);
+      if (Date.now() > deadline)
+        throw new CliError(
+          `no answer within --timeout ${this.opts.timeoutMs / 1000}s: still waiting for ${pending.join('; ')}`,
+        );
       await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
     }
   }
@@ -267,7 +310,9 @@ export class StandaloneBackend implements Backend {
       if (failing && s.required) {
         // The reflector would retry; a command gives up and says so.
         const why = failing.message.replace(/; retrying in .*$/, '');
-        throw new CliError(`cannot watch ${kindKey(s.kind)}${s.namespace ? ` in namespace ${s.namespace}` : ''} (${this.where}): ${why}`);
+        throw new CliError(
+          `cannot watch ${kindKey(s.kind)}${s.namespace ? ` in namespace ${s.namespace}` : ''} (${this.where}): ${why}`,
+        );
       }
       if (!failing) waiting.push(`the ${kindKey(s.kind)} cache`);
     }

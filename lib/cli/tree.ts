@@ -18,7 +18,8 @@ const SEVERITY: Record<ReferrerState, number> = { Resolved: 0, Waiting: 1, NotFo
 /** The worst state any controller gives a referrer, or undefined when it is no referrer. */
 function referrerState(g: Graph, key: ObjectKey): ReferrerState | undefined {
   let worst: ReferrerState | undefined;
-  for (const r of g.referrers) if (r.key === key && (worst === undefined || SEVERITY[r.state] > SEVERITY[worst])) worst = r.state;
+  for (const r of g.referrers)
+    if (r.key === key && (worst === undefined || SEVERITY[r.state] > SEVERITY[worst])) worst = r.state;
   return worst;
 }
 
@@ -50,10 +51,14 @@ export function buildTree(g: Graph, root: ObjectKey, reverse: boolean): TreeNode
   const walk = (key: ObjectKey, fieldPath: string | undefined, path: Set<ObjectKey>, isRoot: boolean): TreeNode => {
     const asReferent = referents.get(key);
     // Going forward, an edge leads to a referent; going back, to a referrer.
-    const state = (reverse || isRoot ? (referrerState(g, key) ?? asReferent?.state) : (asReferent?.state ?? referrerState(g, key))) ?? 'Unknown';
+    const state =
+      (reverse || isRoot
+        ? (referrerState(g, key) ?? asReferent?.state)
+        : (asReferent?.state ?? referrerState(g, key))) ?? 'Unknown';
     const node: TreeNode = { key, state, children: [] };
     if (fieldPath !== undefined) node.fieldPath = fieldPath;
-    if (!reverse && asReferent?.message && (!isRoot || referrerState(g, key) === undefined)) node.message = asReferent.message;
+    if (!reverse && asReferent?.message && (!isRoot || referrerState(g, key) === undefined))
+      node.message = asReferent.message;
     if (path.has(key)) {
       node.cycle = true;
       return node;

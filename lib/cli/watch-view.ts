@@ -54,7 +54,8 @@ export class WatchView {
           continue;
         }
         this.referrers.set(c.id, c.value);
-        if (this.inScope(c.value) && (!prev || prev.state !== c.value.state || prev.reason !== c.value.reason)) rows.push(referrerRow(c.value));
+        if (this.inScope(c.value) && (!prev || prev.state !== c.value.state || prev.reason !== c.value.reason))
+          rows.push(referrerRow(c.value));
       } else if (c.entity === 'referent') {
         const prev = this.referents.get(c.id);
         if (c.removed) {
@@ -62,7 +63,8 @@ export class WatchView {
           continue;
         }
         this.referents.set(c.id, c.value);
-        if (this.referentInScope(c.id) && (!prev || prev.state !== c.value.state || prev.message !== c.value.message)) rows.push(referentRow(c.value));
+        if (this.referentInScope(c.id) && (!prev || prev.state !== c.value.state || prev.message !== c.value.message))
+          rows.push(referentRow(c.value));
       }
     }
     return rows;
@@ -74,13 +76,20 @@ export class WatchView {
   }
 
   private referentInScope(key: string): boolean {
-    for (const r of this.references.values()) if (r.referent === key && this.inScope({ key: r.referrer, namespace: r.namespace })) return true;
+    for (const r of this.references.values())
+      if (r.referent === key && this.inScope({ key: r.referrer, namespace: r.namespace })) return true;
     return false;
   }
 }
 
 function referrerRow(r: ReferrerEntity): WatchRow {
-  return { object: r.key, role: 'referrer', state: r.state, message: r.state === 'Resolved' ? '' : (r.reason ?? r.message ?? ''), controller: r.controller };
+  return {
+    object: r.key,
+    role: 'referrer',
+    state: r.state,
+    message: r.state === 'Resolved' ? '' : (r.reason ?? r.message ?? ''),
+    controller: r.controller,
+  };
 }
 
 function referentRow(r: ReferentEntity): WatchRow {

@@ -13,8 +13,17 @@ const MAX_MS = 365 * UNIT_MS.d!;
  */
 export function parseDuration(input: unknown, field = 'duration'): Result<number> {
   const bad = (why: string) =>
-    err(new RefwatchError('InvalidDuration', `${field} ${why}: use a number with a unit ms, s, m, h or d (1h30m also works), or a bare number of milliseconds`, { field, example: '30s' }));
-  if (typeof input === 'number') return Number.isFinite(input) && input >= 0 && input <= MAX_MS ? ok(input) : bad(`${input} is not a duration from 0 to 365d`);
+    err(
+      new RefwatchError(
+        'InvalidDuration',
+        `${field} ${why}: use a number with a unit ms, s, m, h or d (1h30m also works), or a bare number of milliseconds`,
+        { field, example: '30s' },
+      ),
+    );
+  if (typeof input === 'number')
+    return Number.isFinite(input) && input >= 0 && input <= MAX_MS
+      ? ok(input)
+      : bad(`${input} is not a duration from 0 to 365d`);
   if (typeof input !== 'string') return bad('is missing');
   const s = input.trim();
   if (s === '') return bad('is empty');

@@ -1,11 +1,24 @@
-import { RefwatchError, err, formatKey, kindOfKey, ok, parseKey, type ObjectKey, type ObjectRef, type Result } from '../model';
+import {
+  RefwatchError,
+  err,
+  formatKey,
+  kindOfKey,
+  ok,
+  parseKey,
+  type ObjectKey,
+  type ObjectRef,
+  type Result,
+} from '../model';
 import type { ReferrerState } from '../changelog';
 import type { Manager } from '../engine';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { SimilarNames } from './similar-names';
 
 /** DiagnosisSource is the part of a Manager that diagnosis reads; it never writes to any of it. */
-export type DiagnosisSource = Pick<Manager, 'registry' | 'changelog' | 'referenceControllers' | 'controllerNames' | 'controller'>;
+export type DiagnosisSource = Pick<
+  Manager,
+  'registry' | 'changelog' | 'referenceControllers' | 'controllerNames' | 'controller'
+>;
 
 /** ReferrerExplanation is one controller's view of the referrer: its state and each reference, in declaration order. */
 export interface ReferrerExplanation {
@@ -48,18 +61,29 @@ export class ExplainError extends RefwatchError {
  * the registry, the change log and the reference controllers' caches only:
  * explaining registers no reference and starts no watch.
  */
-export function explain(manager: DiagnosisSource, objectKey: string, opts: ExplainOptions = {}): Result<Explanation, ExplainError> {
+export function explain(
+  manager: DiagnosisSource,
+  objectKey: string,
+  opts: ExplainOptions = {},
+): Result<Explanation, ExplainError> {
   const parsed = parseKey(objectKey, 'object');
-  if (!parsed.ok) return err(new ExplainError(parsed.error.code, parsed.error.message, { field: 'object', example: parsed.error.example }));
+  if (!parsed.ok)
+    return err(
+      new ExplainError(parsed.error.code, parsed.error.message, { field: 'object', example: parsed.error.example }),
+    );
   const key = formatKey(parsed.value);
   const now = opts.now ?? Date.now();
   const names = manager.controllerNames();
   if (opts.controller !== undefined && !names.includes(opts.controller)) {
     return err(
-      new ExplainError('NotFound', `controller "${opts.controller}" does not exist; controllers: ${names.length > 0 ? names.join(', ') : 'none yet'}`, {
-        field: 'controller',
-        example: names[0],
-      }),
+      new ExplainError(
+        'NotFound',
+        `controller "${opts.controller}" does not exist; controllers: ${names.length > 0 ? names.join(', ') : 'none yet'}`,
+        {
+          field: 'controller',
+          example: names[0],
+        },
+      ),
     );
   }
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
@@ -73,7 +97,9 @@ export function explain(manager: DiagnosisSource, objectKey: string, opts: Expla
       // Registered but not yet reported: its first reconcile is running.
       state: entity?.state ?? 'Waiting',
       since: entity?.since ?? now,
-      references: refs.map((ref) => diagnosis.explain(ref, manager.controller(controller)?.namespaceFieldOf(ref.fieldPath))),
+      references: refs.map((ref) =>
+        diagnosis.explain(ref, manager.controller(controller)?.namespaceFieldOf(ref.fieldPath)),
+      ),
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;
@@ -84,7 +110,12 @@ export function explain(manager: DiagnosisSource, objectKey: string, opts: Expla
 }
 
 /** notAReferrer builds the NotFound error: close referrer keys of the same kind, and who refers to the key if it is a referent. */
-function notAReferrer(manager: DiagnosisSource, ref: ObjectRef, key: ObjectKey, controller: string | undefined): ExplainError {
+function notAReferrer(
+  manager: DiagnosisSource,
+  ref: ObjectRef,
+  key: ObjectKey,
+  controller: string | undefined,
+): ExplainError {
   const kind = kindOfKey(key);
   const keys = new Set<ObjectKey>();
   for (const r of manager.changelog.snapshot({ entities: ['referrer'], kind }).entities.referrer) {

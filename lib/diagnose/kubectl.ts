@@ -39,7 +39,9 @@ export function kubectlCommands(subject: CommandSubject, resource = resourceOf(k
     case 'KindUnknown': {
       const parsed = parseKindKey(kind);
       const group = parsed.ok ? parsed.value.group : '';
-      return group === '' ? ['kubectl api-resources --api-group=""'] : [`kubectl get crd ${resource}`, `kubectl api-resources --api-group=${group}`];
+      return group === ''
+        ? ['kubectl api-resources --api-group=""']
+        : [`kubectl get crd ${resource}`, `kubectl api-resources --api-group=${group}`];
     }
     case 'Forbidden':
       return [`kubectl auth can-i watch ${resource} ${namespace ? `-n ${namespace}` : '-A'}`];

@@ -1,5 +1,20 @@
-import { kindOfKey, nameOfKey, namespaceOfKey, parseKindKey, type GroupKind, type ObjectKey, type Reference } from '../model';
-import type { ObjectStore, ObservedReferentView, ReferenceControllers, ReferenceControllerView, WatchError, WatchErrorReason } from '../engine';
+import {
+  kindOfKey,
+  nameOfKey,
+  namespaceOfKey,
+  parseKindKey,
+  type GroupKind,
+  type ObjectKey,
+  type Reference,
+} from '../model';
+import type {
+  ObjectStore,
+  ObservedReferentView,
+  ReferenceControllers,
+  ReferenceControllerView,
+  WatchError,
+  WatchErrorReason,
+} from '../engine';
 import { formatDuration } from './duration';
 import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
 
@@ -9,7 +24,8 @@ import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
  * full, it tells why the cache is not full: the kind is unknown, the watch is
  * forbidden, or it fails otherwise.
  */
-export type ReferenceState = 'Ready' | 'NotReady' | 'NotFound' | 'KindUnknown' | 'Forbidden' | 'NotPrimed' | 'WatchError';
+export type ReferenceState =
+  'Ready' | 'NotReady' | 'NotFound' | 'KindUnknown' | 'Forbidden' | 'NotPrimed' | 'WatchError';
 
 /** ReferenceExplanation is one reference's state, why, and one line a person can act on. */
 export interface ReferenceExplanation {
@@ -108,14 +124,37 @@ export class ReferenceDiagnosis {
     const observed = this.referenceControllers.observed(ref.referent, ref.fieldPath);
     if (observed) return this.polled(ref, kind, observed);
     const outside = this.referenceControllers.outOfScope(ref.referent);
-    if (outside) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Forbidden', reason: 'OutOfScope', message: outside.message, fix: WATCH_ERROR_ADVICE.OutOfScope(kind) };
+    if (outside)
+      return {
+        referent: ref.referent,
+        fieldPath: ref.fieldPath,
+        state: 'Forbidden',
+        reason: 'OutOfScope',
+        message: outside.message,
+        fix: WATCH_ERROR_ADVICE.OutOfScope(kind),
+      };
     const view = this.referenceControllers.inspectFor(ref.referent);
     const sub = view?.subscription;
     if (!view || !sub || !sub.isPrimed()) return this.unprimed(ref, kind, view);
     const object = sub.store.get(ref.referent);
-    if (!object) return this.notFound(ref, view.id, sub.store, view.failing, namespaceField === undefined ? namespacePath(ref.fieldPath) : namespaceField);
+    if (!object)
+      return this.notFound(
+        ref,
+        view.id,
+        sub.store,
+        view.failing,
+        namespaceField === undefined ? namespacePath(ref.fieldPath) : namespaceField,
+      );
     const readiness = this.referenceControllers.readinessOf(kind)(object);
-    if (readiness.ready) return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready`, fix: '' };
+    if (readiness.ready)
+      return {
+        referent: ref.referent,
+        fieldPath: ref.fieldPath,
+        state: 'Ready',
+        reason: 'Ready',
+        message: `${ref.referent} is ready`,
+        fix: '',
+      };
     const condition = readiness.condition ?? 'ready';
     const reason = readiness.reason ?? 'NotReady';
     const detail = readiness.message && readiness.message !== reason ? `${reason}: ${readiness.message}` : reason;
@@ -123,7 +162,14 @@ export class ReferenceDiagnosis {
       reason === 'ConditionMissing'
         ? `wait for the controller of ${kind} to report the ${condition} condition on it; if it never does, check that controller is running`
         : `wait for ${ref.referent} to become ${condition}, or fix what its condition reports (${describeCommand(ref.referent)})`;
-    return { referent: ref.referent, fieldPath: ref.fieldPath, state: 'NotReady', reason, message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, view.failing)}`, fix };
+    return {
+      referent: ref.referent,
+      fieldPath: ref.fieldPath,
+      state: 'NotReady',
+      reason,
+      message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, view.failing)}`,
+      fix,
+    };
   }
 
   /** polled explains a reference to a kind served by an observer, from what its last poll reported. */
@@ -131,14 +177,29 @@ export class ReferenceDiagnosis {
     const base = { referent: ref.referent, fieldPath: ref.fieldPath };
     const r = view.resolution;
     const every = formatDuration(view.intervalMs);
-    const when = view.lastPollAt !== undefined ? `polled ${formatDuration(Math.max(0, this.now - view.lastPollAt))} ago, every ${every}` : `polled every ${every}`;
+    const when =
+      view.lastPollAt !== undefined
+        ? `polled ${formatDuration(Math.max(0, this.now - view.lastPollAt))} ago, every ${every}`
+        : `polled every ${every}`;
     switch (r.state) {
       case 'Ready':
         return { ...base, state: 'Ready', reason: 'Ready', message: `${ref.referent} is ready (${when})`, fix: '' };
       case 'NotPrimed':
-        return { ...base, state: 'NotPrimed', reason: 'NotPolled', message: `${ref.referent} has not been polled yet (the ${kind} observer polls every ${every})`, fix: 'wait for its first poll' };
+        return {
+          ...base,
+          state: 'NotPrimed',
+          reason: 'NotPolled',
+          message: `${ref.referent} has not been polled yet (the ${kind} observer polls every ${every})`,
+          fix: 'wait for its first poll',
+        };
       case 'NotFound':
-        return { ...base, state: 'NotFound', reason: 'NotFound', message: `the ${kind} observer did not find ${ref.referent}: ${r.message} (${when})`, fix: `create it where the observer looks, or point ${fieldText(ref.fieldPath)} at one that exists` };
+        return {
+          ...base,
+          state: 'NotFound',
+          reason: 'NotFound',
+          message: `the ${kind} observer did not find ${ref.referent}: ${r.message} (${when})`,
+          fix: `create it where the observer looks, or point ${fieldText(ref.fieldPath)} at one that exists`,
+        };
       case 'NotReady': {
         const fix =
           r.reason === 'ObserveTimeout'
@@ -146,7 +207,13 @@ export class ReferenceDiagnosis {
             : r.reason === 'ObserveFailed'
               ? `the ${kind} observer's poll fails: check that what it polls is reachable (address, network, credentials)`
               : `wait for ${ref.referent} to become ready, or fix what its observer reports`;
-        return { ...base, state: 'NotReady', reason: r.reason ?? 'NotReady', message: `${ref.referent} is not ready: ${r.message ?? r.reason ?? 'not ready'} (${when})`, fix };
+        return {
+          ...base,
+          state: 'NotReady',
+          reason: r.reason ?? 'NotReady',
+          message: `${ref.referent} is not ready: ${r.message ?? r.reason ?? 'not ready'} (${when})`,
+          fix,
+        };
       }
     }
   }
@@ -155,10 +222,30 @@ export class ReferenceDiagnosis {
   private unprimed(ref: Reference, kind: string, view: ReferenceControllerView | undefined): ReferenceExplanation {
     const base = { referent: ref.referent, fieldPath: ref.fieldPath };
     const failing = view?.failing;
-    if (failing?.reason === 'KindUnknown') return { ...base, state: 'KindUnknown', reason: 'KindUnknown', message: failing.message, fix: kindUnknownFix(kind, fieldText(ref.fieldPath)) };
-    if (failing?.reason === 'Forbidden') return { ...base, state: 'Forbidden', reason: 'Forbidden', message: failing.message, fix: forbiddenFix(kind, failing) };
+    if (failing?.reason === 'KindUnknown')
+      return {
+        ...base,
+        state: 'KindUnknown',
+        reason: 'KindUnknown',
+        message: failing.message,
+        fix: kindUnknownFix(kind, fieldText(ref.fieldPath)),
+      };
+    if (failing?.reason === 'Forbidden')
+      return {
+        ...base,
+        state: 'Forbidden',
+        reason: 'Forbidden',
+        message: failing.message,
+        fix: forbiddenFix(kind, failing),
+      };
     if (failing) {
-      return { ...base, state: 'WatchError', reason: failing.reason, message: `the ${kind} watch is failing: ${failing.message}`, fix: `${watchErrorAdvice(failing.reason, kind)}; ${this.retry(failing)}` };
+      return {
+        ...base,
+        state: 'WatchError',
+        reason: failing.reason,
+        message: `the ${kind} watch is failing: ${failing.message}`,
+        fix: `${watchErrorAdvice(failing.reason, kind)}; ${this.retry(failing)}`,
+      };
     }
     if (!view || !view.subscription) {
       return {
@@ -183,13 +270,22 @@ export class ReferenceDiagnosis {
    * kind in one namespace); namespaceField is null when the reference cannot
    * name another namespace.
    */
-  private notFound(ref: Reference, scope: string, store: ObjectStore, failing: WatchError | undefined, namespaceField: string | null): ReferenceExplanation {
+  private notFound(
+    ref: Reference,
+    scope: string,
+    store: ObjectStore,
+    failing: WatchError | undefined,
+    namespaceField: string | null,
+  ): ReferenceExplanation {
     const { referent, fieldPath } = ref;
     const kind = kindOfKey(referent);
     const namespace = namespaceOfKey(referent);
     const name = nameOfKey(referent);
     const near = this.nearMissesOf(referent, scope, store);
-    const suggestions = [...near.elsewhere.map((ns) => `${kind}/${ns}/${name}`), ...near.similar.map((n) => `${kind}/${namespace}/${n}`)];
+    const suggestions = [
+      ...near.elsewhere.map((ns) => `${kind}/${ns}/${name}`),
+      ...near.similar.map((n) => `${kind}/${namespace}/${n}`),
+    ];
     const clauses: string[] = [];
     if (near.similar.length > 0) clauses.push(`did you mean ${near.similar.join(' or ')}?`);
     if (near.elsewhere.length > 0) clauses.push(`${name} exists ${whereText(near.elsewhere)}`);
@@ -238,7 +334,11 @@ export class ReferenceDiagnosis {
     const name = nameOfKey(referent);
     const found = index.similarIn(namespace, name, Math.min(MAX_COMPARISONS_PER_LOOKUP, this.comparisonsLeft));
     this.comparisonsLeft -= found.compared;
-    near = { similar: found.matches.map((s) => s.name), elsewhere: index.namespacesWith(name, namespace), complete: found.complete };
+    near = {
+      similar: found.matches.map((s) => s.name),
+      elsewhere: index.namespacesWith(name, namespace),
+      complete: found.complete,
+    };
     this.nearMisses.set(referent, near);
     // Kept for later diagnoses only when complete (one with more of its budget left would search further), and only beside the index it came from.
     if (near.complete && kept?.index === index) kept.nearMisses.set(referent, near);
@@ -279,28 +379,38 @@ export function resourceOf(kind: string): string {
 
 function kindUnknownFix(kind: string, fieldPath: string): string {
   const gk = groupKindOf(kind);
-  if (gk.group === '' || gk.group.endsWith('.k8s.io')) return `this cluster does not serve ${kind}: correct the kind ${fieldPath} refers to, or use a cluster version that serves it`;
+  if (gk.group === '' || gk.group.endsWith('.k8s.io'))
+    return `this cluster does not serve ${kind}: correct the kind ${fieldPath} refers to, or use a cluster version that serves it`;
   return `install the CustomResourceDefinition for ${resourceOf(kind)}, or correct the kind ${fieldPath} refers to`;
 }
 
 function forbiddenFix(kind: string, error: WatchError): string {
   const gk = groupKindOf(kind);
-  const rule = error.missingRule ?? { apiGroup: gk.group, resource: guessResource(gk.kind), verbs: ['get', 'list', 'watch'] };
+  const rule = error.missingRule ?? {
+    apiGroup: gk.group,
+    resource: guessResource(gk.kind),
+    verbs: ['get', 'list', 'watch'],
+  };
   const snippet = rbacRule(rule);
-  if (!error.missingRule) return `check the credentials the controller uses, then grant its service account this ClusterRole rule: ${snippet}`;
-  if (rule.namespace) return `grant the controller's service account this rule in a Role in namespace ${rule.namespace}: ${snippet}`;
+  if (!error.missingRule)
+    return `check the credentials the controller uses, then grant its service account this ClusterRole rule: ${snippet}`;
+  if (rule.namespace)
+    return `grant the controller's service account this rule in a Role in namespace ${rule.namespace}: ${snippet}`;
   return `grant the controller's service account this ClusterRole rule: ${snippet}`;
 }
 
 const WATCH_ERROR_ADVICE: Record<WatchErrorReason, (kind: string) => string> = {
   Unreachable: () => 'check that the API server is reachable from refwatch (its address, the network, any proxy)',
-  Throttled: () => 'the API server is throttling requests (429): raise its priority-and-fairness limits for this client, or reduce the load',
+  Throttled: () =>
+    'the API server is throttling requests (429): raise its priority-and-fairness limits for this client, or reduce the load',
   ServerError: () => 'the API server is failing (5xx): check its logs and health',
-  Expired: () => "the watch lists again after 410 Gone and recovers by itself; if it keeps happening, check etcd compaction and the API server's watch cache",
+  Expired: () =>
+    "the watch lists again after 410 Gone and recovers by itself; if it keeps happening, check etcd compaction and the API server's watch cache",
   Invalid: (kind) => `the API server rejected the watch request: check the kind ${kind} and any selector`,
   KindUnknown: (kind) => kindUnknownFix(kind, 'the reference'),
   Forbidden: () => 'grant the controller list and watch on this kind',
-  OutOfScope: () => "add the referent's namespace to the Manager's namespaces option (the server's --namespaces), or point the reference into a namespace it lists",
+  OutOfScope: () =>
+    "add the referent's namespace to the Manager's namespaces option (the server's --namespaces), or point the reference into a namespace it lists",
   ObserveFailed: () => "check that what the kind's observer polls is reachable",
   ObserveTimeout: () => "check that what the kind's observer polls answers within the observer's timeout",
 };
@@ -328,7 +438,7 @@ function fieldText(fieldPath: string): string {
 
 /** namespacePath is the field that would hold the referent's namespace: spec.databaseRef(.name) → spec.databaseRef.namespace. */
 function namespacePath(fieldPath: string): string {
-  if (fieldPath === '') return 'the reference\'s namespace';
+  if (fieldPath === '') return "the reference's namespace";
   return fieldPath.endsWith('.name') ? `${fieldPath.slice(0, -'.name'.length)}.namespace` : `${fieldPath}.namespace`;
 }
 

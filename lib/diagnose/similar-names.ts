@@ -72,7 +72,11 @@ export class SimilarNames {
    * first, within maxDistanceFor(name). It compares at most `limit` names;
    * `complete` is false when it stopped there or the index was truncated.
    */
-  similarIn(namespace: string, name: string, limit = MAX_COMPARISONS_PER_LOOKUP): { matches: Similar[]; compared: number; complete: boolean } {
+  similarIn(
+    namespace: string,
+    name: string,
+    limit = MAX_COMPARISONS_PER_LOOKUP,
+  ): { matches: Similar[]; compared: number; complete: boolean } {
     const lengths = this.byNamespace.get(namespace);
     const found: Similar[] = [];
     let compared = 0;
@@ -126,4 +130,5 @@ class Nearest {
   }
 }
 
-const nearer = (a: Similar, b: Similar): number => a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const nearer = (a: Similar, b: Similar): number =>
+  a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -13,7 +13,8 @@ export interface StuckOptions {
 }
 
 /** The order stuck referrers are listed in: unresolved longest first, then by id. */
-export const longerStuck = (a: ReferrerEntity, b: ReferrerEntity): number => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const longerStuck = (a: ReferrerEntity, b: ReferrerEntity): number =>
+  a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
  * stuck lists the referrers unresolved for at least olderThan, oldest first,
@@ -23,7 +24,12 @@ export const longerStuck = (a: ReferrerEntity, b: ReferrerEntity): number => a.s
  * kind with a missing referent; per referrer, O(its references).
  */
 export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[] {
-  const steps = stuckSteps(manager, opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer, opts, Infinity);
+  const steps = stuckSteps(
+    manager,
+    opts.referrers ?? manager.changelog.snapshot({ entities: ['referrer'] }).entities.referrer,
+    opts,
+    Infinity,
+  );
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -35,9 +41,18 @@ export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[
  * scoped; `opts.referrers` is not read), `step` referrers between steps, so a
  * caller can yield the event loop between them.
  */
-export function* stuckSteps(manager: DiagnosisSource, referrers: Iterable<ReferrerEntity>, opts: Omit<StuckOptions, 'referrers'>, step = 10_000): Generator<void, StuckEntry[]> {
+export function* stuckSteps(
+  manager: DiagnosisSource,
+  referrers: Iterable<ReferrerEntity>,
+  opts: Omit<StuckOptions, 'referrers'>,
+  step = 10_000,
+): Generator<void, StuckEntry[]> {
   if (typeof opts.olderThan !== 'number' || !Number.isFinite(opts.olderThan) || opts.olderThan < 0) {
-    throw new RefwatchError('InvalidDuration', `olderThan must be a number of milliseconds from 0 up, got ${String(opts.olderThan)}`, { field: 'olderThan', example: '30000' });
+    throw new RefwatchError(
+      'InvalidDuration',
+      `olderThan must be a number of milliseconds from 0 up, got ${String(opts.olderThan)}`,
+      { field: 'olderThan', example: '30000' },
+    );
   }
   const now = opts.now ?? Date.now();
   const unresolved: ReferrerEntity[] = [];
@@ -53,7 +68,8 @@ export function* stuckSteps(manager: DiagnosisSource, referrers: Iterable<Referr
     if (i % step === step - 1) yield;
     const r = sorted[i]!;
     // A missing referent's kind is indexed for "did you mean" once, in steps, before it is explained.
-    if (step !== Infinity) for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
+    if (step !== Infinity)
+      for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
     entries.push(entry(r, blockingReference(manager, diagnosis, r), now));
   }
   return entries;
@@ -86,7 +102,11 @@ function* sortSteps<T>(items: T[], cmp: (a: T, b: T) => number, step: number): G
   return a;
 }
 
-function blockingReference(manager: DiagnosisSource, diagnosis: ReferenceDiagnosis, r: ReferrerEntity): ReferenceExplanation | undefined {
+function blockingReference(
+  manager: DiagnosisSource,
+  diagnosis: ReferenceDiagnosis,
+  r: ReferrerEntity,
+): ReferenceExplanation | undefined {
   let firstNotReady: ReferenceExplanation | undefined;
   for (const ref of manager.registry.referencesOf(r.controller, r.key)) {
     const e = diagnosis.explain(ref, manager.controller(r.controller)?.namespaceFieldOf(ref.fieldPath));
@@ -99,7 +119,13 @@ function blockingReference(manager: DiagnosisSource, diagnosis: ReferenceDiagnos
 function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, now: number): StuckEntry {
   if (blocking) return stuckEntry(r, now, blocking.state, blocking.message, blocking.fix, blocking.referent);
   if (r.state === 'Error') {
-    return stuckEntry(r, now, 'ReconcileError', r.message ?? `the reconcile of ${r.key} failed`, `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`);
+    return stuckEntry(
+      r,
+      now,
+      'ReconcileError',
+      r.message ?? `the reconcile of ${r.key} failed`,
+      `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`,
+    );
   }
   // Every reference is Ready now: a referent event has queued the referrer, or its controller is behind.
   return stuckEntry(
@@ -112,8 +138,25 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
 }
 
 /** One shape for every entry (no spread of a base object): a snapshot lists thousands. */
-function stuckEntry(r: ReferrerEntity, now: number, reason: string, message: string, fix: string, referent?: string): StuckEntry {
-  const e: StuckEntry = { id: r.id, key: r.key, controller: r.controller, state: r.state, since: r.since, ageMs: Math.max(0, now - r.since), reason, message, fix };
+function stuckEntry(
+  r: ReferrerEntity,
+  now: number,
+  reason: string,
+  message: string,
+  fix: string,
+  referent?: string,
+): StuckEntry {
+  const e: StuckEntry = {
+    id: r.id,
+    key: r.key,
+    controller: r.controller,
+    state: r.state,
+    since: r.since,
+    ageMs: Math.max(0, now - r.since),
+    reason,
+    message,
+    fix,
+  };
   if (referent !== undefined) e.referent = referent;
   return e;
 }

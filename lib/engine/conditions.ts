@@ -18,11 +18,25 @@ export interface StatusCondition {
  * referrer again). Like apimachinery's meta.SetStatusCondition, the
  * lastTransitionTime moves only when the status does.
  */
-export function setCondition(conditions: readonly StatusCondition[] | undefined, next: Omit<StatusCondition, 'lastTransitionTime'>, now: Date = new Date()): StatusCondition[] | undefined {
+export function setCondition(
+  conditions: readonly StatusCondition[] | undefined,
+  next: Omit<StatusCondition, 'lastTransitionTime'>,
+  now: Date = new Date(),
+): StatusCondition[] | undefined {
   const list = conditions ?? [];
   const prev = list.find((c) => c.type === next.type);
-  if (prev && prev.status === next.status && prev.reason === next.reason && prev.message === next.message && prev.observedGeneration === next.observedGeneration) return undefined;
-  const lastTransitionTime = prev && prev.status === next.status && prev.lastTransitionTime ? prev.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (
+    prev &&
+    prev.status === next.status &&
+    prev.reason === next.reason &&
+    prev.message === next.message &&
+    prev.observedGeneration === next.observedGeneration
+  )
+    return undefined;
+  const lastTransitionTime =
+    prev && prev.status === next.status && prev.lastTransitionTime
+      ? prev.lastTransitionTime
+      : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const merged: StatusCondition = { ...next, lastTransitionTime };
   return prev ? list.map((c) => (c === prev ? merged : c)) : [...list, merged];
 }
@@ -33,11 +47,20 @@ export function setCondition(conditions: readonly StatusCondition[] | undefined,
  * with the first blocking referent's state as reason (NotFound before
  * NotReady and NotPrimed) and its key and message as message.
  */
-export function resolvedCondition(resolutions: readonly Resolution[], type = 'Ready'): Omit<StatusCondition, 'lastTransitionTime'> {
+export function resolvedCondition(
+  resolutions: readonly Resolution[],
+  type = 'Ready',
+): Omit<StatusCondition, 'lastTransitionTime'> {
   const blocking = blockingResolution(resolutions);
-  if (!blocking) return { type, status: 'True', reason: 'Resolved', message: `${resolutions.length} references resolved` };
+  if (!blocking)
+    return { type, status: 'True', reason: 'Resolved', message: `${resolutions.length} references resolved` };
   const why = blocking.message ?? blocking.error?.message;
-  return { type, status: 'False', reason: blocking.state, message: `${blocking.fieldPath}: ${blocking.referent}${why ? `: ${why}` : ''}` };
+  return {
+    type,
+    status: 'False',
+    reason: blocking.state,
+    message: `${blocking.fieldPath}: ${blocking.referent}${why ? `: ${why}` : ''}`,
+  };
 }
 
 /** blockingResolution is the referent that keeps a referrer unresolved: a missing one first, then any not Ready. */

@@ -1,4 +1,12 @@
-import { keyOf, kindOfKey, namespaceOfKey, RefwatchError, type CachedObject, type ObjectKey, type Reference } from '../model';
+import {
+  keyOf,
+  kindOfKey,
+  namespaceOfKey,
+  RefwatchError,
+  type CachedObject,
+  type ObjectKey,
+  type Reference,
+} from '../model';
 import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import { targetsIn, type InformerSubscription, type WatchTarget } from './informer-source';
@@ -114,10 +122,18 @@ export class Controller {
     this.reconcile = opts.reconcile;
     this.generationOnly = forWakeOnIsGeneration(opts.forWakeOn);
     if (opts.forWakeOn !== undefined && !opts.for) {
-      throw new RefwatchError('InvalidWakeOn', `controller ${opts.name}: forWakeOn says which updates of the \`for\` kind queue its objects; give \`for\` or drop forWakeOn`, { field: 'forWakeOn' });
+      throw new RefwatchError(
+        'InvalidWakeOn',
+        `controller ${opts.name}: forWakeOn says which updates of the \`for\` kind queue its objects; give \`for\` or drop forWakeOn`,
+        { field: 'forWakeOn' },
+      );
     }
     this.workerCount = Math.max(1, opts.workers ?? 2);
-    this.queue = new RateLimitingQueue({ name: opts.name, rateLimiter: opts.rateLimiter, metrics: opts.queueMetrics ?? engine.queueMetrics?.(opts.name) });
+    this.queue = new RateLimitingQueue({
+      name: opts.name,
+      rateLimiter: opts.rateLimiter,
+      metrics: opts.queueMetrics ?? engine.queueMetrics?.(opts.name),
+    });
   }
 
   /** start begins watching the controller's own kind; workers start when that cache is primed. */
@@ -176,13 +192,20 @@ export class Controller {
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
     if (!prev || prev.state === 'Resolved' || prev.state === 'Error' || this.inFlight.has(key)) return;
-    const resolutions = this.engine.registry.referencesOf(this.name, key).map((ref) => this.engine.referenceControllers.resolve(ref.referent, ref.fieldPath));
+    const resolutions = this.engine.registry
+      .referencesOf(this.name, key)
+      .map((ref) => this.engine.referenceControllers.resolve(ref.referent, ref.fieldPath));
     const blocking = blockingResolution(resolutions);
     if (!blocking) return; // every referent Ready: the event that made it so wakes the referrer
     const state: ReferrerState = blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
     const reason = `${blocking.state}: ${blocking.referent}`;
     if (prev.state === state && prev.reason === reason && prev.message === blocking.message) return;
-    const value: ReferrerEntity = { ...prev, state, reason, since: prev.state === state ? prev.since : this.engine.clock.now() };
+    const value: ReferrerEntity = {
+      ...prev,
+      state,
+      reason,
+      since: prev.state === state ? prev.since : this.engine.clock.now(),
+    };
     if (blocking.message !== undefined) value.message = blocking.message;
     else delete value.message;
     this.engine.changelog.put('referrer', id, value);
@@ -271,15 +294,22 @@ export class Controller {
       key,
       object,
       signal: this.abort.signal,
-      resolve(refOrKey: Reference | ObjectKey, pathOrOpts?: string | ResolveOptions, maybeOpts?: ResolveOptions): Resolution {
+      resolve(
+        refOrKey: Reference | ObjectKey,
+        pathOrOpts?: string | ResolveOptions,
+        maybeOpts?: ResolveOptions,
+      ): Resolution {
         const byKey = typeof refOrKey === 'string';
-        const ref: Reference = byKey ? { referent: refOrKey, fieldPath: typeof pathOrOpts === 'string' ? pathOrOpts : '' } : refOrKey;
+        const ref: Reference = byKey
+          ? { referent: refOrKey, fieldPath: typeof pathOrOpts === 'string' ? pathOrOpts : '' }
+          : refOrKey;
         const opts = byKey ? maybeOpts : (pathOrOpts as ResolveOptions | undefined);
         if (!open) throw new Error(`resolve(${ref.referent}) called after the reconcile of ${key} ended`);
         const mask = unionMask(masks.get(ref.referent), wakeMask(opts?.wakeOn));
         // Subscribe before read: register now, unless the previous set already holds this occurrence.
         // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
-        if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref)) engine.registry.addReference(name, key, ref);
+        if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
+          engine.registry.addReference(name, key, ref);
         collected.push(ref);
         masks.set(ref.referent, mask);
         engine.wake.set(name, key, ref.referent, mask);
@@ -311,7 +341,10 @@ export class Controller {
       if (this.abort.signal.aborted) return; // our own stop is not a failure
       this.stats.errors++;
       this.engine.hooks.onReconcileError?.(this.name, key, failure);
-      this.publish(key, 'Error', startedAt, collected.length, { reason: 'ReconcileError', message: messageOf(failure) });
+      this.publish(key, 'Error', startedAt, collected.length, {
+        reason: 'ReconcileError',
+        message: messageOf(failure),
+      });
       this.queue.addRateLimited(key);
       return;
     }
@@ -320,11 +353,24 @@ export class Controller {
     this.queue.forget(key);
     const blocking = blockingResolution(resolutions);
     const state: ReferrerState = !blocking ? 'Resolved' : blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
-    this.publish(key, state, startedAt, collected.length, blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {});
-    if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0) this.queue.addAfter(key, result.requeueAfter);
+    this.publish(
+      key,
+      state,
+      startedAt,
+      collected.length,
+      blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {},
+    );
+    if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0)
+      this.queue.addAfter(key, result.requeueAfter);
   }
 
-  private publish(key: ObjectKey, state: ReferrerState, at: number, references: number, why: { reason?: string; message?: string }): void {
+  private publish(
+    key: ObjectKey,
+    state: ReferrerState,
+    at: number,
+    references: number,
+    why: { reason?: string; message?: string },
+  ): void {
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
     const now = this.engine.clock.now();
@@ -358,7 +404,10 @@ export class Controller {
         kind: value.kind,
         namespace: value.namespace,
         controller: this.name,
-        message: state === 'Resolved' ? `${key} resolved${latencyMs !== undefined ? ` ${latencyMs.toFixed(1)} ms after it was queued` : ''}` : `${key}: ${state}: ${why.reason ?? ''}${why.message ? ` (${why.message})` : ''}`,
+        message:
+          state === 'Resolved'
+            ? `${key} resolved${latencyMs !== undefined ? ` ${latencyMs.toFixed(1)} ms after it was queued` : ''}`
+            : `${key}: ${state}: ${why.reason ?? ''}${why.message ? ` (${why.message})` : ''}`,
         latencyMs,
       });
     }

@@ -52,7 +52,8 @@ function invalid(field: string, message: string): RefwatchError {
 }
 
 function positive(field: string, v: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw invalid(field, `must be a positive number of milliseconds, got ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+    throw invalid(field, `must be a positive number of milliseconds, got ${String(v)}`);
   return v;
 }
 
@@ -60,24 +61,37 @@ function positive(field: string, v: number): number {
  * validateLeaderElection applies client-go's NewLeaderElector checks and the
  * defaults; the error names the option at fault and what would be valid.
  */
-export function validateLeaderElection(opts: LeaderElectorOptions): Required<Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod'>> {
+export function validateLeaderElection(
+  opts: LeaderElectorOptions,
+): Required<Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod'>> {
   if (!opts.lock) throw invalid('lock', 'is missing: pass a LeaseLock on the Lease the candidates share');
   if (typeof opts.identity !== 'string' || opts.identity.trim() === '') {
     throw invalid('identity', 'must not be empty: give each replica its own, such as its pod name');
   }
-  if (typeof opts.callbacks?.onStartedLeading !== 'function') throw invalid('callbacks.onStartedLeading', 'must be a function');
-  if (typeof opts.callbacks?.onStoppedLeading !== 'function') throw invalid('callbacks.onStoppedLeading', 'must be a function');
+  if (typeof opts.callbacks?.onStartedLeading !== 'function')
+    throw invalid('callbacks.onStartedLeading', 'must be a function');
+  if (typeof opts.callbacks?.onStoppedLeading !== 'function')
+    throw invalid('callbacks.onStoppedLeading', 'must be a function');
   const leaseDuration = positive('leaseDuration', opts.leaseDuration ?? DEFAULT_LEASE_DURATION_MS);
   const renewDeadline = positive('renewDeadline', opts.renewDeadline ?? DEFAULT_RENEW_DEADLINE_MS);
   const retryPeriod = positive('retryPeriod', opts.retryPeriod ?? DEFAULT_RETRY_PERIOD_MS);
   if (leaseDuration % 1000 !== 0) {
-    throw invalid('leaseDuration', `(${leaseDuration} ms) must be a whole number of seconds, since Lease.spec.leaseDurationSeconds is; try ${Math.max(1000, Math.round(leaseDuration / 1000) * 1000)}`);
+    throw invalid(
+      'leaseDuration',
+      `(${leaseDuration} ms) must be a whole number of seconds, since Lease.spec.leaseDurationSeconds is; try ${Math.max(1000, Math.round(leaseDuration / 1000) * 1000)}`,
+    );
   }
   if (renewDeadline >= leaseDuration) {
-    throw invalid('renewDeadline', `(${renewDeadline} ms) must be less than leaseDuration (${leaseDuration} ms), so a leader that cannot renew stops before its lease expires`);
+    throw invalid(
+      'renewDeadline',
+      `(${renewDeadline} ms) must be less than leaseDuration (${leaseDuration} ms), so a leader that cannot renew stops before its lease expires`,
+    );
   }
   if (renewDeadline <= JITTER_FACTOR * retryPeriod) {
-    throw invalid('renewDeadline', `(${renewDeadline} ms) must be greater than retryPeriod × ${JITTER_FACTOR} (${JITTER_FACTOR * retryPeriod} ms), so a leader gets more than one renew attempt`);
+    throw invalid(
+      'renewDeadline',
+      `(${renewDeadline} ms) must be greater than retryPeriod × ${JITTER_FACTOR} (${JITTER_FACTOR * retryPeriod} ms), so a leader gets more than one renew attempt`,
+    );
   }
   return { leaseDuration, renewDeadline, retryPeriod };
 }
@@ -188,7 +202,9 @@ export class LeaderElector {
   /** acquire retries until the lock is ours (resolving with when the winning attempt began) or stop. */
   private async acquire(): Promise<number | undefined> {
     const watching = new AbortController();
-    const watch = this.lock.watch?.((read) => this.watched(read), AbortSignal.any([watching.signal, this.stopAbort.signal])).catch((e: unknown) => this.opts.onError?.(e));
+    const watch = this.lock
+      .watch?.((read) => this.watched(read), AbortSignal.any([watching.signal, this.stopAbort.signal]))
+      .catch((e: unknown) => this.opts.onError?.(e));
     try {
       while (!this.stopped) {
         const at = this.clock.now();
@@ -197,7 +213,10 @@ export class LeaderElector {
         if (ok) return at;
         // Retry jittered, but no later than the moment the observed lease expires.
         const retry = this.retryPeriod * (1 + this.random() * JITTER_FACTOR);
-        const untilExpiry = this.observed && this.observed.holderIdentity !== '' ? this.observedTime + this.observed.leaseDurationSeconds * 1000 - this.clock.now() + 1 : retry;
+        const untilExpiry =
+          this.observed && this.observed.holderIdentity !== ''
+            ? this.observedTime + this.observed.leaseDurationSeconds * 1000 - this.clock.now() + 1
+            : retry;
         await this.sleep(Math.min(retry, Math.max(1, untilExpiry)), true);
       }
       return undefined;
@@ -247,7 +266,11 @@ export class LeaderElector {
     };
     // Fast path: a leader whose lease is still valid renews without reading first.
     if (this.holds() && this.leaseValid(now)) {
-      const record = { ...desired, acquireTime: this.observed!.acquireTime, leaseTransitions: this.observed!.leaseTransitions };
+      const record = {
+        ...desired,
+        acquireTime: this.observed!.acquireTime,
+        leaseTransitions: this.observed!.leaseTransitions,
+      };
       if (await this.attempt(() => this.lock.update(record, signal))) {
         this.observe(record, undefined);
         return true;
@@ -279,14 +302,25 @@ export class LeaderElector {
   /** release gives the lock up: no holder, a one-second lease, transitions kept. */
   private async release(): Promise<void> {
     const now = this.clock.now();
-    const record: LeaderElectionRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: this.observed?.leaseTransitions ?? 0 };
+    const record: LeaderElectionRecord = {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: this.observed?.leaseTransitions ?? 0,
+    };
     // Runs after stop, so only the deadline cuts it short.
     await this.withTimeout(this.renewDeadline, false, async (signal) => {
       if (!this.holds()) return;
       if (await this.attempt(() => this.lock.update(record, signal))) return this.observe(record, undefined);
       // A renew cut short by stop may have landed: read the lock again and release if it is still ours.
       const read = await this.lock.get(signal).catch((e: unknown) => this.fail(e, signal));
-      if (read && read.record.holderIdentity === this.identity && (await this.attempt(() => this.lock.update(record, signal)))) this.observe(record, undefined);
+      if (
+        read &&
+        read.record.holderIdentity === this.identity &&
+        (await this.attempt(() => this.lock.update(record, signal)))
+      )
+        this.observe(record, undefined);
     });
   }
 
@@ -350,7 +384,10 @@ export class LeaderElector {
   /** withTimeout runs fn with a signal that aborts after ms on this elector's clock, and on stop when stoppable. */
   private async withTimeout<T>(ms: number, stoppable: boolean, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const deadline = new AbortController();
-    const timer = this.clock.setTimeout(() => deadline.abort(new DOMException('renew deadline passed', 'TimeoutError')), ms);
+    const timer = this.clock.setTimeout(
+      () => deadline.abort(new DOMException('renew deadline passed', 'TimeoutError')),
+      ms,
+    );
     try {
       return await fn(stoppable ? AbortSignal.any([deadline.signal, this.stopAbort.signal]) : deadline.signal);
     } finally {

@@ -45,8 +45,16 @@ export interface ResourceLock {
 
 /** LeaseTransport is what a LeaseLock needs from a client; KubeClient implements it. */
 export interface LeaseTransport {
-  request(method: string, path: string, opts?: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; signal?: AbortSignal }): Promise<unknown>;
-  openStream(path: string, query: Record<string, string | number | boolean | undefined>, signal: AbortSignal): Promise<{ lines(): AsyncIterable<string> }>;
+  request(
+    method: string,
+    path: string,
+    opts?: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; signal?: AbortSignal },
+  ): Promise<unknown>;
+  openStream(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    signal: AbortSignal,
+  ): Promise<{ lines(): AsyncIterable<string> }>;
 }
 
 interface LeaseSpec {
@@ -125,7 +133,9 @@ export class LeaseLock implements ResourceLock {
 
   async get(signal: AbortSignal): Promise<LockRead | undefined> {
     try {
-      const lease = (await this.client.request('GET', `${this.collection()}/${encodeURIComponent(this.name)}`, { signal })) as Lease;
+      const lease = (await this.client.request('GET', `${this.collection()}/${encodeURIComponent(this.name)}`, {
+        signal,
+      })) as Lease;
       this.last = lease;
       return readOf(lease);
     } catch (e) {
@@ -135,14 +145,22 @@ export class LeaseLock implements ResourceLock {
   }
 
   async create(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
-    const body: Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) };
+    const body: Lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: this.name, namespace: this.namespace },
+      spec: specOf(record),
+    };
     this.last = (await this.client.request('POST', this.collection(), { body, signal })) as Lease;
   }
 
   async update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
     if (!this.last) throw new Error(`${this.describe()}: update before the lease was read or created`);
     const body: Lease = { ...this.last, spec: specOf(record) };
-    this.last = (await this.client.request('PUT', `${this.collection()}/${encodeURIComponent(this.name)}`, { body, signal })) as Lease;
+    this.last = (await this.client.request('PUT', `${this.collection()}/${encodeURIComponent(this.name)}`, {
+      body,
+      signal,
+    })) as Lease;
   }
 
   async watch(onChange: (read: LockRead | undefined) => void, signal: AbortSignal): Promise<void> {

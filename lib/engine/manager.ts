@@ -8,7 +8,13 @@ import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
 import { Controller, type ControllerOptions } from './controller';
 import type { EngineContext, EngineHooks } from './engine-context';
-import { targetsIn, watchTargetKey, type InformerSource, type InformerSubscription, type WatchTarget } from './informer-source';
+import {
+  targetsIn,
+  watchTargetKey,
+  type InformerSource,
+  type InformerSubscription,
+  type WatchTarget,
+} from './informer-source';
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
 import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
@@ -59,7 +65,9 @@ export interface ManagerOptions {
  * their controllers' own caches primed, so a takeover starts reconciling
  * without a relist. Timings and callbacks are LeaderElector's.
  */
-export type ManagerLeaderElection = Partial<Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod' | 'releaseOnStop' | 'onError'>> & {
+export type ManagerLeaderElection = Partial<
+  Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod' | 'releaseOnStop' | 'onError'>
+> & {
   /** Default: the host name plus a random suffix, unique per process. */
   identity?: string;
   /** Called when this replica starts reconciling. */
@@ -127,7 +135,14 @@ export class Manager {
       (referent) => this.referenceControllers.isReady(referent),
       (controller, referrer) => this.restateReferrer(controller, referrer),
     );
-    this.observers = new Observers({ registry: this.registry, changelog: this.changelog, clock: this.clock, grace: opts.grace ?? 30_000, enqueue, wake });
+    this.observers = new Observers({
+      registry: this.registry,
+      changelog: this.changelog,
+      clock: this.clock,
+      grace: opts.grace ?? 30_000,
+      enqueue,
+      wake,
+    });
     this.referenceControllers = new ReferenceControllers({
       source: this.source,
       registry: this.registry,
@@ -163,7 +178,11 @@ export class Manager {
     else {
       for (const field of ['namespace', 'name'] as const) {
         if (typeof le[field] !== 'string' || le[field] === '') {
-          throw new RefwatchError('InvalidLeaderElection', `leader election: ${field} must name the Lease the replicas share`, { field: `leaderElection.${field}` });
+          throw new RefwatchError(
+            'InvalidLeaderElection',
+            `leader election: ${field} must name the Lease the replicas share`,
+            { field: `leaderElection.${field}` },
+          );
         }
       }
       lock = new LeaseLock(le.client, le.namespace, le.name);
@@ -191,13 +210,25 @@ export class Manager {
         onStoppedLeading: async (reason) => {
           this.reconciling = false;
           this.leadershipEnded = reason;
-          const why = reason === 'lost' ? 'lost the lease (renewal failed): this manager will not lead again; restart the process' : 'stopped';
-          this.logger[reason === 'lost' ? 'warn' : 'info'](`${identity} stopped leading${of}: ${why}`, { ...fields, event: 'leading_stopped', reason });
+          const why =
+            reason === 'lost'
+              ? 'lost the lease (renewal failed): this manager will not lead again; restart the process'
+              : 'stopped';
+          this.logger[reason === 'lost' ? 'warn' : 'info'](`${identity} stopped leading${of}: ${why}`, {
+            ...fields,
+            event: 'leading_stopped',
+            reason,
+          });
           await Promise.all([...this.controllers.values()].map((c) => c.stop()));
           le.onStoppedLeading?.(reason);
         },
         onNewLeader: (holder) => {
-          if (holder !== identity) this.logger.info(`new leader${of}: ${holder === '' ? '(none: released)' : holder}`, { ...fields, event: 'new_leader', holder });
+          if (holder !== identity)
+            this.logger.info(`new leader${of}: ${holder === '' ? '(none: released)' : holder}`, {
+              ...fields,
+              event: 'new_leader',
+              holder,
+            });
           le.onNewLeader?.(holder);
         },
       },
@@ -207,7 +238,11 @@ export class Manager {
   /** leadership says whether this manager leads; undefined without leader election. */
   leadership(): Leadership | undefined {
     if (!this.elector) return undefined;
-    const l: Leadership = { identity: this.elector.identity, isLeader: this.elector.isLeader(), holder: this.elector.leader() };
+    const l: Leadership = {
+      identity: this.elector.identity,
+      isLeader: this.elector.isLeader(),
+      holder: this.elector.leader(),
+    };
     if (this.leadershipEnded) l.ended = this.leadershipEnded;
     return l;
   }
@@ -292,7 +327,8 @@ export class Manager {
 
   /** warm subscribes to a controller's own kind, so its cache is primed before this replica leads. */
   private warm(target: WatchTarget | undefined): void {
-    if (target) for (const t of targetsIn(target, this.ctx.namespaces)) this.standbyCaches.push(this.source.acquire(t, () => {}));
+    if (target)
+      for (const t of targetsIn(target, this.ctx.namespaces)) this.standbyCaches.push(this.source.acquire(t, () => {}));
   }
 
   /**
@@ -367,7 +403,11 @@ export class Manager {
     }, this.statsIntervalMs);
   }
 
-  private publishDelta(d: { referrer: { controller: string; key: ObjectKey }; added: readonly { referent: ObjectKey; fieldPath: string }[]; removed: readonly { referent: ObjectKey; fieldPath: string }[] }): void {
+  private publishDelta(d: {
+    referrer: { controller: string; key: ObjectKey };
+    added: readonly { referent: ObjectKey; fieldPath: string }[];
+    removed: readonly { referent: ObjectKey; fieldPath: string }[];
+  }): void {
     const { controller, key } = d.referrer;
     const touched = new Set<ObjectKey>();
     for (const r of [...d.removed, ...d.added]) {
@@ -389,7 +429,8 @@ export class Manager {
         });
       }
     }
-    for (const referent of touched) this.referenceControllers.publishReferent(referent, this.referenceControllers.cached(referent));
+    for (const referent of touched)
+      this.referenceControllers.publishReferent(referent, this.referenceControllers.cached(referent));
   }
 
   private event(e: Parameters<EngineContext['event']>[0]): void {
@@ -402,7 +443,11 @@ export class Manager {
 /** validNamespaces checks the `namespaces` option: a non-empty list of namespace names, each once. */
 function validNamespaces(namespaces: readonly string[]): readonly string[] {
   if (!Array.isArray(namespaces) || namespaces.length === 0) {
-    throw new RefwatchError('InvalidNamespaces', 'namespaces must list at least one namespace; leave it out to watch all namespaces', { field: 'namespaces' });
+    throw new RefwatchError(
+      'InvalidNamespaces',
+      'namespaces must list at least one namespace; leave it out to watch all namespaces',
+      { field: 'namespaces' },
+    );
   }
   namespaces.forEach((ns, i) => {
     const v = validateNamespace(typeof ns === 'string' ? ns : String(ns), `namespaces[${i}]`);

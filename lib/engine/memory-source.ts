@@ -167,7 +167,8 @@ export class MemoryInformerSource implements InformerSource {
 
   /** prime marks the informers of a kind (or all) as holding their initial snapshot. */
   prime(kind?: string): void {
-    for (const i of this.informers.values()) if (kind === undefined || kindKey(i.target) === kind) this.primeInformer(i);
+    for (const i of this.informers.values())
+      if (kind === undefined || kindKey(i.target) === kind) this.primeInformer(i);
   }
 
   /**
@@ -182,7 +183,11 @@ export class MemoryInformerSource implements InformerSource {
     const kind = kindKey(target);
     const scope = target.namespace === undefined ? kind : `${kind}/${target.namespace}`;
     if (!this.forbidden.has(scope)) return undefined;
-    const missingRule: NonNullable<WatchError['missingRule']> = { verbs: ['list', 'watch'], apiGroup: target.group, resource: `${target.kind.toLowerCase()}s` };
+    const missingRule: NonNullable<WatchError['missingRule']> = {
+      verbs: ['list', 'watch'],
+      apiGroup: target.group,
+      resource: `${target.kind.toLowerCase()}s`,
+    };
     if (target.namespace !== undefined) missingRule.namespace = target.namespace;
     const where = target.namespace === undefined ? 'at the cluster scope' : `in the namespace "${target.namespace}"`;
     return { reason: 'Forbidden', message: `cannot list ${kind} ${where}`, missingRule, at: Date.now() };

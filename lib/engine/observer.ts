@@ -142,9 +142,16 @@ export class Observers {
   /** add registers an observer; it starts polling with the first reference to its kind. */
   add(options: ObserverOptions): void {
     const opts = validate(options);
-    if (this.byKind.has(opts.kind)) throw new RefwatchError('InvalidObserver', `an observer of ${opts.kind} already exists: one observer per kind`, { field: 'kind' });
+    if (this.byKind.has(opts.kind))
+      throw new RefwatchError('InvalidObserver', `an observer of ${opts.kind} already exists: one observer per kind`, {
+        field: 'kind',
+      });
     if (this.deps.registry.kindCount(opts.kind) > 0) {
-      throw new RefwatchError('InvalidObserver', `${opts.kind} is referenced already and served by a watch: add its observer before the manager starts`, { field: 'kind' });
+      throw new RefwatchError(
+        'InvalidObserver',
+        `${opts.kind} is referenced already and served by a watch: add its observer before the manager starts`,
+        { field: 'kind' },
+      );
     }
     this.byKind.set(opts.kind, {
       opts,
@@ -170,7 +177,13 @@ export class Observers {
     const observation = o?.pollers.get(referent)?.observation;
     if (!o || !observation) {
       const every = o ? ` (polled every ${o.opts.interval} ms)` : '';
-      return { state: 'NotPrimed', referent, fieldPath, reason: 'NotPrimed', message: `${referent} has not been polled yet${every}` };
+      return {
+        state: 'NotPrimed',
+        referent,
+        fieldPath,
+        reason: 'NotPrimed',
+        message: `${referent} has not been polled yet${every}`,
+      };
     }
     if (observation.state === 'Ready') return { state: 'Ready', referent, fieldPath };
     return { state: observation.state, referent, fieldPath, reason: observation.reason, message: observation.message };
@@ -180,7 +193,11 @@ export class Observers {
   inspect(referent: ObjectKey, fieldPath: string): ObservedReferentView | undefined {
     const o = this.byKind.get(kindOfKey(referent));
     if (!o) return undefined;
-    return { resolution: this.resolve(referent, fieldPath), intervalMs: o.opts.interval, lastPollAt: o.pollers.get(referent)?.observation?.at };
+    return {
+      resolution: this.resolve(referent, fieldPath),
+      intervalMs: o.opts.interval,
+      lastPollAt: o.pollers.get(referent)?.observation?.at,
+    };
   }
 
   entities(): ReferenceControllerEntity[] {
@@ -191,7 +208,13 @@ export class Observers {
   refreshCounts(): void {
     for (const o of this.byKind.values()) {
       const prev = this.deps.changelog.get('controller', o.opts.kind);
-      if (!prev || (prev.polls === o.polls && prev.dispatches === o.dispatches && prev.references === this.deps.registry.kindCount(o.opts.kind))) continue;
+      if (
+        !prev ||
+        (prev.polls === o.polls &&
+          prev.dispatches === o.dispatches &&
+          prev.references === this.deps.registry.kindCount(o.opts.kind))
+      )
+        continue;
       this.publish(o);
     }
   }
@@ -249,7 +272,12 @@ export class Observers {
 
   private activate(o: Observer): void {
     if (o.state === 'Active') return;
-    const reason = o.state === 'Grace' ? 'referenced again within the grace period' : o.history.length === 0 ? 'first reference' : 'referenced again after cancellation';
+    const reason =
+      o.state === 'Grace'
+        ? 'referenced again within the grace period'
+        : o.history.length === 0
+          ? 'first reference'
+          : 'referenced again after cancellation';
     this.clearGrace(o);
     if (o.state === 'Cancelled') {
       o.startedAt = this.deps.clock.now();
@@ -281,7 +309,10 @@ export class Observers {
 
   private startPoller(o: Observer, key: ObjectKey): void {
     if (this.stopped) return;
-    const p: Poller = { referent: { key, kind: o.opts.kind, namespace: namespaceOfKey(key), name: nameOfKey(key) }, stopped: false };
+    const p: Poller = {
+      referent: { key, kind: o.opts.kind, namespace: namespaceOfKey(key), name: nameOfKey(key) },
+      stopped: false,
+    };
     o.pollers.set(key, p);
     // Polled on a timer, not here: this runs inside the reconcile that declared the reference.
     p.timer = this.deps.clock.setTimeout(() => this.poll(o, p), 0);
@@ -302,7 +333,9 @@ export class Observers {
     const { timeout } = o.opts;
     const deadline = this.deps.clock.setTimeout(() => abort.abort(new ObserveTimeout(timeout)), timeout);
     const call = Promise.resolve().then(() => o.opts.observe(p.referent, abort.signal));
-    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) =>
+      abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true }),
+    );
     // The outcome is known at the answer or at the timeout, whichever comes first.
     const done = Promise.race([call, aborted])
       .then(
@@ -317,16 +350,26 @@ export class Observers {
     // The next poll waits for the observe call itself to settle too: two polls of one referent never overlap.
     void Promise.allSettled([call, done]).then(() => {
       if (p.inFlight?.settled === done) p.inFlight = undefined;
-      if (!p.stopped && !this.stopped) p.timer = this.deps.clock.setTimeout(() => this.poll(o, p), o.opts.interval * (1 + o.opts.jitter * this.random()));
+      if (!p.stopped && !this.stopped)
+        p.timer = this.deps.clock.setTimeout(
+          () => this.poll(o, p),
+          o.opts.interval * (1 + o.opts.jitter * this.random()),
+        );
     });
   }
 
   private outcomeOf(key: ObjectKey, state: unknown): Observation {
     const at = this.deps.clock.now();
     if (!isObservedState(state)) {
-      return freeze({ state: 'NotReady', reason: 'ObserveFailed', message: `observe returned ${JSON.stringify(state) ?? String(state)} for ${key}; return { exists: boolean, ready: boolean, message?: string }`, at });
+      return freeze({
+        state: 'NotReady',
+        reason: 'ObserveFailed',
+        message: `observe returned ${JSON.stringify(state) ?? String(state)} for ${key}; return { exists: boolean, ready: boolean, message?: string }`,
+        at,
+      });
     }
-    if (!state.exists) return freeze({ state: 'NotFound', reason: 'NotFound', message: state.message || `${key} not found`, at });
+    if (!state.exists)
+      return freeze({ state: 'NotFound', reason: 'NotFound', message: state.message || `${key} not found`, at });
     if (state.ready) return freeze({ state: 'Ready', at });
     return freeze({ state: 'NotReady', reason: 'NotReady', message: state.message || 'not ready', at });
   }
@@ -351,7 +394,13 @@ export class Observers {
       o.primedAt = observation.at;
       this.publish(o);
     }
-    if (prev && prev.state === observation.state && prev.reason === observation.reason && prev.message === observation.message) return;
+    if (
+      prev &&
+      prev.state === observation.state &&
+      prev.reason === observation.reason &&
+      prev.message === observation.message
+    )
+      return;
     o.dispatches++;
     this.publishReferent(p.referent.key);
     const enqueue = this.deps.enqueue;
@@ -421,7 +470,8 @@ class ObserveTimeout extends Error {
 function wakeBits(prev: Observation | undefined, next: Observation): number {
   if (!prev) return WAKE_PRIMED;
   const verdict = (prev.state === 'Ready') !== (next.state === 'Ready') ? WAKE_VERDICT : 0;
-  if ((prev.state === 'NotFound') !== (next.state === 'NotFound')) return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | verdict;
+  if ((prev.state === 'NotFound') !== (next.state === 'NotFound'))
+    return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | verdict;
   return prev.state !== next.state ? WAKE_CHANGE | WAKE_READINESS | verdict : WAKE_CHANGE;
 }
 
@@ -432,7 +482,11 @@ function freeze(o: Observation): Observation {
 function isObservedState(v: unknown): v is ObservedState {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Record<string, unknown>;
-  return typeof s.exists === 'boolean' && typeof s.ready === 'boolean' && (s.message === undefined || typeof s.message === 'string');
+  return (
+    typeof s.exists === 'boolean' &&
+    typeof s.ready === 'boolean' &&
+    (s.message === undefined || typeof s.message === 'string')
+  );
 }
 
 /** describeError names the cause of a failed observe, down to the system error (ECONNREFUSED…) that fetch wraps. */
@@ -447,20 +501,44 @@ function describeError(e: unknown): string {
 }
 
 function validate(o: ObserverOptions): Observer['opts'] {
-  if (typeof o !== 'object' || o === null) throw new RefwatchError('InvalidObserver', 'addObserver needs { kind, interval, observe }', { field: 'observer' });
+  if (typeof o !== 'object' || o === null)
+    throw new RefwatchError('InvalidObserver', 'addObserver needs { kind, interval, observe }', { field: 'observer' });
   const kind = parseKindKey(typeof o.kind === 'string' ? o.kind : '', 'kind');
-  if (!kind.ok) throw new RefwatchError('InvalidObserver', `observer kind: ${kind.error.message}`, { field: 'kind', example: 'HealthCheck.probes.example.com' });
+  if (!kind.ok)
+    throw new RefwatchError('InvalidObserver', `observer kind: ${kind.error.message}`, {
+      field: 'kind',
+      example: 'HealthCheck.probes.example.com',
+    });
   const positive = (field: 'interval' | 'timeout', v: unknown) => {
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-      throw new RefwatchError('InvalidObserver', `observer ${field} must be a positive number of milliseconds, got ${String(v)}`, { field, example: '5000' });
+      throw new RefwatchError(
+        'InvalidObserver',
+        `observer ${field} must be a positive number of milliseconds, got ${String(v)}`,
+        { field, example: '5000' },
+      );
     }
   };
   positive('interval', o.interval);
   if (o.timeout !== undefined) positive('timeout', o.timeout);
   const jitter = o.jitter ?? 0;
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
-    throw new RefwatchError('InvalidObserver', `observer jitter must be a fraction of the interval between 0 and 1, got ${String(jitter)}`, { field: 'jitter', example: '0.1' });
+    throw new RefwatchError(
+      'InvalidObserver',
+      `observer jitter must be a fraction of the interval between 0 and 1, got ${String(jitter)}`,
+      { field: 'jitter', example: '0.1' },
+    );
   }
-  if (typeof o.observe !== 'function') throw new RefwatchError('InvalidObserver', 'observer observe must be a function (referent, signal) => { exists, ready, message? }', { field: 'observe' });
-  return { kind: kindKey(kind.value), interval: o.interval, jitter, timeout: o.timeout ?? o.interval, observe: o.observe };
+  if (typeof o.observe !== 'function')
+    throw new RefwatchError(
+      'InvalidObserver',
+      'observer observe must be a function (referent, signal) => { exists, ready, message? }',
+      { field: 'observe' },
+    );
+  return {
+    kind: kindKey(kind.value),
+    interval: o.interval,
+    jitter,
+    timeout: o.timeout ?? o.interval,
+    observe: o.observe,
+  };
 }

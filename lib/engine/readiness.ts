@@ -52,7 +52,8 @@ export function conditionReadiness(type: string): ReadinessPredicate {
 const readyCondition = conditionReadiness('Ready');
 
 /** defaultReadiness: the condition Ready is True, or the object has no conditions at all. */
-export const defaultReadiness: ReadinessPredicate = (object) => (conditionsOf(object).length === 0 ? { ready: true } : readyCondition(object));
+export const defaultReadiness: ReadinessPredicate = (object) =>
+  conditionsOf(object).length === 0 ? { ready: true } : readyCondition(object);
 
 /** existsReadiness: existing is enough (Secrets, ConfigMaps…); its kinds are cached as metadata only. */
 export const existsReadiness: ReadinessPredicate = readsMetadataOnly(() => ({ ready: true }));

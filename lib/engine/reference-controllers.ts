@@ -1,6 +1,12 @@
 import { kindOfKey, namespaceOfKey, parseKindKey, type CachedObject, type ObjectKey } from '../model';
 import type { ReferenceRegistry } from '../registry';
-import type { ChangeLog, ReferenceControllerEntity, ReferenceControllerState, ReferentEntity, ReferentState } from '../changelog';
+import type {
+  ChangeLog,
+  ReferenceControllerEntity,
+  ReferenceControllerState,
+  ReferentEntity,
+  ReferentState,
+} from '../changelog';
 import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
 import type { ReadinessPredicate } from './readiness';
@@ -114,7 +120,8 @@ export class ReferenceControllers {
     if (deps.namespaces) this.namespaces = new Set(deps.namespaces);
     deps.registry.subscribe({
       onDelta: (d) => {
-        if (this.namespaces || this.forbiddenClusterWide.size > 0) for (const r of [...d.removed, ...d.added]) this.trackNamespaced(r.referent);
+        if (this.namespaces || this.forbiddenClusterWide.size > 0)
+          for (const r of [...d.removed, ...d.added]) this.trackNamespaced(r.referent);
       },
       onKind: (e) => {
         if (deps.observers?.observes(e.kind)) return;
@@ -150,20 +157,43 @@ export class ReferenceControllers {
     // A polled kind is outside Kubernetes: no namespace scope applies to it.
     if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.resolve(referent, fieldPath);
     const outside = this.outOfScope(referent);
-    if (outside) return { state: 'NotPrimed', referent, fieldPath, error: outside, reason: outside.reason, message: outside.message };
+    if (outside)
+      return {
+        state: 'NotPrimed',
+        referent,
+        fieldPath,
+        error: outside,
+        reason: outside.reason,
+        message: outside.message,
+      };
     const scope = this.scopeOf(referent);
     const kind = scope.kind;
     const rc = this.byId.get(scopeId(kind, scope.namespace)) ?? this.ensure(scope);
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
       const error = rc.errors.at(-1);
-      return { state: 'NotPrimed', referent, fieldPath, error, reason: error?.reason ?? 'NotPrimed', message: error?.message ?? `the ${label(rc)} cache is still loading its initial snapshot` };
+      return {
+        state: 'NotPrimed',
+        referent,
+        fieldPath,
+        error,
+        reason: error?.reason ?? 'NotPrimed',
+        message: error?.message ?? `the ${label(rc)} cache is still loading its initial snapshot`,
+      };
     }
     const object = sub.store.get(referent);
-    if (!object) return { state: 'NotFound', referent, fieldPath, reason: 'NotFound', message: `${referent} not found` };
+    if (!object)
+      return { state: 'NotFound', referent, fieldPath, reason: 'NotFound', message: `${referent} not found` };
     const r = this.deps.readiness(kind)(object);
     if (r.ready) return { state: 'Ready', referent, fieldPath, object };
-    return { state: 'NotReady', referent, fieldPath, object, reason: r.reason ?? 'NotReady', message: r.message ?? r.reason ?? 'not ready' };
+    return {
+      state: 'NotReady',
+      referent,
+      fieldPath,
+      object,
+      reason: r.reason ?? 'NotReady',
+      message: r.message ?? r.reason ?? 'not ready',
+    };
   }
 
   /** isReady says whether a referent resolves Ready now, as resolve() would judge it, starting nothing. */
@@ -190,7 +220,15 @@ export class ReferenceControllers {
   inspect(kind: string, namespace?: string): ReferenceControllerView | undefined {
     const rc = this.byId.get(scopeId(kind, namespace));
     if (!rc) return undefined;
-    const view: ReferenceControllerView = { id: rc.id, kind, state: rc.state, startedAt: rc.startedAt, primedAt: rc.primedAt, subscription: rc.subscription, failing: rc.failing };
+    const view: ReferenceControllerView = {
+      id: rc.id,
+      kind,
+      state: rc.state,
+      startedAt: rc.startedAt,
+      primedAt: rc.primedAt,
+      subscription: rc.subscription,
+      failing: rc.failing,
+    };
     if (rc.namespace) view.namespace = rc.namespace;
     return view;
   }
@@ -229,7 +267,8 @@ export class ReferenceControllers {
       const prev = this.deps.changelog.get('controller', rc.id);
       const references = this.referenceCount(rc);
       const referents = rc.subscription?.store.size ?? 0;
-      if (prev && prev.references === references && prev.referents === referents && prev.dispatches === rc.dispatches) continue;
+      if (prev && prev.references === references && prev.referents === referents && prev.dispatches === rc.dispatches)
+        continue;
       this.publish(rc);
     }
   }
@@ -281,7 +320,10 @@ export class ReferenceControllers {
    */
   private watchPerNamespace(rc: ReferenceController): void {
     this.forbiddenClusterWide.add(rc.kind);
-    this.cancel(rc, `listing ${rc.kind} in all namespaces is forbidden: watching each namespace its referents live in instead`);
+    this.cancel(
+      rc,
+      `listing ${rc.kind} in all namespaces is forbidden: watching each namespace its referents live in instead`,
+    );
     for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.trackNamespaced(referent);
   }
 
@@ -304,13 +346,29 @@ export class ReferenceControllers {
     if (rc && rc.state === 'Grace') {
       // Re-referenced within grace: keep the watch.
       this.clearGrace(rc);
-      this.transition(rc, rc.subscription?.isPrimed() ? 'Active' : 'Priming', 'referenced again within the grace period', 'ControllerReactivated');
+      this.transition(
+        rc,
+        rc.subscription?.isPrimed() ? 'Active' : 'Priming',
+        'referenced again within the grace period',
+        'ControllerReactivated',
+      );
       return rc;
     }
     if (rc && rc.state !== 'Cancelled') return rc;
     const now = this.deps.clock.now();
     if (!rc) {
-      rc = { id, kind, state: 'Starting', reason: 'first reference', subscription: undefined, generation: 0, startedAt: now, dispatches: 0, errors: [], history: [] };
+      rc = {
+        id,
+        kind,
+        state: 'Starting',
+        reason: 'first reference',
+        subscription: undefined,
+        generation: 0,
+        startedAt: now,
+        dispatches: 0,
+        errors: [],
+        history: [],
+      };
       if (namespace !== undefined) {
         rc.namespace = namespace;
         rc.referents = new Set();
@@ -323,7 +381,12 @@ export class ReferenceControllers {
       rc.graceUntil = undefined;
       rc.failing = undefined;
     }
-    this.transition(rc, 'Starting', rc.generation === 0 ? 'first reference' : 'referenced again after cancellation', 'ControllerStarted');
+    this.transition(
+      rc,
+      'Starting',
+      rc.generation === 0 ? 'first reference' : 'referenced again after cancellation',
+      'ControllerStarted',
+    );
     if (this.stopped) return rc;
     const parsed = parseKindKey(kind);
     if (!parsed.ok) {
@@ -339,7 +402,12 @@ export class ReferenceControllers {
       },
       { metadataOnly: this.deps.metadataOnly(kind) },
     );
-    if (rc.state === 'Starting') this.transition(rc, rc.subscription.isPrimed() ? 'Active' : 'Priming', rc.subscription.isPrimed() ? 'cache already primed' : 'loading the initial snapshot');
+    if (rc.state === 'Starting')
+      this.transition(
+        rc,
+        rc.subscription.isPrimed() ? 'Active' : 'Priming',
+        rc.subscription.isPrimed() ? 'cache already primed' : 'loading the initial snapshot',
+      );
     return rc;
   }
 
@@ -355,13 +423,20 @@ export class ReferenceControllers {
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
         // What the event changed is judged once per event, and only when some referrer filters.
         if (!this.deps.wake?.filtered(event.key)) this.dispatch(event.key);
-        else if (event.type === 'updated') this.dispatch(event.key, updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)));
+        else if (event.type === 'updated')
+          this.dispatch(event.key, updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)));
         else this.dispatch(event.key, existenceVerdict(event.object, this.deps.readiness(rc.kind)));
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
         rc.failing = undefined;
-        if (rc.state === 'Priming' || rc.state === 'Starting') this.transition(rc, 'Active', `initial snapshot of ${rc.subscription?.store.size ?? 0} objects in ${rc.primedAt - rc.startedAt} ms`, 'ControllerPrimed');
+        if (rc.state === 'Priming' || rc.state === 'Starting')
+          this.transition(
+            rc,
+            'Active',
+            `initial snapshot of ${rc.subscription?.store.size ?? 0} objects in ${rc.primedAt - rc.startedAt} ms`,
+            'ControllerPrimed',
+          );
         else this.publish(rc);
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of [...this.referentsOf(rc)]) {
@@ -373,11 +448,18 @@ export class ReferenceControllers {
       case 'error': {
         this.recordError(rc, event.error);
         const rule = event.error.missingRule;
-        if (rc.namespace === undefined && event.error.reason === 'Forbidden' && rule && rule.namespace === undefined && this.hasNamespacedReferents(rc.kind)) {
+        if (
+          rc.namespace === undefined &&
+          event.error.reason === 'Forbidden' &&
+          rule &&
+          rule.namespace === undefined &&
+          this.hasNamespacedReferents(rc.kind)
+        ) {
           this.watchPerNamespace(rc);
           return;
         }
-        if (!rc.subscription?.isPrimed()) for (const referent of [...this.referentsOf(rc)]) this.publishReferent(referent, undefined);
+        if (!rc.subscription?.isPrimed())
+          for (const referent of [...this.referentsOf(rc)]) this.publishReferent(referent, undefined);
         return;
       }
       case 'recovered':
@@ -401,7 +483,12 @@ export class ReferenceControllers {
     if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
     const grace = this.deps.grace;
     rc.graceUntil = this.deps.clock.now() + grace;
-    this.transition(rc, 'Grace', `no references left; cancelling in ${grace} ms unless referenced again`, 'ControllerGrace');
+    this.transition(
+      rc,
+      'Grace',
+      `no references left; cancelling in ${grace} ms unless referenced again`,
+      'ControllerGrace',
+    );
     rc.graceTimer = this.deps.clock.setTimeout(() => {
       rc.graceTimer = undefined;
       if (rc.state !== 'Grace' || this.referenceCount(rc) > 0) return;
@@ -422,7 +509,11 @@ export class ReferenceControllers {
     rc.generation++;
     if (!sub) return;
     const p = sub.release().catch((e: unknown) => {
-      this.recordError(rc, { reason: 'ServerError', message: `releasing the watch failed: ${String(e)}`, at: this.deps.clock.now() });
+      this.recordError(rc, {
+        reason: 'ServerError',
+        message: `releasing the watch failed: ${String(e)}`,
+        at: this.deps.clock.now(),
+      });
     });
     this.releasing.add(p);
     void p.finally(() => this.releasing.delete(p));
@@ -434,7 +525,12 @@ export class ReferenceControllers {
     rc.graceUntil = undefined;
   }
 
-  private transition(rc: ReferenceController, state: ReferenceControllerState, reason: string, event?: Parameters<ReferenceControllers['event']>[0]): void {
+  private transition(
+    rc: ReferenceController,
+    state: ReferenceControllerState,
+    reason: string,
+    event?: Parameters<ReferenceControllers['event']>[0],
+  ): void {
     rc.state = state;
     rc.reason = reason;
     this.appendHistory(rc, state, reason);
@@ -498,7 +594,12 @@ export class ReferenceControllers {
       message = outside.message;
     } else if (!rc?.subscription?.isPrimed()) {
       const err = rc?.errors.at(-1);
-      state = err && (err.reason === 'KindUnknown' || err.reason === 'Forbidden') ? err.reason : err ? 'WatchError' : 'NotPrimed';
+      state =
+        err && (err.reason === 'KindUnknown' || err.reason === 'Forbidden')
+          ? err.reason
+          : err
+            ? 'WatchError'
+            : 'NotPrimed';
       message = err?.message ?? `the ${kind} cache is still loading`;
     } else if (!object) {
       state = 'NotFound';
@@ -524,7 +625,18 @@ export class ReferenceControllers {
   }
 
   private seq = 0;
-  private event(type: 'ControllerStarted' | 'ControllerPrimed' | 'ControllerGrace' | 'ControllerCancelled' | 'ControllerReactivated' | 'WatchError' | 'WatchRecovered', kind: string, message: string): void {
+  private event(
+    type:
+      | 'ControllerStarted'
+      | 'ControllerPrimed'
+      | 'ControllerGrace'
+      | 'ControllerCancelled'
+      | 'ControllerReactivated'
+      | 'WatchError'
+      | 'WatchRecovered',
+    kind: string,
+    message: string,
+  ): void {
     const at = this.deps.clock.now();
     this.deps.changelog.put('event', `rc-${at}-${++this.seq}`, { id: `rc-${at}-${this.seq}`, at, type, kind, message });
   }

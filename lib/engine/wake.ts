@@ -37,14 +37,23 @@ const GATED = 16;
 /** A cache primed, or an observer polled a referent for the first time: what the referrer was told (NotPrimed) is now known. */
 export const WAKE_PRIMED = WAKE_ALL | 32;
 
-const BITS: Record<WakeOn, number> = { change: WAKE_ALL, readiness: WAKE_READINESS, generation: WAKE_GENERATION, resolution: WAKE_VERDICT | GATED };
+const BITS: Record<WakeOn, number> = {
+  change: WAKE_ALL,
+  readiness: WAKE_READINESS,
+  generation: WAKE_GENERATION,
+  resolution: WAKE_VERDICT | GATED,
+};
 
 /** wakeMask turns a WakeOn into the change bits that wake; an unknown value is a RefwatchError naming the field. */
 export function wakeMask(wakeOn: WakeOn | undefined): number {
   if (wakeOn === undefined) return BITS.change;
   const bits = Object.hasOwn(BITS, wakeOn) ? BITS[wakeOn] : undefined;
   if (bits === undefined) {
-    throw new RefwatchError('InvalidWakeOn', `wakeOn must be "change", "readiness", "generation" or "resolution", got ${JSON.stringify(wakeOn)}`, { field: 'wakeOn', example: "{ wakeOn: 'readiness' }" });
+    throw new RefwatchError(
+      'InvalidWakeOn',
+      `wakeOn must be "change", "readiness", "generation" or "resolution", got ${JSON.stringify(wakeOn)}`,
+      { field: 'wakeOn', example: "{ wakeOn: 'readiness' }" },
+    );
   }
   return bits;
 }
@@ -64,7 +73,11 @@ export function unionMask(a: number | undefined, b: number): number {
 export function forWakeOnIsGeneration(forWakeOn: ForWakeOn | undefined): boolean {
   if (forWakeOn === undefined || forWakeOn === 'change') return false;
   if (forWakeOn === 'generation') return true;
-  throw new RefwatchError('InvalidWakeOn', `forWakeOn must be "change" or "generation", got ${JSON.stringify(forWakeOn)}`, { field: 'forWakeOn', example: "{ forWakeOn: 'generation' }" });
+  throw new RefwatchError(
+    'InvalidWakeOn',
+    `forWakeOn must be "change" or "generation", got ${JSON.stringify(forWakeOn)}`,
+    { field: 'forWakeOn', example: "{ forWakeOn: 'generation' }" },
+  );
 }
 
 /** updateVerdict is what an update changed, computed once per referent event whatever the number of referrers. */
@@ -105,7 +118,8 @@ export class WakeFilters {
       onDelta: (d) => {
         if (this.byReferent.size === 0) return;
         for (const r of d.removed) {
-          if (registry.multiplicity(d.referrer.controller, d.referrer.key, r.referent) === 0) this.set(d.referrer.controller, d.referrer.key, r.referent, BITS.change);
+          if (registry.multiplicity(d.referrer.controller, d.referrer.key, r.referent) === 0)
+            this.set(d.referrer.controller, d.referrer.key, r.referent, BITS.change);
         }
       },
     });
@@ -142,11 +156,20 @@ export class WakeFilters {
     if ((mask & bits) === 0) return false;
     if ((mask & GATED) === 0) return true;
     const primed = bits === WAKE_PRIMED;
-    return this.registry.everyReferentOf(r.controller, r.key, (other) => (!primed && other === referent) || this.isReady(other));
+    return this.registry.everyReferentOf(
+      r.controller,
+      r.key,
+      (other) => (!primed && other === referent) || this.isReady(other),
+    );
   }
 
   /** dispatch queues the referrer if a change with these bits wakes it, and otherwise refreshes what it is said to wait for. */
-  dispatch(referent: ObjectKey, r: Referrer, bits: number, enqueue: (controller: string, referrer: ObjectKey) => void): void {
+  dispatch(
+    referent: ObjectKey,
+    r: Referrer,
+    bits: number,
+    enqueue: (controller: string, referrer: ObjectKey) => void,
+  ): void {
     if (this.wakes(referent, r, bits)) enqueue(r.controller, r.key);
     else this.restate(r.controller, r.key);
   }

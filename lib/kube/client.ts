@@ -5,7 +5,13 @@ import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { RefwatchError } from '../model';
 import { sleep } from './backoff';
-import { credentialsFor, type ClusterConnection, type Credentials, type ExecConfig, type UserCredentials } from './credentials';
+import {
+  credentialsFor,
+  type ClusterConnection,
+  type Credentials,
+  type ExecConfig,
+  type UserCredentials,
+} from './credentials';
 import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './errors';
 
 /*
@@ -106,30 +112,39 @@ type Check = (v: unknown, at: string) => void;
 const fail = (at: string, problem: string): never => {
   throw new KubeconfigField(at || '(root)', problem);
 };
-const typed = (type: 'string' | 'boolean' | 'object' | 'array'): Check => (v, at) => {
-  if (v === undefined) fail(at, 'is missing');
-  if (kindOf(v) !== type) fail(at, `is invalid: expected ${type}, received ${kindOf(v)}`);
-};
+const typed =
+  (type: 'string' | 'boolean' | 'object' | 'array'): Check =>
+  (v, at) => {
+    if (v === undefined) fail(at, 'is missing');
+    if (kindOf(v) !== type) fail(at, `is invalid: expected ${type}, received ${kindOf(v)}`);
+  };
 const nonEmpty: Check = (v, at) => {
   typed('string')(v, at);
   if (v === '') fail(at, 'must not be empty');
 };
-const optional = (check: Check): Check => (v, at) => {
-  if (v !== undefined) check(v, at);
-};
+const optional =
+  (check: Check): Check =>
+  (v, at) => {
+    if (v !== undefined) check(v, at);
+  };
 const serverUrl: Check = (v, at) => {
   typed('string')(v, at);
-  if (!/^https?:\/\/[^/\s]/.test(v as string) || !URL.canParse(v as string)) fail(at, 'must be an http:// or https:// URL such as https://127.0.0.1:6443');
+  if (!/^https?:\/\/[^/\s]/.test(v as string) || !URL.canParse(v as string))
+    fail(at, 'must be an http:// or https:// URL such as https://127.0.0.1:6443');
 };
 /** fields checks the listed fields of an object; others pass unchecked. */
-const fields = (spec: Record<string, Check>): Check => (v, at) => {
-  typed('object')(v, at);
-  for (const [k, check] of Object.entries(spec)) check((v as Record<string, unknown>)[k], at ? `${at}.${k}` : k);
-};
-const list = (item: Check): Check => (v, at) => {
-  typed('array')(v, at);
-  (v as unknown[]).forEach((x, i) => item(x, `${at}[${i}]`));
-};
+const fields =
+  (spec: Record<string, Check>): Check =>
+  (v, at) => {
+    typed('object')(v, at);
+    for (const [k, check] of Object.entries(spec)) check((v as Record<string, unknown>)[k], at ? `${at}.${k}` : k);
+  };
+const list =
+  (item: Check): Check =>
+  (v, at) => {
+    typed('array')(v, at);
+    (v as unknown[]).forEach((x, i) => item(x, `${at}[${i}]`));
+  };
 const str = optional(typed('string'));
 const checkKubeconfig = fields({
   apiVersion: str,
@@ -164,7 +179,16 @@ const checkKubeconfig = fields({
             username: str,
             password: str,
             as: str,
-            exec: optional(fields({ command: nonEmpty, args: optional(list(typed('string'))), env: optional((e, eat) => e !== null && list(fields({ name: nonEmpty, value: typed('string') }))(e, eat)), apiVersion: str })),
+            exec: optional(
+              fields({
+                command: nonEmpty,
+                args: optional(list(typed('string'))),
+                env: optional(
+                  (e, eat) => e !== null && list(fields({ name: nonEmpty, value: typed('string') }))(e, eat),
+                ),
+                apiVersion: str,
+              }),
+            ),
             'auth-provider': optional(fields({ name: nonEmpty, config: optional(typed('object')) })),
           })(v, at);
         },
@@ -193,10 +217,18 @@ export function parseKubeconfig(doc: unknown, source: string): KubeconfigDoc {
   const users = cfg.users.map((u) => u.name);
   cfg.contexts.forEach((c, i) => {
     if (!clusters.includes(c.context.cluster)) {
-      throw invalid(source, `contexts[${i}].context.cluster`, `names cluster "${c.context.cluster}", which is not in clusters (have: ${clusters.join(', ') || 'none'})`);
+      throw invalid(
+        source,
+        `contexts[${i}].context.cluster`,
+        `names cluster "${c.context.cluster}", which is not in clusters (have: ${clusters.join(', ') || 'none'})`,
+      );
     }
     if (c.context.user && !users.includes(c.context.user)) {
-      throw invalid(source, `contexts[${i}].context.user`, `names user "${c.context.user}", which is not in users (have: ${users.join(', ') || 'none'})`);
+      throw invalid(
+        source,
+        `contexts[${i}].context.user`,
+        `names user "${c.context.user}", which is not in users (have: ${users.join(', ') || 'none'})`,
+      );
     }
   });
   return cfg;
@@ -255,7 +287,12 @@ export class KubeClient implements KubeTransport {
   private readonly throttleRetries: number;
   private agent: { protocol: string; tls: AgentTls; agent: http.Agent } | undefined;
 
-  private constructor(conn: { cluster: ClusterConnection; user: UserCredentials; context: string; namespace?: string }, source: string, secrets: string[], opts: ClientOptions) {
+  private constructor(
+    conn: { cluster: ClusterConnection; user: UserCredentials; context: string; namespace?: string },
+    source: string,
+    secrets: string[],
+    opts: ClientOptions,
+  ) {
     const { cluster, user } = conn;
     this.cluster = cluster;
     this.credentials = credentialsFor(cluster, user);
@@ -264,7 +301,11 @@ export class KubeClient implements KubeTransport {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.throttleRetries = opts.throttleRetries ?? 10;
     if (!Number.isInteger(this.throttleRetries) || this.throttleRetries < 0) {
-      throw new RefwatchError('InvalidOption', `throttleRetries must be a whole number from 0 up, got ${opts.throttleRetries}`, { field: 'throttleRetries', example: 'throttleRetries: 10' });
+      throw new RefwatchError(
+        'InvalidOption',
+        `throttleRetries must be a whole number from 0 up, got ${opts.throttleRetries}`,
+        { field: 'throttleRetries', example: 'throttleRetries: 10' },
+      );
     }
     this.description = {
       server: this.server,
@@ -285,15 +326,22 @@ export class KubeClient implements KubeTransport {
       text = fs.readFileSync(file, 'utf8');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new RefwatchError('InvalidKubeconfig', `kubeconfig ${file} cannot be read (${code}): pass the path of a kubeconfig file`, { field: 'kubeconfig' });
+      throw new RefwatchError(
+        'InvalidKubeconfig',
+        `kubeconfig ${file} cannot be read (${code}): pass the path of a kubeconfig file`,
+        { field: 'kubeconfig' },
+      );
     }
     let doc: unknown;
     try {
       doc = parseYaml(text);
     } catch (e) {
       // The parser's own message quotes the offending line, which may hold a token: report the position only.
-      const pos = e instanceof YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
-      throw new RefwatchError('InvalidKubeconfig', `kubeconfig ${file} is not valid YAML${pos}`, { field: 'kubeconfig' });
+      const pos =
+        e instanceof YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+      throw new RefwatchError('InvalidKubeconfig', `kubeconfig ${file} is not valid YAML${pos}`, {
+        field: 'kubeconfig',
+      });
     }
     return KubeClient.fromKubeconfig(doc, { ...opts, source: file, baseDir: path.dirname(path.resolve(file)) });
   }
@@ -305,15 +353,24 @@ export class KubeClient implements KubeTransport {
     const names = cfg.contexts.map((c) => c.name);
     const name = opts.context ?? cfg['current-context'];
     if (!name) {
-      throw new RefwatchError('UnknownContext', `kubeconfig ${source} has no current-context: choose a context (have: ${names.join(', ') || 'none'})`, { field: 'context' });
+      throw new RefwatchError(
+        'UnknownContext',
+        `kubeconfig ${source} has no current-context: choose a context (have: ${names.join(', ') || 'none'})`,
+        { field: 'context' },
+      );
     }
     if (!names.includes(name)) {
-      throw new RefwatchError('UnknownContext', `context "${name}" is not in kubeconfig ${source}: choose one of ${names.join(', ') || '(none defined)'}`, {
-        field: opts.context ? 'context' : 'current-context',
-      });
+      throw new RefwatchError(
+        'UnknownContext',
+        `context "${name}" is not in kubeconfig ${source}: choose one of ${names.join(', ') || '(none defined)'}`,
+        {
+          field: opts.context ? 'context' : 'current-context',
+        },
+      );
     }
     // turbopackIgnore: a kubeconfig's own paths are runtime data; without it the build traces the whole project into the standalone output.
-    const abs = (p: string | undefined) => (p && opts.baseDir && !path.isAbsolute(p) ? path.join(/*turbopackIgnore: true*/ opts.baseDir, p) : p);
+    const abs = (p: string | undefined) =>
+      p && opts.baseDir && !path.isAbsolute(p) ? path.join(/*turbopackIgnore: true*/ opts.baseDir, p) : p;
     const ctx = cfg.contexts.find((c) => c.name === name)!.context;
     const c = cfg.clusters.find((x) => x.name === ctx.cluster)!;
     const cluster: ClusterConnection = {
@@ -359,9 +416,13 @@ export class KubeClient implements KubeTransport {
     const host = process.env.KUBERNETES_SERVICE_HOST;
     const port = process.env.KUBERNETES_SERVICE_PORT;
     if (!host || !port) {
-      throw new RefwatchError('NotInCluster', 'not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset; pass a kubeconfig instead', {
-        field: 'KUBERNETES_SERVICE_HOST',
-      });
+      throw new RefwatchError(
+        'NotInCluster',
+        'not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset; pass a kubeconfig instead',
+        {
+          field: 'KUBERNETES_SERVICE_HOST',
+        },
+      );
     }
     const dir = `${opts.pathPrefix ?? ''}/var/run/secrets/kubernetes.io/serviceaccount`;
     const tokenFile = `${dir}/token`;
@@ -369,7 +430,11 @@ export class KubeClient implements KubeTransport {
     try {
       token = fs.readFileSync(tokenFile, 'utf8').trim();
     } catch {
-      throw new RefwatchError('NotInCluster', `service account token ${tokenFile} cannot be read: mount the service account token or pass a kubeconfig`, { field: 'serviceAccountToken' });
+      throw new RefwatchError(
+        'NotInCluster',
+        `service account token ${tokenFile} cannot be read: mount the service account token or pass a kubeconfig`,
+        { field: 'serviceAccountToken' },
+      );
     }
     let namespace: string | undefined;
     try {
@@ -377,7 +442,12 @@ export class KubeClient implements KubeTransport {
     } catch {
       // No namespace file: the client has no default namespace, as with a kubeconfig context without one.
     }
-    const cluster: ClusterConnection = { name: 'inCluster', server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, caFile: `${dir}/ca.crt`, skipTLSVerify: false };
+    const cluster: ClusterConnection = {
+      name: 'inCluster',
+      server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      caFile: `${dir}/ca.crt`,
+      skipTLSVerify: false,
+    };
     const user: UserCredentials = { name: 'inClusterUser', tokenFile };
     return new KubeClient({ cluster, user, context: 'inClusterContext', namespace }, 'in-cluster', [token], opts);
   }
@@ -403,31 +473,50 @@ export class KubeClient implements KubeTransport {
   }
 
   /** request sends one request with a JSON body and returns the parsed JSON answer; a 429 with Retry-After is sent again after the wait asked for (see throttleRetries). */
-  async request(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {}): Promise<unknown> {
+  async request(
+    method: string,
+    p: string,
+    opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string } = {},
+  ): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.requestOnce(method, p, opts);
       } catch (e) {
         // APF and other throttles answer 429 before doing anything: sending the same request again is safe.
-        if (!(e instanceof KubeRequestError && e.status === 429 && e.retryAfterMs !== undefined) || attempt >= this.throttleRetries) throw e;
+        if (
+          !(e instanceof KubeRequestError && e.status === 429 && e.retryAfterMs !== undefined) ||
+          attempt >= this.throttleRetries
+        )
+          throw e;
         await sleep(Math.min(e.retryAfterMs, MAX_THROTTLE_WAIT_MS), opts.signal);
       }
     }
   }
 
-  private async requestOnce(method: string, p: string, opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string }): Promise<unknown> {
+  private async requestOnce(
+    method: string,
+    p: string,
+    opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string },
+  ): Promise<unknown> {
     // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
     // references, for the whole timeout after every request. The caller's signal aborts it through
     // follow: AbortSignal.any would tie each request to a caller's long-lived signal (a
     // controller's) by weak references, which keep it through every minor GC.
     const deadline = new AbortController();
     const signal = deadline.signal;
-    const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')), this.requestTimeoutMs);
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')),
+      this.requestTimeoutMs,
+    );
     const unfollow = opts.signal ? follow(opts.signal, deadline) : undefined;
     let text: string;
     let res: http.IncomingMessage;
     try {
-      res = await this.send(method, this.url(p, opts.query), signal, { body: opts.body, contentType: opts.contentType, accept: opts.accept });
+      res = await this.send(method, this.url(p, opts.query), signal, {
+        body: opts.body,
+        contentType: opts.contentType,
+        accept: opts.accept,
+      });
       text = await readBody(res).catch((e: unknown) => {
         throw this.networkError(e, this.url(p, opts.query), signal);
       });
@@ -439,7 +528,11 @@ export class KubeClient implements KubeTransport {
     try {
       return JSON.parse(text);
     } catch {
-      throw new KubeRequestError(res.statusCode ?? 0, `${method} ${this.safeUrl(p)}: the server answered with a body that is not JSON`, { url: this.safeUrl(p) });
+      throw new KubeRequestError(
+        res.statusCode ?? 0,
+        `${method} ${this.safeUrl(p)}: the server answered with a body that is not JSON`,
+        { url: this.safeUrl(p) },
+      );
     }
   }
 
@@ -462,11 +555,18 @@ export class KubeClient implements KubeTransport {
    */
   private agentFor(url: URL, opts: https.RequestOptions): http.Agent | undefined {
     if (this.cluster.proxyUrl) return opts.agent as http.Agent | undefined;
-    const tls: AgentTls = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
+    const tls: AgentTls = {
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      rejectUnauthorized: opts.rejectUnauthorized,
+      servername: opts.servername,
+    };
     // Compared field by field on every request: serializing the PEM material for a key cost more than the request's own work.
     if (this.agent?.protocol !== url.protocol || !sameTls(this.agent.tls, tls)) {
       this.agent?.agent.destroy();
-      const agent = url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
+      const agent =
+        url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
       this.agent = { protocol: url.protocol, tls, agent };
     }
     return this.agent.agent;
@@ -477,20 +577,30 @@ export class KubeClient implements KubeTransport {
   }
 
   /** send resolves with a 2xx response whose body is still unread; anything else rejects with KubeRequestError. */
-  private async send(method: string, url: URL, signal: AbortSignal, msg: { body?: unknown; contentType?: string; accept?: string } = {}): Promise<http.IncomingMessage> {
+  private async send(
+    method: string,
+    url: URL,
+    signal: AbortSignal,
+    msg: { body?: unknown; contentType?: string; accept?: string } = {},
+  ): Promise<http.IncomingMessage> {
     const { body, contentType = 'application/json', accept = 'application/json' } = msg;
     const opts: https.RequestOptions = { method, headers: { Accept: accept } };
     try {
       await this.credentials.apply(opts);
     } catch (e) {
-      throw new KubeRequestError(401, `cannot build credentials for ${this.server}: ${this.redact(e instanceof Error ? e.message : String(e))}`, {
-        url: this.server,
-        reason: 'Unauthorized',
-      });
+      throw new KubeRequestError(
+        401,
+        `cannot build credentials for ${this.server}: ${this.redact(e instanceof Error ? e.message : String(e))}`,
+        {
+          url: this.server,
+          reason: 'Unauthorized',
+        },
+      );
     }
     opts.agent = this.agentFor(url, opts);
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    if (payload !== undefined) opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
+    if (payload !== undefined)
+      opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
     const mod = url.protocol === 'http:' ? http : https;
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = mod.request(url, { ...opts, signal }, resolve);
@@ -522,12 +632,21 @@ export class KubeClient implements KubeTransport {
     if (signal.aborted || isAbortError(e)) {
       const reason: unknown = signal.reason;
       if (reason instanceof Error && reason.name === 'TimeoutError') {
-        return new KubeRequestError(0, `${this.redact(url.origin + url.pathname)}: no answer within ${this.requestTimeoutMs} ms`, { url: this.server, reason: 'Timeout' });
+        return new KubeRequestError(
+          0,
+          `${this.redact(url.origin + url.pathname)}: no answer within ${this.requestTimeoutMs} ms`,
+          { url: this.server, reason: 'Timeout' },
+        );
       }
-      return reason instanceof Error && reason.name === 'AbortError' ? reason : new DOMException('The operation was aborted', 'AbortError');
+      return reason instanceof Error && reason.name === 'AbortError'
+        ? reason
+        : new DOMException('The operation was aborted', 'AbortError');
     }
     const code = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
-    return new KubeRequestError(0, `cannot reach ${this.server} (${this.redact(code)})`, { url: this.server, reason: code });
+    return new KubeRequestError(0, `cannot reach ${this.server} (${this.redact(code)})`, {
+      url: this.server,
+      reason: code,
+    });
   }
 }
 
@@ -549,10 +668,14 @@ function follow(caller: AbortSignal, request: AbortController): () => void {
     const set = new Set<AbortController>();
     requests = set;
     inFlightUnder.set(caller, set);
-    caller.addEventListener('abort', () => {
-      for (const r of set) r.abort(caller.reason);
-      set.clear();
-    }, { once: true });
+    caller.addEventListener(
+      'abort',
+      () => {
+        for (const r of set) r.abort(caller.reason);
+        set.clear();
+      },
+      { once: true },
+    );
   }
   const set = requests;
   set.add(request);
@@ -563,7 +686,13 @@ function follow(caller: AbortSignal, request: AbortController): () => void {
 type AgentTls = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 
 function sameTls(a: AgentTls, b: AgentTls): boolean {
-  return a.rejectUnauthorized === b.rejectUnauthorized && a.servername === b.servername && samePem(a.ca, b.ca) && samePem(a.cert, b.cert) && samePem(a.key, b.key);
+  return (
+    a.rejectUnauthorized === b.rejectUnauthorized &&
+    a.servername === b.servername &&
+    samePem(a.ca, b.ca) &&
+    samePem(a.cert, b.cert) &&
+    samePem(a.key, b.key)
+  );
 }
 
 /** samePem compares PEM material given as strings, Buffers or lists of them (credential plugins hand out new Buffers). */

@@ -117,7 +117,9 @@ class LeanCredentials implements Credentials {
     } catch (e) {
       // A token file mid-rotation may vanish for a moment: the last token read is still the best guess.
       if (cached) return cached.token;
-      throw new Error(`token file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: e });
+      throw new Error(`token file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, {
+        cause: e,
+      });
     }
   }
 }
@@ -128,7 +130,9 @@ function fileOrData(field: string, file: string | undefined, data: string | unde
     try {
       return fs.readFileSync(file);
     } catch (e) {
-      throw new Error(`${field} ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: e });
+      throw new Error(`${field} ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, {
+        cause: e,
+      });
     }
   }
   return data ? Buffer.from(data, 'base64') : undefined;
@@ -188,12 +192,16 @@ export class ExecPlugin {
     try {
       doc = JSON.parse(stdout);
     } catch {
-      throw new Error(`${what} printed no JSON: it must print an ExecCredential (client.authentication.k8s.io) on stdout`);
+      throw new Error(
+        `${what} printed no JSON: it must print an ExecCredential (client.authentication.k8s.io) on stdout`,
+      );
     }
     const status = execCredentialStatus(doc);
     if (typeof status === 'string') throw new Error(`${what} printed an ExecCredential that ${status}`);
     if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
-      throw new Error(`${what} printed an ExecCredential with neither status.token nor status.clientCertificateData and status.clientKeyData`);
+      throw new Error(
+        `${what} printed an ExecCredential with neither status.token nor status.clientCertificateData and status.clientKeyData`,
+      );
     }
     const expiresAt = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Infinity;
     this.cached = { status, expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
@@ -206,7 +214,11 @@ export class ExecPlugin {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: info };
     for (const e of env ?? []) childEnv[e.name] = e.value;
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: EXEC_TIMEOUT_MS });
+      const child = spawn(command, args, {
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: EXEC_TIMEOUT_MS,
+      });
       let out = '';
       let err = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -217,7 +229,9 @@ export class ExecPlugin {
       });
       child.on('close', (code, signal) => {
         if (code === 0) return resolve(out);
-        const why = signal ? `was killed by ${signal}${signal === 'SIGTERM' ? ` after ${EXEC_TIMEOUT_MS / 1000} s` : ''}` : `exited with ${code}`;
+        const why = signal
+          ? `was killed by ${signal}${signal === 'SIGTERM' ? ` after ${EXEC_TIMEOUT_MS / 1000} s` : ''}`
+          : `exited with ${code}`;
         const last = err.trim().split('\n').pop()?.slice(0, 300);
         reject(new Error(`exec plugin "${command}" of user ${this.user} ${why}${last ? `: ${last}` : ''}`));
       });

@@ -19,7 +19,11 @@ export interface APIResourceList {
   resources: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
 }
 export interface APIGroupList {
-  groups: { name: string; versions: { groupVersion: string; version: string }[]; preferredVersion?: { groupVersion: string; version: string } }[];
+  groups: {
+    name: string;
+    versions: { groupVersion: string; version: string }[];
+    preferredVersion?: { groupVersion: string; version: string };
+  }[];
 }
 
 /**

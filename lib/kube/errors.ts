@@ -38,7 +38,9 @@ export function watchError(reason: WatchErrorReason, message: string, extra: Par
 }
 
 export function kindUnknown(target: { group: string; kind: string }): WatchFailure {
-  return new WatchFailure(watchError('KindUnknown', `no resource serves kind ${kindKey(target)}: is its CustomResourceDefinition installed?`));
+  return new WatchFailure(
+    watchError('KindUnknown', `no resource serves kind ${kindKey(target)}: is its CustomResourceDefinition installed?`),
+  );
 }
 
 /** isAbortError reports whether e is the rejection of an aborted request or sleep. */

@@ -30,11 +30,18 @@ export interface LoggerOptions {
 }
 
 /** parseLogLevel reads REFWATCH_LOG_LEVEL (or another setting's value), naming the setting when it is wrong. */
-export function parseLogLevel(value: string | undefined, setting = 'REFWATCH_LOG_LEVEL'): LogLevel | 'silent' | undefined {
+export function parseLogLevel(
+  value: string | undefined,
+  setting = 'REFWATCH_LOG_LEVEL',
+): LogLevel | 'silent' | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const v = value.trim().toLowerCase();
   if (v in LEVELS) return v as LogLevel | 'silent';
-  throw new RefwatchError('InvalidLogLevel', `${setting}=${value} is not a log level: use debug, info, warn, error or silent`, { field: setting, example: `${setting}=info` });
+  throw new RefwatchError(
+    'InvalidLogLevel',
+    `${setting}=${value} is not a log level: use debug, info, warn, error or silent`,
+    { field: setting, example: `${setting}=info` },
+  );
 }
 
 /** formatJsonLine renders one line as JSON: time, level and msg first, then the fields. */
@@ -44,7 +51,9 @@ export function formatJsonLine(at: number, level: LogLevel, msg: string, fields:
 
 /** formatTextLine renders one line for a terminal: `time LEVEL msg key=value ...`, quoting values with spaces. */
 export function formatTextLine(at: number, level: LogLevel, msg: string, fields: LogFields = {}): string {
-  const kv = Object.entries(definedOnly(fields)).map(([k, v]) => `${k}=${typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : String(v)}`);
+  const kv = Object.entries(definedOnly(fields)).map(
+    ([k, v]) => `${k}=${typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : String(v)}`,
+  );
   return [new Date(at).toISOString(), level.toUpperCase().padEnd(5), msg, ...kv].join(' ');
 }
 

@@ -1,6 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
-import { apiVersionOf, deepFreeze, formatKey, kindKey, type CachedObject, type KubeObject, type ObjectKey } from '../model';
+import {
+  apiVersionOf,
+  deepFreeze,
+  formatKey,
+  kindKey,
+  type CachedObject,
+  type KubeObject,
+  type ObjectKey,
+} from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
 import type { KubeTransport, Query, WatchStream } from './client';
 import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
@@ -158,7 +166,11 @@ export class Reflector {
     this.random = opts.random ?? Math.random;
     this.backoff = new Backoff({ random: this.random, ...opts.backoff });
     const forbiddenMaxMs = opts.forbiddenRetryMs ?? 30_000;
-    this.forbiddenBackoff = new Backoff({ random: this.random, initialMs: Math.min(1_000, forbiddenMaxMs), maxMs: forbiddenMaxMs });
+    this.forbiddenBackoff = new Backoff({
+      random: this.random,
+      initialMs: Math.min(1_000, forbiddenMaxMs),
+      maxMs: forbiddenMaxMs,
+    });
   }
 
   /** start begins syncing; it returns at once. */
@@ -245,7 +257,12 @@ export class Reflector {
       let page: ListPage;
       const q: Query = { limit: this.opts.pageSize ?? 500, continue: cont, labelSelector: this.target.labelSelector };
       try {
-        page = await this.opts.client.getJSON<ListPage>(this.path(res), q, this.abort.signal, this.metadataOnly ? { accept: ACCEPT_METADATA_LIST } : {});
+        page = await this.opts.client.getJSON<ListPage>(
+          this.path(res),
+          q,
+          this.abort.signal,
+          this.metadataOnly ? { accept: ACCEPT_METADATA_LIST } : {},
+        );
       } catch (e) {
         // The continue token expired mid-list: the snapshot so far is unusable, list again from the start.
         if (cont !== undefined && e instanceof KubeRequestError && e.status === 410) {
@@ -304,7 +321,12 @@ export class Reflector {
       ...extra,
     };
     const signal = AbortSignal.any([this.abort.signal, local.signal]);
-    const stream = await this.opts.client.openStream(this.path(res), q, signal, this.metadataOnly ? { accept: ACCEPT_METADATA } : {});
+    const stream = await this.opts.client.openStream(
+      this.path(res),
+      q,
+      signal,
+      this.metadataOnly ? { accept: ACCEPT_METADATA } : {},
+    );
     this.watchesOpened++;
     this.healthy();
     return stream;
@@ -315,7 +337,12 @@ export class Reflector {
    * set, events collect into it until the initial-events-end bookmark, which
    * swaps it into the store. Returns the number of events seen.
    */
-  private async consume(stream: WatchStream, res: ResourceInfo, local: AbortController, initial: Map<ObjectKey, CachedObject> | undefined): Promise<number> {
+  private async consume(
+    stream: WatchStream,
+    res: ResourceInfo,
+    local: AbortController,
+    initial: Map<ObjectKey, CachedObject> | undefined,
+  ): Promise<number> {
     let pending = initial;
     let n = 0;
     this.armWatchdog(local, pending !== undefined);
@@ -344,7 +371,8 @@ export class Reflector {
           case 'BOOKMARK': {
             const rv = ev.object?.metadata?.resourceVersion;
             if (pending) {
-              if (ev.object?.metadata?.annotations?.[END_BOOKMARK] !== 'true') throw new Unsupported('a bookmark came before the initial-events-end bookmark');
+              if (ev.object?.metadata?.annotations?.[END_BOOKMARK] !== 'true')
+                throw new Unsupported('a bookmark came before the initial-events-end bookmark');
               this.lists++;
               this.commitSnapshot(pending, rv);
               pending = undefined;
@@ -356,10 +384,14 @@ export class Reflector {
           }
           case 'ERROR': {
             const st = ev.object ?? {};
-            throw new KubeRequestError(st.code ?? 500, `watch of ${kindKey(this.target)}: ${st.code ?? ''} ${st.message ?? 'error event'}`.trim(), {
-              url: this.opts.client.server,
-              ...(st.reason ? { reason: st.reason } : {}),
-            });
+            throw new KubeRequestError(
+              st.code ?? 500,
+              `watch of ${kindKey(this.target)}: ${st.code ?? ''} ${st.message ?? 'error event'}`.trim(),
+              {
+                url: this.opts.client.server,
+                ...(st.reason ? { reason: st.reason } : {}),
+              },
+            );
           }
           default:
             break;
@@ -370,7 +402,12 @@ export class Reflector {
       if (local.signal.reason instanceof Inactive && !this.abort.signal.aborted) {
         if (pending) throw new Unsupported('no initial-events-end bookmark came');
         // The watchdog ended a silent watch: start a new one from the last resourceVersion.
-        this.lifecycle({ type: 'ended', reason: 'Inactive', message: String((local.signal.reason as Error).message), ...this.rvField() });
+        this.lifecycle({
+          type: 'ended',
+          reason: 'Inactive',
+          message: String((local.signal.reason as Error).message),
+          ...this.rvField(),
+        });
         return n;
       }
       throw e;
@@ -378,7 +415,12 @@ export class Reflector {
       this.clearWatchdog();
     }
     if (pending) throw new Unsupported('the watch closed before its initial-events-end bookmark');
-    this.lifecycle({ type: 'ended', reason: 'Closed', message: `the server closed it after ${n} events`, ...this.rvField() });
+    this.lifecycle({
+      type: 'ended',
+      reason: 'Closed',
+      message: `the server closed it after ${n} events`,
+      ...this.rvField(),
+    });
     return n;
   }
 
@@ -390,7 +432,13 @@ export class Reflector {
     this.expiredInARow = 0;
     this.lastEventAt = Date.now();
     if (this.primed && this.relistReason) {
-      this.lifecycle({ type: 'relisted', reason: this.relistReason, objects: this.store.size, changes: events.length, durationMs: Date.now() - this.syncStartedAt });
+      this.lifecycle({
+        type: 'relisted',
+        reason: this.relistReason,
+        objects: this.store.size,
+        changes: events.length,
+        durationMs: Date.now() - this.syncStartedAt,
+      });
     }
     this.relistReason = undefined;
     this.emitAll(events);
@@ -405,7 +453,11 @@ export class Reflector {
     if (e instanceof Unsupported) {
       this.syncMode = 'ListWatch';
       this.relistReason = 'WatchListUnsupported';
-      this.lifecycle({ type: 'ended', reason: 'WatchListUnsupported', message: `the server does not speak WatchList (${e.message}); listing and watching instead` });
+      this.lifecycle({
+        type: 'ended',
+        reason: 'WatchListUnsupported',
+        message: `the server does not speak WatchList (${e.message}); listing and watching instead`,
+      });
       return;
     }
     if (e instanceof KubeRequestError && e.status === 410) {
@@ -429,8 +481,18 @@ export class Reflector {
     this.failingSince ??= Date.now();
     this.failures++;
     // Transient failures are told by the server's own words; the others by werr's, which say what to fix.
-    const transient = werr.reason === 'Expired' || werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError';
-    this.lifecycle({ type: 'ended', reason: werr.reason, message: transient && e instanceof KubeRequestError ? causeOf(e) : werr.message, retryInMs: delay, ...this.rvField() });
+    const transient =
+      werr.reason === 'Expired' ||
+      werr.reason === 'Unreachable' ||
+      werr.reason === 'Throttled' ||
+      werr.reason === 'ServerError';
+    this.lifecycle({
+      type: 'ended',
+      reason: werr.reason,
+      message: transient && e instanceof KubeRequestError ? causeOf(e) : werr.message,
+      retryInMs: delay,
+      ...this.rvField(),
+    });
     if (werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError') {
       werr.message += `; retrying in ${delay < 1000 ? `${delay} ms` : `${(delay / 1000).toFixed(1)} s`}`;
     }
@@ -448,20 +510,38 @@ export class Reflector {
     }
     const s = e.status;
     if (s === 401) {
-      return watchError('Forbidden', `the API server ${this.opts.client.server} rejected the credentials (401 Unauthorized) while listing ${kind}: renew the token or certificate of the kubeconfig's user`);
+      return watchError(
+        'Forbidden',
+        `the API server ${this.opts.client.server} rejected the credentials (401 Unauthorized) while listing ${kind}: renew the token or certificate of the kubeconfig's user`,
+      );
     }
     if (s === 403) {
       const rule = missingRule(this.target, this.resource?.resource ?? kind.toLowerCase());
-      return watchError('Forbidden', `forbidden to list and watch ${kind}: grant the rule ${formatRule(rule)}`, { missingRule: rule });
+      return watchError('Forbidden', `forbidden to list and watch ${kind}: grant the rule ${formatRule(rule)}`, {
+        missingRule: rule,
+      });
     }
     if (s === 406 && this.metadataOnly) {
-      return watchError('Invalid', `the API server cannot send ${kind} as metadata only (${e.message}): cache ${kind} with whole objects (metadataOnly: false for this kind)`);
+      return watchError(
+        'Invalid',
+        `the API server cannot send ${kind} as metadata only (${e.message}): cache ${kind} with whole objects (metadataOnly: false for this kind)`,
+      );
     }
-    if (s === 404) return watchError('KindUnknown', `the server no longer serves kind ${kind} (404): is its CustomResourceDefinition installed?`);
-    if (s === 410) return watchError('Expired', `the resourceVersion of the watch of ${kind} keeps expiring (410 Gone); listing again`);
-    if (s === 429) return watchError('Throttled', `the API server throttles the watch of ${kind} (429 Too Many Requests)`);
+    if (s === 404)
+      return watchError(
+        'KindUnknown',
+        `the server no longer serves kind ${kind} (404): is its CustomResourceDefinition installed?`,
+      );
+    if (s === 410)
+      return watchError(
+        'Expired',
+        `the resourceVersion of the watch of ${kind} keeps expiring (410 Gone); listing again`,
+      );
+    if (s === 429)
+      return watchError('Throttled', `the API server throttles the watch of ${kind} (429 Too Many Requests)`);
     if (s === 0) return watchError('Unreachable', e.message);
-    if (s === 400 || s === 422) return watchError('Invalid', `the API server rejected the watch of ${kind}: ${e.message}`);
+    if (s === 400 || s === 422)
+      return watchError('Invalid', `the API server rejected the watch of ${kind}: ${e.message}`);
     return watchError('ServerError', `the API server failed the watch of ${kind}: ${e.message}`);
   }
 
@@ -508,7 +588,12 @@ export class Reflector {
   }
 
   private keyOf(obj: CachedObject): ObjectKey {
-    return formatKey({ group: this.target.group, kind: this.target.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+    return formatKey({
+      group: this.target.group,
+      kind: this.target.kind,
+      namespace: obj.metadata.namespace ?? '',
+      name: obj.metadata.name,
+    });
   }
 
   /**
@@ -567,7 +652,9 @@ function parseEvent(line: string): WatchEvent {
   } catch {
     // reported below
   }
-  throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, { url: '' });
+  throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, {
+    url: '',
+  });
 }
 
 /** abortable settles with p, or rejects with an AbortError as soon as signal aborts. */

@@ -86,7 +86,8 @@ export class SharedInformerPool implements InformerSource {
   }
 
   acquire(target: WatchTarget, handler: InformerHandler, opts: AcquireOptions = {}): InformerSubscription {
-    if (this.stopped) throw new RefwatchError('PoolStopped', 'the informer pool is stopped: acquire from a new SharedInformerPool');
+    if (this.stopped)
+      throw new RefwatchError('PoolStopped', 'the informer pool is stopped: acquire from a new SharedInformerPool');
     const t: WatchTarget = { group: target.group, kind: target.kind };
     if (target.namespace) t.namespace = target.namespace;
     if (target.labelSelector) t.labelSelector = target.labelSelector;
@@ -96,7 +97,14 @@ export class SharedInformerPool implements InformerSource {
     if (!entry) entry = this.start(key, t, metadataOnly);
     else if (!metadataOnly && entry.reflector.metadataOnly) this.restart(entry, false);
     const e = entry;
-    const sub: Subscriber = { handler, metadataOnly, ready: false, waiting: !metadataOnly && e.partial, primedSent: false, released: false };
+    const sub: Subscriber = {
+      handler,
+      metadataOnly,
+      ready: false,
+      waiting: !metadataOnly && e.partial,
+      primedSent: false,
+      released: false,
+    };
     e.subs.add(sub);
     queueMicrotask(() => this.replay(e, sub));
     return {
@@ -125,7 +133,14 @@ export class SharedInformerPool implements InformerSource {
   }
 
   private start(key: string, target: WatchTarget, metadataOnly: boolean): Entry {
-    const entry: Entry = { key, generation: 0, subs: new Set(), reflector: undefined as unknown as Reflector, partial: metadataOnly, carried: false };
+    const entry: Entry = {
+      key,
+      generation: 0,
+      subs: new Set(),
+      reflector: undefined as unknown as Reflector,
+      partial: metadataOnly,
+      carried: false,
+    };
     this.entries.set(key, entry);
     this.run(entry, target, metadataOnly, undefined);
     return entry;
@@ -213,7 +228,11 @@ export class SharedInformerPool implements InformerSource {
       const report = this.opts.onHandlerError;
       try {
         if (report) report(error, { target: entry.reflector.target, event: ev });
-        else this.logger.error(`a handler of the watch of ${entry.key} threw on a ${ev.type} event: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { watch: entry.key, event: ev.type });
+        else
+          this.logger.error(
+            `a handler of the watch of ${entry.key} threw on a ${ev.type} event: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+            { watch: entry.key, event: ev.type },
+          );
       } catch {
         // A failing error reporter must not take the watch down either.
       }

@@ -91,7 +91,10 @@ function change(key: ObjectKey, old: CachedObject | undefined, next: CachedObjec
 }
 
 /** diffSnapshots lists the events that turn snapshot prev into snapshot next. */
-export function diffSnapshots(prev: ReadonlyMap<ObjectKey, CachedObject>, next: ReadonlyMap<ObjectKey, CachedObject>): StoreEvent[] {
+export function diffSnapshots(
+  prev: ReadonlyMap<ObjectKey, CachedObject>,
+  next: ReadonlyMap<ObjectKey, CachedObject>,
+): StoreEvent[] {
   const events: StoreEvent[] = [];
   for (const [k, old] of prev) if (!next.has(k)) events.push({ type: 'deleted', key: k, object: old });
   for (const [k, obj] of next) {

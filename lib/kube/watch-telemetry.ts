@@ -82,22 +82,34 @@ export class WatchTelemetry {
       }
       case 'relisted':
         count(this.relists, kind, e.reason);
-        this.log('info', `${watchTargetKey(target)}|relisted|${e.reason}`, `relisted ${watch} after ${RELIST_CAUSE[e.reason]}: ${e.objects} objects in ${formatMs(e.durationMs)}, ${e.changes} changed while unwatched`, 'relists', {
-          ...fields,
-          event: 'relisted',
-          reason: e.reason,
-          objects: e.objects,
-          changes: e.changes,
-          durationMs: e.durationMs,
-        });
+        this.log(
+          'info',
+          `${watchTargetKey(target)}|relisted|${e.reason}`,
+          `relisted ${watch} after ${RELIST_CAUSE[e.reason]}: ${e.objects} objects in ${formatMs(e.durationMs)}, ${e.changes} changed while unwatched`,
+          'relists',
+          {
+            ...fields,
+            event: 'relisted',
+            reason: e.reason,
+            objects: e.objects,
+            changes: e.changes,
+            durationMs: e.durationMs,
+          },
+        );
         break;
       case 'recovered':
-        this.log('info', `${watchTargetKey(target)}|recovered`, `watch of ${watch} recovered after ${formatMs(e.downMs)} (${e.failures} failed ${e.failures === 1 ? 'attempt' : 'attempts'})`, 'recoveries', {
-          ...fields,
-          event: 'watch_recovered',
-          downMs: e.downMs,
-          failures: e.failures,
-        });
+        this.log(
+          'info',
+          `${watchTargetKey(target)}|recovered`,
+          `watch of ${watch} recovered after ${formatMs(e.downMs)} (${e.failures} failed ${e.failures === 1 ? 'attempt' : 'attempts'})`,
+          'recoveries',
+          {
+            ...fields,
+            event: 'watch_recovered',
+            downMs: e.downMs,
+            failures: e.failures,
+          },
+        );
         break;
     }
   }
@@ -117,10 +129,19 @@ export class WatchTelemetry {
     return [...this.relists.values()].map((c) => ({ ...c }));
   }
 
-  private log(level: 'debug' | 'info' | 'warn', key: string, msg: string, noun: string, fields: Record<string, string | number | undefined>): void {
+  private log(
+    level: 'debug' | 'info' | 'warn',
+    key: string,
+    msg: string,
+    noun: string,
+    fields: Record<string, string | number | undefined>,
+  ): void {
     const permit = this.limiter.take(key);
     if (!permit.allowed) return;
-    const tail = permit.suppressed > 0 ? ` (${permit.suppressed} ${noun} suppressed in the last ${Math.round(permit.sinceMs / 1000)} s)` : '';
+    const tail =
+      permit.suppressed > 0
+        ? ` (${permit.suppressed} ${noun} suppressed in the last ${Math.round(permit.sinceMs / 1000)} s)`
+        : '';
     this.logger[level](msg + tail, permit.suppressed > 0 ? { ...fields, suppressed: permit.suppressed } : fields);
   }
 }

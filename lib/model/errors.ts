@@ -20,7 +20,9 @@ export class RefwatchError extends Error {
 
 /** isRefwatchError recognises a RefwatchError from any copy of this module. */
 export function isRefwatchError(e: unknown): e is RefwatchError {
-  return e instanceof RefwatchError || (e instanceof Error && (e as { refwatchError?: unknown }).refwatchError === true);
+  return (
+    e instanceof RefwatchError || (e instanceof Error && (e as { refwatchError?: unknown }).refwatchError === true)
+  );
 }
 
 /** Result is how pure functions in lib/model report failure without throwing. */

@@ -38,7 +38,12 @@ export function apiVersionOf(gv: { group: string; version: string }): string {
 export function parseApiVersion(apiVersion: string, field = 'apiVersion'): Result<{ group: string; version: string }> {
   const parts = apiVersion.split('/');
   if (parts.length > 2 || parts.some((p) => p === '')) {
-    return err(new RefwatchError('InvalidApiVersion', `${field} "${apiVersion}" is not group/version or version`, { field, example: 'demo.refwatch.dev/v1alpha1' }));
+    return err(
+      new RefwatchError('InvalidApiVersion', `${field} "${apiVersion}" is not group/version or version`, {
+        field,
+        example: 'demo.refwatch.dev/v1alpha1',
+      }),
+    );
   }
   const [group, version] = parts.length === 1 ? ['', parts[0]!] : [parts[0]!, parts[1]!];
   const g = validateGroup(group, field);

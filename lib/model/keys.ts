@@ -31,7 +31,12 @@ export function formatKey(ref: ObjectRef): ObjectKey {
 /** parseKey parses and validates an ObjectKey. The error names the part at fault. */
 export function parseKey(key: string, field = 'object'): Result<ObjectRef> {
   if (typeof key !== 'string' || key.length === 0) {
-    return err(new RefwatchError('InvalidKey', `${field} is empty: give an object key Kind.group/namespace/name`, { field, example: 'Database.demo.refwatch.dev/shop/orders' }));
+    return err(
+      new RefwatchError('InvalidKey', `${field} is empty: give an object key Kind.group/namespace/name`, {
+        field,
+        example: 'Database.demo.refwatch.dev/shop/orders',
+      }),
+    );
   }
   const parts = key.split('/');
   if (parts.length !== 3) {
@@ -110,7 +115,12 @@ export function keyOf(obj: KubeObject): ObjectKey {
 export function keyOfChecked(obj: KubeObject): Result<ObjectKey> {
   const gv = parseApiVersion(obj.apiVersion);
   if (!gv.ok) return gv;
-  const key = formatKey({ group: gv.value.group, kind: obj.kind, namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' });
+  const key = formatKey({
+    group: gv.value.group,
+    kind: obj.kind,
+    namespace: obj.metadata?.namespace ?? '',
+    name: obj.metadata?.name ?? '',
+  });
   const parsed = parseKey(key);
   return parsed.ok ? ok(key) : parsed;
 }

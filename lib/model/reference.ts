@@ -15,16 +15,25 @@ const FIELD_PATH = /^[A-Za-z_$][\w$-]*(\[\d+\]|\[[^\]]+\]|\.[A-Za-z_$][\w$-]*)*$
 
 export function validateReference(ref: Reference, field = 'reference'): Result<Reference> {
   if (ref === null || typeof ref !== 'object') {
-    return err(new RefwatchError('InvalidReference', `${field} must be an object {referent, fieldPath}`, { field, example: '{"referent":"Secret/shop/db-password","fieldPath":"spec.secretRef"}' }));
+    return err(
+      new RefwatchError('InvalidReference', `${field} must be an object {referent, fieldPath}`, {
+        field,
+        example: '{"referent":"Secret/shop/db-password","fieldPath":"spec.secretRef"}',
+      }),
+    );
   }
   const k = parseKey(ref.referent, `${field}.referent`);
   if (!k.ok) return k;
   if (typeof ref.fieldPath !== 'string' || !FIELD_PATH.test(ref.fieldPath)) {
     return err(
-      new RefwatchError('InvalidFieldPath', `${field}.fieldPath "${String(ref.fieldPath)}" is not a field path like spec.databaseRef or spec.volumes[0].secret`, {
-        field: `${field}.fieldPath`,
-        example: 'spec.databaseRef',
-      }),
+      new RefwatchError(
+        'InvalidFieldPath',
+        `${field}.fieldPath "${String(ref.fieldPath)}" is not a field path like spec.databaseRef or spec.volumes[0].secret`,
+        {
+          field: `${field}.fieldPath`,
+          example: 'spec.databaseRef',
+        },
+      ),
     );
   }
   return ok(ref);

@@ -23,10 +23,14 @@ export function validateName(name: string, field = 'name', pathSegment = false):
     // RBAC objects use path-segment names, which may contain ':' (system:controller:…).
     if (name.length === 0 || name.length > 253 || name === '.' || name === '..' || /[/%]/.test(name)) {
       return err(
-        new RefwatchError('InvalidName', `${field} "${name}" is not a valid name: it must be non-empty, at most 253 characters, and contain no '/' or '%'`, {
-          field,
-          example: 'system:aggregate-to-view',
-        }),
+        new RefwatchError(
+          'InvalidName',
+          `${field} "${name}" is not a valid name: it must be non-empty, at most 253 characters, and contain no '/' or '%'`,
+          {
+            field,
+            example: 'system:aggregate-to-view',
+          },
+        ),
       );
     }
     return ok(name);
@@ -46,10 +50,14 @@ export function validateName(name: string, field = 'name', pathSegment = false):
 export function validateKind(kind: string, field = 'kind'): Result<string> {
   if (kind.length > 63 || !KIND.test(kind)) {
     return err(
-      new RefwatchError('InvalidKind', `${field} "${kind}" is not a valid kind: use CamelCase letters and digits, starting with an uppercase letter`, {
-        field,
-        example: 'Database',
-      }),
+      new RefwatchError(
+        'InvalidKind',
+        `${field} "${kind}" is not a valid kind: use CamelCase letters and digits, starting with an uppercase letter`,
+        {
+          field,
+          example: 'Database',
+        },
+      ),
     );
   }
   return ok(kind);
@@ -59,10 +67,14 @@ export function validateGroup(group: string, field = 'group'): Result<string> {
   if (group === '') return ok(group); // the core group
   if (group.length > 253 || !DNS1123_SUBDOMAIN.test(group)) {
     return err(
-      new RefwatchError('InvalidGroup', `${field} "${group}" is not a valid API group: use a lowercase DNS subdomain, or nothing for the core group`, {
-        field,
-        example: 'demo.refwatch.dev',
-      }),
+      new RefwatchError(
+        'InvalidGroup',
+        `${field} "${group}" is not a valid API group: use a lowercase DNS subdomain, or nothing for the core group`,
+        {
+          field,
+          example: 'demo.refwatch.dev',
+        },
+      ),
     );
   }
   return ok(group);
@@ -70,7 +82,12 @@ export function validateGroup(group: string, field = 'group'): Result<string> {
 
 export function validateVersion(version: string, field = 'version'): Result<string> {
   if (!DNS1123_LABEL.test(version)) {
-    return err(new RefwatchError('InvalidVersion', `${field} "${version}" is not a valid API version`, { field, example: 'v1alpha1' }));
+    return err(
+      new RefwatchError('InvalidVersion', `${field} "${version}" is not a valid API version`, {
+        field,
+        example: 'v1alpha1',
+      }),
+    );
   }
   return ok(version);
 }

@@ -24,10 +24,14 @@ export class DelayingQueue extends WorkQueue {
   /** Adds key after `ms` milliseconds. Ignored after shutdown. */
   addAfter(key: string, ms: number): void {
     if (Number.isNaN(ms) || ms === Infinity) {
-      throw new RefwatchError('InvalidDelay', `addAfter("${key}", ms): ms must be a finite number of milliseconds, got ${ms}`, {
-        field: 'ms',
-        example: '250',
-      });
+      throw new RefwatchError(
+        'InvalidDelay',
+        `addAfter("${key}", ms): ms must be a finite number of milliseconds, got ${ms}`,
+        {
+          field: 'ms',
+          example: '250',
+        },
+      );
     }
     if (this.shuttingDown()) return;
     if (ms <= 0) {

@@ -30,8 +30,10 @@ export class ItemExponentialFailureRateLimiter implements RateLimiter {
     readonly baseMs: number,
     readonly maxMs: number,
   ) {
-    if (!(baseMs > 0) || !Number.isFinite(baseMs)) throw invalid('baseMs', `must be a positive number of milliseconds, got ${baseMs}`, '5');
-    if (!(maxMs >= baseMs) || !Number.isFinite(maxMs)) throw invalid('maxMs', `must be a finite number of milliseconds >= baseMs (${baseMs}), got ${maxMs}`, '1000000');
+    if (!(baseMs > 0) || !Number.isFinite(baseMs))
+      throw invalid('baseMs', `must be a positive number of milliseconds, got ${baseMs}`, '5');
+    if (!(maxMs >= baseMs) || !Number.isFinite(maxMs))
+      throw invalid('maxMs', `must be a finite number of milliseconds >= baseMs (${baseMs}), got ${maxMs}`, '1000000');
     this.capExponent = Math.ceil(Math.log2(maxMs / baseMs));
   }
 
@@ -67,8 +69,10 @@ export class BucketRateLimiter implements RateLimiter {
     readonly burst: number,
     private readonly clock: Clock = realClock,
   ) {
-    if (!(qps > 0) || !Number.isFinite(qps)) throw invalid('qps', `must be a positive number of tokens per second, got ${qps}`, '10');
-    if (!(burst >= 1) || !Number.isFinite(burst)) throw invalid('burst', `must be a finite number >= 1, got ${burst}`, '100');
+    if (!(qps > 0) || !Number.isFinite(qps))
+      throw invalid('qps', `must be a positive number of tokens per second, got ${qps}`, '10');
+    if (!(burst >= 1) || !Number.isFinite(burst))
+      throw invalid('burst', `must be a finite number >= 1, got ${burst}`, '100');
     this.tokens = burst;
     this.last = clock.now();
   }
@@ -98,7 +102,8 @@ export class MaxOfRateLimiter implements RateLimiter {
   private readonly limiters: readonly RateLimiter[];
 
   constructor(...limiters: RateLimiter[]) {
-    if (limiters.length === 0) throw invalid('limiters', 'must name at least one rate limiter', 'new MaxOfRateLimiter(exponential, bucket)');
+    if (limiters.length === 0)
+      throw invalid('limiters', 'must name at least one rate limiter', 'new MaxOfRateLimiter(exponential, bucket)');
     this.limiters = limiters;
   }
 
@@ -121,10 +126,16 @@ export class MaxOfRateLimiter implements RateLimiter {
 
 /** client-go's default: per-key 5 ms · 2^n capped at 1000 s, max'ed with a 10 qps / burst 100 bucket. */
 export function defaultControllerRateLimiter(clock: Clock = realClock): RateLimiter {
-  return new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(10, 100, clock));
+  return new MaxOfRateLimiter(
+    new ItemExponentialFailureRateLimiter(5, 1_000_000),
+    new BucketRateLimiter(10, 100, clock),
+  );
 }
 
 /** Crossplane-like: per-key 1 s · 2^n capped at 60 s, max'ed with a 10 qps / burst 100 bucket. */
 export function crossplaneRateLimiter(clock: Clock = realClock): RateLimiter {
-  return new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(1_000, 60_000), new BucketRateLimiter(10, 100, clock));
+  return new MaxOfRateLimiter(
+    new ItemExponentialFailureRateLimiter(1_000, 60_000),
+    new BucketRateLimiter(10, 100, clock),
+  );
 }

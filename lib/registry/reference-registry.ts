@@ -80,7 +80,10 @@ export class ReferenceRegistry {
    */
   setReferences(controller: string, referrer: ObjectKey, refs: readonly Reference[]): RegistryDelta {
     if (!Array.isArray(refs)) {
-      throw new RefwatchError('InvalidReferences', 'references must be an array of {referent, fieldPath}', { field: 'references', example: '[{"referent":"Secret/shop/db","fieldPath":"spec.secretRef"}]' });
+      throw new RefwatchError('InvalidReferences', 'references must be an array of {referent, fieldPath}', {
+        field: 'references',
+        example: '[{"referent":"Secret/shop/db","fieldPath":"spec.secretRef"}]',
+      });
     }
     let entry = this.byController.get(controller)?.get(referrer);
     if (!entry) {
@@ -88,7 +91,12 @@ export class ReferenceRegistry {
       if (refs.length === 0) return { referrer: { controller, key: referrer }, added: NONE, removed: NONE };
       const parsed = parseKey(referrer, 'referrer');
       if (!parsed.ok) throw parsed.error;
-      if (controller === '') throw new RefwatchError('InvalidController', 'controller name is empty: name the controller that declares these references', { field: 'controller', example: 'app-controller' });
+      if (controller === '')
+        throw new RefwatchError(
+          'InvalidController',
+          'controller name is empty: name the controller that declares these references',
+          { field: 'controller', example: 'app-controller' },
+        );
       entry = this.createEntry(controller, referrer);
     }
     const { added, removed } = diffMultiset(entry.referents, entry.fieldPaths, refs);
@@ -174,7 +182,8 @@ export class ReferenceRegistry {
     const e = this.byController.get(controller)?.get(referrer);
     if (!e) return 0;
     let n = 0;
-    for (let i = 0; i < e.referents.length; i++) if (e.referents[i] === ref.referent && e.fieldPaths[i] === ref.fieldPath) n++;
+    for (let i = 0; i < e.referents.length; i++)
+      if (e.referents[i] === ref.referent && e.fieldPaths[i] === ref.fieldPath) n++;
     return n;
   }
 
@@ -205,7 +214,8 @@ export class ReferenceRegistry {
 
   referrers(controller?: string): Referrer[] {
     const out: Referrer[] = [];
-    for (const [name, m] of this.byController) if (controller === undefined || name === controller) out.push(...m.values());
+    for (const [name, m] of this.byController)
+      if (controller === undefined || name === controller) out.push(...m.values());
     return out;
   }
 
@@ -302,11 +312,16 @@ export class ReferenceRegistry {
  */
 const scratch = new Uint8Array(256);
 
-function diffMultiset(oldReferents: ObjectKey[], oldPaths: string[], refs: readonly Reference[]): { added: Reference[]; removed: Reference[] } {
+function diffMultiset(
+  oldReferents: ObjectKey[],
+  oldPaths: string[],
+  refs: readonly Reference[],
+): { added: Reference[]; removed: Reference[] } {
   const n = oldReferents.length;
   const m = refs.length;
   if (n === 0) return { added: m === 0 ? [] : refs.slice(), removed: [] };
-  if (m === 0) return { added: [], removed: oldReferents.map((referent, i) => ({ referent, fieldPath: oldPaths[i]! })) };
+  if (m === 0)
+    return { added: [], removed: oldReferents.map((referent, i) => ({ referent, fieldPath: oldPaths[i]! })) };
   if (n * m <= 256) {
     const used = scratch;
     used.fill(0, 0, n);
@@ -324,7 +339,8 @@ function diffMultiset(oldReferents: ObjectKey[], oldPaths: string[], refs: reado
       else used[found] = 1;
     }
     const removed: Reference[] = [];
-    for (let i = 0; i < n; i++) if (used[i] === 0) removed.push({ referent: oldReferents[i]!, fieldPath: oldPaths[i]! });
+    for (let i = 0; i < n; i++)
+      if (used[i] === 0) removed.push({ referent: oldReferents[i]!, fieldPath: oldPaths[i]! });
     return { added, removed };
   }
   const counts = new Map<string, number>();

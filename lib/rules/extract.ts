@@ -1,4 +1,16 @@
-import { formatKey, kindKey, referenceId, usesPathSegmentNames, validateGroup, validateKind, validateName, validateNamespace, type GroupKind, type KubeObject, type Reference } from '../model';
+import {
+  formatKey,
+  kindKey,
+  referenceId,
+  usesPathSegmentNames,
+  validateGroup,
+  validateKind,
+  validateName,
+  validateNamespace,
+  type GroupKind,
+  type KubeObject,
+  type Reference,
+} from '../model';
 import { appendField, isRecord, type FieldMatch } from './field-path';
 import { kindInfoOf, selectorMatches, type Convention, type ReferenceTarget, type RuleSet } from './rule-set';
 import type { ReferrerSelector, Scope } from './schema';
@@ -44,7 +56,15 @@ export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions =
   if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return out;
   const referrer: GroupKind = { group: groupOfApiVersion(obj.apiVersion), kind: obj.kind };
   const namespace = typeof obj.metadata?.namespace === 'string' ? obj.metadata.namespace : '';
-  const ctx: Context = { rs, opts, referrerGroup: referrer.group, namespace, out, seen: new Set(), seenPaths: new Set() };
+  const ctx: Context = {
+    rs,
+    opts,
+    referrerGroup: referrer.group,
+    namespace,
+    out,
+    seen: new Set(),
+    seenPaths: new Set(),
+  };
 
   for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
     for (const m of rule.path.match(obj)) resolve(ctx, rule, m);
@@ -97,7 +117,8 @@ function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
         const candidates: FieldMatch[] = [];
         if (field.endsWith('Refs') && Array.isArray(v)) {
           v.forEach((el, i) => {
-            if (isRecord(el) && Object.hasOwn(el, 'name')) candidates.push({ path: `${base}[${i}].name`, value: el.name, holder: el });
+            if (isRecord(el) && Object.hasOwn(el, 'name'))
+              candidates.push({ path: `${base}[${i}].name`, value: el.name, holder: el });
           });
         } else if (field.endsWith('Ref') && isRecord(v) && Object.hasOwn(v, 'name')) {
           candidates.push({ path: `${base}.name`, value: v.name, holder: v });
@@ -126,13 +147,23 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   const name = m.value;
   if (name === undefined || name === null || name === '') return;
   if (typeof name !== 'string') {
-    ctx.out.unresolved.push({ fieldPath: m.path, name: JSON.stringify(name), reason: `${m.path} should hold a name (a string) but holds ${typeof name}`, rule: t.origin });
+    ctx.out.unresolved.push({
+      fieldPath: m.path,
+      name: JSON.stringify(name),
+      reason: `${m.path} should hold a name (a string) but holds ${typeof name}`,
+      rule: t.origin,
+    });
     return;
   }
   const holder = m.holder;
   const kind = nonEmptyString(t.kindField?.get(holder)) ?? t.kind;
   if (kind === undefined) {
-    ctx.out.unresolved.push({ fieldPath: m.path, name, reason: `no kind next to ${m.path}: ${t.kindField?.source ?? 'kind'} is not set`, rule: t.origin });
+    ctx.out.unresolved.push({
+      fieldPath: m.path,
+      name,
+      reason: `no kind next to ${m.path}: ${t.kindField?.source ?? 'kind'} is not set`,
+      rule: t.origin,
+    });
     return;
   }
   let group = typeof t.group === 'string' ? t.group : t.group(ctx.referrerGroup);

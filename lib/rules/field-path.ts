@@ -32,17 +32,26 @@ export class FieldPath {
   /** parse compiles a path once; evaluating it later does no parsing. */
   static parse(source: string, field = 'path'): Result<FieldPath> {
     if (typeof source !== 'string') {
-      return err(new RefwatchError('InvalidFieldPath', `${field} must be a string field path`, { field, example: 'spec.volumes[*].secret.secretName' }));
+      return err(
+        new RefwatchError('InvalidFieldPath', `${field} must be a string field path`, {
+          field,
+          example: 'spec.volumes[*].secret.secretName',
+        }),
+      );
     }
     const text = source.startsWith('.') ? source.slice(1) : source;
     const steps: Step[] = [];
     let i = 0;
     const fail = (what: string) =>
       err(
-        new RefwatchError('InvalidFieldPath', `${field} "${source}": ${what} at character ${i + (text === source ? 1 : 2)}`, {
-          field,
-          example: 'spec.volumes[*].secret.secretName',
-        }),
+        new RefwatchError(
+          'InvalidFieldPath',
+          `${field} "${source}": ${what} at character ${i + (text === source ? 1 : 2)}`,
+          {
+            field,
+            example: 'spec.volumes[*].secret.secretName',
+          },
+        ),
       );
     const ident = (): string | undefined => {
       IDENT.lastIndex = i;
@@ -52,7 +61,8 @@ export class FieldPath {
       return m[0];
     };
     const first = ident();
-    if (first === undefined) return fail(text === '' ? 'the path is empty; expected a field name' : 'expected a field name');
+    if (first === undefined)
+      return fail(text === '' ? 'the path is empty; expected a field name' : 'expected a field name');
     steps.push({ kind: 'field', name: first });
     while (i < text.length) {
       const c = text[i];
@@ -132,7 +142,14 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function walk(steps: readonly Step[], i: number, node: unknown, path: string, holder: unknown, out: FieldMatch[]): void {
+function walk(
+  steps: readonly Step[],
+  i: number,
+  node: unknown,
+  path: string,
+  holder: unknown,
+  out: FieldMatch[],
+): void {
   if (i === steps.length) {
     out.push({ path, value: node, holder });
     return;
@@ -140,10 +157,12 @@ function walk(steps: readonly Step[], i: number, node: unknown, path: string, ho
   const s = steps[i]!;
   switch (s.kind) {
     case 'field':
-      if (isRecord(node) && Object.hasOwn(node, s.name)) walk(steps, i + 1, node[s.name], appendField(path, s.name), node, out);
+      if (isRecord(node) && Object.hasOwn(node, s.name))
+        walk(steps, i + 1, node[s.name], appendField(path, s.name), node, out);
       return;
     case 'index':
-      if (Array.isArray(node) && s.index < node.length) walk(steps, i + 1, node[s.index], `${path}[${s.index}]`, node, out);
+      if (Array.isArray(node) && s.index < node.length)
+        walk(steps, i + 1, node[s.index], `${path}[${s.index}]`, node, out);
       return;
     case 'each':
       if (Array.isArray(node)) {

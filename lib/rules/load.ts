@@ -9,7 +9,10 @@ export async function loadRulesFile(path: string): Promise<Result<RulesDocument,
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    const reason = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file; check the path' : `cannot read the file: ${(e as Error).message}`;
+    const reason =
+      (e as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'no such file; check the path'
+        : `cannot read the file: ${(e as Error).message}`;
     return err(new RulesError([{ file: path, path: '', reason }]));
   }
   return parseRulesText(text, path);

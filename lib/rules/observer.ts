@@ -1,4 +1,10 @@
-import { conditionReadiness, defaultReadiness, existsReadiness, type Manager, type ReadinessPredicate } from '../engine';
+import {
+  conditionReadiness,
+  defaultReadiness,
+  existsReadiness,
+  type Manager,
+  type ReadinessPredicate,
+} from '../engine';
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
 import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
@@ -61,7 +67,12 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
       else {
         const predicate = predicateFor(ruleSet, gk.value);
         // 'exists' is existsReadiness itself, so the kind is cached as metadata only.
-        p = predicate.kind === 'default' ? defaultReadiness : predicate.kind === 'exists' ? existsReadiness : (obj) => evaluate(predicate, obj);
+        p =
+          predicate.kind === 'default'
+            ? defaultReadiness
+            : predicate.kind === 'exists'
+              ? existsReadiness
+              : (obj) => evaluate(predicate, obj);
       }
       cache.set(kind, p);
       return p;
@@ -78,7 +89,8 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
           reconcile: (ctx) => {
             if (!ctx.object || (only && !only(ctx.key))) return;
-            for (const ref of extractReferences(ruleSet, ctx.object)) ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
+            for (const ref of extractReferences(ruleSet, ctx.object))
+              ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
           },
         });
       }

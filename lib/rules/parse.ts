@@ -53,19 +53,33 @@ export function parseRulesText(text: string, file: string): Result<RulesDocument
       new RulesError(
         doc.errors.map((e) => {
           const pos = lineCounter.linePos(e.pos[0]);
-          return { file, path: '', line: pos.line, column: pos.col, reason: `not valid YAML or JSON: ${firstLine(e.message)}` };
+          return {
+            file,
+            path: '',
+            line: pos.line,
+            column: pos.col,
+            reason: `not valid YAML or JSON: ${firstLine(e.message)}`,
+          };
         }),
       ),
     );
   }
   const value: unknown = doc.toJS();
   if (value === null || value === undefined) {
-    return err(new RulesError([{ file, path: '', reason: 'the file is empty; expected a mapping with rules:, conventions: or kinds:' }]));
+    return err(
+      new RulesError([
+        { file, path: '', reason: 'the file is empty; expected a mapping with rules:, conventions: or kinds:' },
+      ]),
+    );
   }
   return check(value, file, { doc, lineCounter });
 }
 
-function check(value: unknown, file: string, source: { doc: Document; lineCounter: LineCounter } | undefined): Result<RulesDocument, RulesError> {
+function check(
+  value: unknown,
+  file: string,
+  source: { doc: Document; lineCounter: LineCounter } | undefined,
+): Result<RulesDocument, RulesError> {
   const parsed = rulesDocumentSchema.safeParse(value);
   if (parsed.success) return ok(parsed.data);
   const issues = flatten(parsed.error.issues, []).map(({ path, reason }): RuleIssue => {
@@ -84,11 +98,19 @@ function flatten(issues: readonly zcore.$ZodIssue[], prefix: PropertyKey[]): Loc
     const path = [...prefix, ...issue.path];
     switch (issue.code) {
       case 'unrecognized_keys':
-        for (const key of issue.keys) out.push({ path: [...path, key], reason: 'unknown field; remove it or fix its spelling (docs/rules.md lists the fields)' });
+        for (const key of issue.keys)
+          out.push({
+            path: [...path, key],
+            reason: 'unknown field; remove it or fix its spelling (docs/rules.md lists the fields)',
+          });
         break;
       case 'invalid_union': {
         // The branch the author meant: not failed on the value's own type, and with the fewest issues.
-        const meant = issue.errors.filter((branch) => !branch.some((b) => b.code === 'invalid_type' && b.path.length === 0) && !branch.some((b) => b.code === 'invalid_value' && b.path.length === 0));
+        const meant = issue.errors.filter(
+          (branch) =>
+            !branch.some((b) => b.code === 'invalid_type' && b.path.length === 0) &&
+            !branch.some((b) => b.code === 'invalid_value' && b.path.length === 0),
+        );
         const fewest = Math.min(...meant.map((b) => b.length));
         const best = meant.filter((b) => b.length === fewest);
         if (best.length === 1) out.push(...flatten(best[0]!, path));
@@ -96,7 +118,12 @@ function flatten(issues: readonly zcore.$ZodIssue[], prefix: PropertyKey[]): Loc
         break;
       }
       case 'invalid_type':
-        out.push({ path, reason: /received undefined$/.test(issue.message) ? `is required (${issue.expected})` : issue.message.replace(/^Invalid input: /, '') });
+        out.push({
+          path,
+          reason: /received undefined$/.test(issue.message)
+            ? `is required (${issue.expected})`
+            : issue.message.replace(/^Invalid input: /, ''),
+        });
         break;
       default:
         out.push({ path, reason: issue.message });

@@ -56,7 +56,12 @@ export function evaluate(p: CompiledPredicate, obj: KubeObject): Readiness {
       if (p.equals.some((e) => e === v)) return { ready: true };
       const want = p.equals.map((e) => JSON.stringify(e)).join(' or ');
       const have = v === undefined ? 'is not set' : `is ${JSON.stringify(v)}`;
-      return { ready: false, reason: 'FieldMismatch', field: p.path.source, message: `${p.path.source} ${have}; ready when it is ${want}` };
+      return {
+        ready: false,
+        reason: 'FieldMismatch',
+        field: p.path.source,
+        message: `${p.path.source} ${have}; ready when it is ${want}`,
+      };
     }
   }
 }
@@ -70,7 +75,10 @@ function judgeCondition(conditions: Condition[], type: string, want: string, mis
     ready: false,
     condition: type,
     reason: typeof c.reason === 'string' && c.reason !== '' ? c.reason : `${type}${status}`,
-    message: typeof c.message === 'string' && c.message !== '' ? c.message : `condition ${type} is ${status}; ready when ${want}`,
+    message:
+      typeof c.message === 'string' && c.message !== ''
+        ? c.message
+        : `condition ${type} is ${status}; ready when ${want}`,
   };
 }
 

@@ -1,7 +1,16 @@
 import { kindKey, type GroupKind } from '../model';
 import { FieldPath, compileFieldPath } from './field-path';
 import { validateRules } from './parse';
-import type { ConventionFieldSpec, ReadinessPredicate, ReferenceRuleSpec, ReferentSpec, ReferrerSelector, RulesDocument, RulesDocumentInput, Scope } from './schema';
+import type {
+  ConventionFieldSpec,
+  ReadinessPredicate,
+  ReferenceRuleSpec,
+  ReferentSpec,
+  ReferrerSelector,
+  RulesDocument,
+  RulesDocumentInput,
+  Scope,
+} from './schema';
 
 /** ReferenceTarget turns one matched name into a referent: the compiled form of a reference or convention field. */
 export interface ReferenceTarget {
@@ -80,7 +89,10 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
         referrerKinds.push({ group: rule.referrer.group, kind: rule.referrer.kind });
       }
       rule.references.forEach((ref: ReferenceRuleSpec, i) => {
-        list.push({ ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`), path: compileFieldPath(ref.path) });
+        list.push({
+          ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`),
+          path: compileFieldPath(ref.path),
+        });
       });
     });
     doc.conventions.forEach((c, ci) => {
@@ -88,14 +100,22 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
         name: c.name,
         selector: c.referrers,
         under: c.under.map(compileFieldPath),
-        fields: new Map(c.fields.map((f: ConventionFieldSpec, fi) => [f.field, compileTarget(f, `${label}: conventions[${ci}].fields[${fi}]`)])),
+        fields: new Map(
+          c.fields.map((f: ConventionFieldSpec, fi) => [
+            f.field,
+            compileTarget(f, `${label}: conventions[${ci}].fields[${fi}]`),
+          ]),
+        ),
         ignore: new Set(c.ignore),
       });
     });
     for (const k of doc.kinds) {
       const key = k.group === '*' ? `${k.kind}.*` : kindKey({ group: k.group, kind: k.kind });
       const prev = kinds.get(key);
-      kinds.set(key, { scope: k.scope ?? prev?.scope, ready: k.ready !== undefined ? compilePredicate(k.ready) : prev?.ready });
+      kinds.set(key, {
+        scope: k.scope ?? prev?.scope,
+        ready: k.ready !== undefined ? compilePredicate(k.ready) : prev?.ready,
+      });
     }
   });
   return { rules, conventions, kinds, referrerKinds };
@@ -151,10 +171,16 @@ export function kindInfoOf(rs: RuleSet, gk: GroupKind): KindInfo | undefined {
  * categories undefined means discovery is not at hand: a categories criterion
  * then matches every kind.
  */
-export function selectorMatches(sel: ReferrerSelector | undefined, gk: GroupKind, categories: readonly string[] | undefined): boolean {
-  if (!sel || (sel.groups === undefined && sel.groupSuffixes === undefined && sel.categories === undefined)) return true;
+export function selectorMatches(
+  sel: ReferrerSelector | undefined,
+  gk: GroupKind,
+  categories: readonly string[] | undefined,
+): boolean {
+  if (!sel || (sel.groups === undefined && sel.groupSuffixes === undefined && sel.categories === undefined))
+    return true;
   if (sel.groups?.includes(gk.group)) return true;
   if (sel.groupSuffixes?.some((s) => gk.group === s || gk.group.endsWith(`.${s}`))) return true;
-  if (sel.categories !== undefined) return categories === undefined || sel.categories.some((c) => categories.includes(c));
+  if (sel.categories !== undefined)
+    return categories === undefined || sel.categories.some((c) => categories.includes(c));
   return false;
 }

@@ -13,17 +13,29 @@ import { FieldPath } from './field-path';
 
 const kindName = z.string().superRefine((s, ctx) => {
   const r = validateKind(s);
-  if (!r.ok) ctx.addIssue({ code: 'custom', message: `"${s}" is not a kind: use CamelCase, starting with an uppercase letter (ConfigMap)` });
+  if (!r.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not a kind: use CamelCase, starting with an uppercase letter (ConfigMap)`,
+    });
 });
 
 const groupName = z.string().superRefine((s, ctx) => {
   const r = validateGroup(s);
-  if (!r.ok) ctx.addIssue({ code: 'custom', message: `"${s}" is not an API group: use a lowercase DNS name, or '' for the core group` });
+  if (!r.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not an API group: use a lowercase DNS name, or '' for the core group`,
+    });
 });
 
 const fieldPath = z.string().superRefine((s, ctx) => {
   const r = FieldPath.parse(s, 'path');
-  if (!r.ok) ctx.addIssue({ code: 'custom', message: `${r.error.message.replace(/^path /, '').replace(/ \(example: .*\)$/, '')}; write it like spec.volumes[*].secret.secretName` });
+  if (!r.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `${r.error.message.replace(/^path /, '').replace(/ \(example: .*\)$/, '')}; write it like spec.volumes[*].secret.secretName`,
+    });
 });
 
 export const scopeSchema = z.enum(['Namespaced', 'Cluster']);
@@ -43,7 +55,11 @@ const groupFromReferrerSchema = z.strictObject({
 
 /** The referent kind a reference names unless the object says otherwise (kindField, groupField, apiVersionField). */
 export const referentSchema = z.strictObject({
-  group: z.union([groupName, groupFromReferrerSchema], { error: "group must be an API group ('' for core) or {fromReferrer: true, lastLabels: N}" }).default(''),
+  group: z
+    .union([groupName, groupFromReferrerSchema], {
+      error: "group must be an API group ('' for core) or {fromReferrer: true, lastLabels: N}",
+    })
+    .default(''),
   kind: kindName,
 });
 
@@ -70,10 +86,31 @@ const targetShape = {
   optionalField: fieldPath.optional(),
 };
 
-function checkTarget(v: { referent?: unknown; kindField?: unknown; groupField?: unknown; apiVersionField?: unknown; optional?: unknown; optionalField?: unknown }, ctx: z.RefinementCtx) {
-  if (v.referent === undefined && v.kindField === undefined) ctx.addIssue({ code: 'custom', path: ['referent'], message: 'is required unless kindField reads the kind from the object: give referent: {kind: ...}' });
-  if (v.groupField !== undefined && v.apiVersionField !== undefined) ctx.addIssue({ code: 'custom', path: ['apiVersionField'], message: 'give groupField or apiVersionField, not both' });
-  if (v.optional !== undefined && v.optionalField !== undefined) ctx.addIssue({ code: 'custom', path: ['optionalField'], message: 'give optional or optionalField, not both' });
+function checkTarget(
+  v: {
+    referent?: unknown;
+    kindField?: unknown;
+    groupField?: unknown;
+    apiVersionField?: unknown;
+    optional?: unknown;
+    optionalField?: unknown;
+  },
+  ctx: z.RefinementCtx,
+) {
+  if (v.referent === undefined && v.kindField === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['referent'],
+      message: 'is required unless kindField reads the kind from the object: give referent: {kind: ...}',
+    });
+  if (v.groupField !== undefined && v.apiVersionField !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['apiVersionField'],
+      message: 'give groupField or apiVersionField, not both',
+    });
+  if (v.optional !== undefined && v.optionalField !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['optionalField'], message: 'give optional or optionalField, not both' });
 }
 
 export const referenceRuleSchema = z
@@ -99,10 +136,14 @@ export const referrerSelectorSchema = z.strictObject({
   /** `upbound.io` matches `upbound.io` and `ec2.aws.upbound.io`. */
   groupSuffixes: z.array(groupName).optional(),
   /** Discovery categories, e.g. Crossplane's `managed`, `composite`, `claim`. */
-  categories: z.array(z.string().regex(/^[a-z0-9][-a-z0-9]*$/, { error: 'a category is a lowercase word (managed)' })).optional(),
+  categories: z
+    .array(z.string().regex(/^[a-z0-9][-a-z0-9]*$/, { error: 'a category is a lowercase word (managed)' }))
+    .optional(),
 });
 
-const conventionFieldName = z.string().regex(/^[A-Za-z_$][\w$-]*Refs?$/, { error: 'field must be a field name ending in Ref or Refs (providerConfigRef)' });
+const conventionFieldName = z
+  .string()
+  .regex(/^[A-Za-z_$][\w$-]*Refs?$/, { error: 'field must be a field name ending in Ref or Refs (providerConfigRef)' });
 
 export const conventionFieldSchema = z
   .strictObject({
@@ -166,7 +207,12 @@ export const rulesDocumentSchema = z
     doc.kinds.forEach((k, i) => {
       const id = `${k.kind}.${k.group}`;
       const first = seen.get(id);
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['kinds', i], message: `kind ${k.kind} in group '${k.group}' is already described at kinds[${first}]; merge the two` });
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['kinds', i],
+          message: `kind ${k.kind} in group '${k.group}' is already described at kinds[${first}]; merge the two`,
+        });
       else seen.set(id, i);
     });
   });

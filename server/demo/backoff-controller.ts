@@ -2,7 +2,12 @@ import type { DemoMode } from '../../lib/demo/wire';
 import { conditionReadiness, type InformerSource, type InformerSubscription, type WatchTarget } from '../../lib/engine';
 import { Discovery, KubeRequestError, isAbortError, resourcePath } from '../../lib/kube';
 import type { KubeObject, ObjectKey } from '../../lib/model';
-import { RateLimitingQueue, crossplaneRateLimiter, defaultControllerRateLimiter, type RateLimiter } from '../../lib/queue';
+import {
+  RateLimitingQueue,
+  crossplaneRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from '../../lib/queue';
 import type { BackoffPreset } from './config';
 import type { CountedClient, DemoClient } from './counted-client';
 import { demoPath } from './kinds';
@@ -60,7 +65,8 @@ export class BackoffController {
     this.subscription = this.opts.source.acquire(this.opts.apps, (event) => {
       // New Apps and spec changes (a new generation) queue the App; status writes do not.
       if (event.type === 'added') this.queue.add(event.key);
-      else if (event.type === 'updated' && event.object.metadata.generation !== event.old.metadata.generation) this.queue.add(event.key);
+      else if (event.type === 'updated' && event.object.metadata.generation !== event.old.metadata.generation)
+        this.queue.add(event.key);
       else if (event.type === 'deleted') this.queue.forget(event.key);
     });
     for (let i = 0; i < Math.max(1, this.opts.workers); i++) this.workers.push(this.work());
@@ -111,7 +117,10 @@ export class BackoffController {
     }
     const resolvedAt = Date.now();
     // A failed write throws, and the worker requeues the App rate-limited.
-    await patchResolved(client, app, 'backoff', resolvedAt, this.opts.reconcilesOf(key), { signal: this.abort.signal, optimisticLock: false });
+    await patchResolved(client, app, 'backoff', resolvedAt, this.opts.reconcilesOf(key), {
+      signal: this.abort.signal,
+      optimisticLock: false,
+    });
     this.opts.onResolved(key, resolvedAt);
     this.queue.forget(key);
   }
@@ -128,7 +137,7 @@ export class BackoffController {
     }
     let object: KubeObject;
     try {
-      object = (await client.getJSON<KubeObject>(path, {}, this.abort.signal));
+      object = await client.getJSON<KubeObject>(path, {}, this.abort.signal);
     } catch (e) {
       if (e instanceof KubeRequestError && e.status === 404) return false;
       throw e;
@@ -141,7 +150,8 @@ export type { DemoMode };
 
 /** resolvedBy reads status.resolvedBy.<mode> of an App, if that controller recorded it. */
 export function resolvedBy(app: KubeObject, mode: DemoMode): { resolvedAt?: string; reconciles?: number } | undefined {
-  const status = app.status as { resolvedBy?: Record<string, { resolvedAt?: string; reconciles?: number }> } | undefined;
+  const status = app.status as
+    { resolvedBy?: Record<string, { resolvedAt?: string; reconciles?: number }> } | undefined;
   return status?.resolvedBy?.[mode];
 }
 
@@ -163,5 +173,9 @@ export async function patchResolved(
     ...(opts.optimisticLock ? { metadata: { resourceVersion: app.metadata.resourceVersion } } : {}),
     status: { resolvedBy: { [mode]: { resolvedAt: new Date(resolvedAt).toISOString(), reconciles } } },
   };
-  await client.request('PATCH', demoPath('App', app.metadata.namespace ?? '', app.metadata.name, 'status'), { body, contentType: 'application/merge-patch+json', signal: opts.signal });
+  await client.request('PATCH', demoPath('App', app.metadata.namespace ?? '', app.metadata.name, 'status'), {
+    body,
+    contentType: 'application/merge-patch+json',
+    signal: opts.signal,
+  });
 }

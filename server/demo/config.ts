@@ -9,9 +9,21 @@ export const MAX_DELAY_MS = 600_000;
 export const MAX_TIMEOUT_MS = 600_000;
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
-const count = (max: number) => z.number({ error: `must be a whole number from 1 to ${max}` }).int(`must be a whole number from 1 to ${max}`).min(1, `must be at least 1`).max(max, `must be at most ${max}`);
-const delayMs = z.number({ error: `must be a number of milliseconds from 0 to ${MAX_DELAY_MS}` }).int('must be a whole number of milliseconds').min(0, 'must not be negative').max(MAX_DELAY_MS, `must be at most ${MAX_DELAY_MS} ms (10 minutes)`);
-const fraction = z.number({ error: 'must be a fraction from 0 to 1' }).min(0, 'must be a fraction from 0 to 1').max(1, 'must be a fraction from 0 to 1');
+const count = (max: number) =>
+  z
+    .number({ error: `must be a whole number from 1 to ${max}` })
+    .int(`must be a whole number from 1 to ${max}`)
+    .min(1, `must be at least 1`)
+    .max(max, `must be at most ${max}`);
+const delayMs = z
+  .number({ error: `must be a number of milliseconds from 0 to ${MAX_DELAY_MS}` })
+  .int('must be a whole number of milliseconds')
+  .min(0, 'must not be negative')
+  .max(MAX_DELAY_MS, `must be at most ${MAX_DELAY_MS} ms (10 minutes)`);
+const fraction = z
+  .number({ error: 'must be a fraction from 0 to 1' })
+  .min(0, 'must be a fraction from 0 to 1')
+  .max(1, 'must be a fraction from 0 to 1');
 
 export const readyAfterSchema = z.discriminatedUnion(
   'distribution',
@@ -38,8 +50,15 @@ export const demoConfigSchema = z
     secrets: count(MAX_REFERENTS).optional(),
     readyAfter: readyAfterSchema.default({ distribution: 'uniform', minMs: 1_000, maxMs: 20_000 }),
     dangling: z
-      .strictObject({ typo: fraction.default(0), wrongNamespace: fraction.default(0), kindNotInstalled: fraction.default(0) })
-      .refine((d) => d.typo + d.wrongNamespace + d.kindNotInstalled <= 1, { message: 'the fractions must add up to at most 1', path: ['typo'] })
+      .strictObject({
+        typo: fraction.default(0),
+        wrongNamespace: fraction.default(0),
+        kindNotInstalled: fraction.default(0),
+      })
+      .refine((d) => d.typo + d.wrongNamespace + d.kindNotInstalled <= 1, {
+        message: 'the fractions must add up to at most 1',
+        path: ['typo'],
+      })
       .default({ typo: 0, wrongNamespace: 0, kindNotInstalled: 0 }),
     churn: z
       .strictObject({
@@ -47,7 +66,9 @@ export const demoConfigSchema = z
         afterMs: delayMs,
       })
       .optional(),
-    backoffPreset: z.enum(['client-go', 'crossplane'], { error: 'must be "client-go" or "crossplane"' }).default('client-go'),
+    backoffPreset: z
+      .enum(['client-go', 'crossplane'], { error: 'must be "client-go" or "crossplane"' })
+      .default('client-go'),
     timeoutMs: z
       .number({ error: `must be a number of milliseconds from 1000 to ${MAX_TIMEOUT_MS}` })
       .int('must be a whole number of milliseconds')
@@ -55,9 +76,19 @@ export const demoConfigSchema = z
       .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (10 minutes)`)
       .default(DEFAULT_TIMEOUT_MS),
     /** Seeds the delays and the choice of dangling Apps, so a scenario can be replayed. */
-    seed: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0).max(2 ** 32 - 1).optional(),
+    seed: z
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(0)
+      .max(2 ** 32 - 1)
+      .optional(),
   })
-  .transform((c) => ({ ...c, databases: c.databases ?? c.apps, caches: c.caches ?? c.apps, secrets: c.secrets ?? c.apps }));
+  .transform((c) => ({
+    ...c,
+    databases: c.databases ?? c.apps,
+    caches: c.caches ?? c.apps,
+    secrets: c.secrets ?? c.apps,
+  }));
 
 export type DemoConfigInput = z.input<typeof demoConfigSchema>;
 export type DemoConfig = z.output<typeof demoConfigSchema>;
@@ -71,7 +102,11 @@ export function parseDemoConfig(input: unknown): DemoConfig {
   const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const field = path ? `${path}.${issue.keys[0]}` : issue.keys[0]!;
-    throw new RefwatchError('InvalidDemoConfig', `${field}: unknown field; remove it (fields are apps, databases, caches, secrets, readyAfter, dangling, churn, backoffPreset, timeoutMs, seed)`, { field });
+    throw new RefwatchError(
+      'InvalidDemoConfig',
+      `${field}: unknown field; remove it (fields are apps, databases, caches, secrets, readyAfter, dangling, churn, backoffPreset, timeoutMs, seed)`,
+      { field },
+    );
   }
   const field = path || '(config)';
   throw new RefwatchError('InvalidDemoConfig', `${field}: ${issue.message}`, { field });
@@ -82,7 +117,11 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m)?$/;
 /** parseDelay reads 250ms, 1.5s, 2m or bare milliseconds. */
 export function parseDelay(text: string, field: string): number {
   const m = DURATION.exec(text.trim());
-  if (!m) throw new RefwatchError('InvalidDuration', `${field} "${text}" is not a duration: use a number with ms, s or m`, { field, example: '20s' });
+  if (!m)
+    throw new RefwatchError('InvalidDuration', `${field} "${text}" is not a duration: use a number with ms, s or m`, {
+      field,
+      example: '20s',
+    });
   const unit = m[2] ?? 'ms';
   return Math.round(Number(m[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000));
 }
@@ -91,9 +130,18 @@ export function parseDelay(text: string, field: string): number {
 export function parseReadyAfter(text: string, field = '--ready-after'): DemoConfig['readyAfter'] {
   const parts = text.split('..');
   if (parts.length === 1) return { distribution: 'fixed', ms: parseDelay(parts[0]!, field) };
-  if (parts.length !== 2) throw new RefwatchError('InvalidDuration', `${field} "${text}" must be MIN..MAX (e.g. 1s..20s) or one duration (e.g. 5s)`, { field, example: '1s..20s' });
+  if (parts.length !== 2)
+    throw new RefwatchError(
+      'InvalidDuration',
+      `${field} "${text}" must be MIN..MAX (e.g. 1s..20s) or one duration (e.g. 5s)`,
+      { field, example: '1s..20s' },
+    );
   const minMs = parseDelay(parts[0]!, field);
   const maxMs = parseDelay(parts[1]!, field);
-  if (maxMs < minMs) throw new RefwatchError('InvalidDuration', `${field} "${text}": the maximum is below the minimum`, { field, example: '1s..20s' });
+  if (maxMs < minMs)
+    throw new RefwatchError('InvalidDuration', `${field} "${text}": the maximum is below the minimum`, {
+      field,
+      example: '1s..20s',
+    });
   return { distribution: 'uniform', minMs, maxMs };
 }

@@ -40,7 +40,7 @@ export class CountedClient implements DemoClient {
         onRequest();
         return this.request(method, path, opts);
       },
-      getJSON: <T,>(path: string, query?: Query, signal?: AbortSignal) => {
+      getJSON: <T>(path: string, query?: Query, signal?: AbortSignal) => {
         onRequest();
         return this.getJSON<T>(path, query, signal);
       },

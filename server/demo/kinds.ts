@@ -28,7 +28,11 @@ export function secretPath(namespace: string, name?: string): string {
 
 async function servedKinds(client: DemoClient, signal?: AbortSignal): Promise<Set<string>> {
   try {
-    const list = await client.getJSON<{ resources?: { name: string }[] }>(`/apis/${DEMO_GROUP}/${DEMO_VERSION}`, {}, signal);
+    const list = await client.getJSON<{ resources?: { name: string }[] }>(
+      `/apis/${DEMO_GROUP}/${DEMO_VERSION}`,
+      {},
+      signal,
+    );
     return new Set((list.resources ?? []).map((r) => r.name));
   } catch (e) {
     if (e instanceof KubeRequestError && e.status === 404) return new Set();
@@ -44,19 +48,29 @@ const missing = (served: Set<string>) => Object.values(PLURAL).filter((p) => !se
  * waits until they are served; without, a missing kind is an error that says
  * how to install them.
  */
-export async function ensureDemoKinds(client: DemoClient, opts: { install: boolean; signal?: AbortSignal; timeoutMs?: number }): Promise<void> {
+export async function ensureDemoKinds(
+  client: DemoClient,
+  opts: { install: boolean; signal?: AbortSignal; timeoutMs?: number },
+): Promise<void> {
   let absent = missing(await servedKinds(client, opts.signal));
   if (absent.length === 0) return;
   if (!opts.install) {
-    throw new RefwatchError('DemoKindsMissing', `the cluster does not serve ${absent.map((p) => `${p}.${DEMO_GROUP}`).join(', ')}: install the demo's CRDs with kubectl apply -f deploy/demo/crds.yaml`, {
-      field: 'cluster',
-    });
+    throw new RefwatchError(
+      'DemoKindsMissing',
+      `the cluster does not serve ${absent.map((p) => `${p}.${DEMO_GROUP}`).join(', ')}: install the demo's CRDs with kubectl apply -f deploy/demo/crds.yaml`,
+      {
+        field: 'cluster',
+      },
+    );
   }
   for (const crd of demoManifests() as { metadata?: { name?: string } }[]) {
     const plural = crd.metadata?.name?.split('.')[0] ?? '';
     if (!absent.includes(plural as (typeof absent)[number])) continue;
     try {
-      await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd, signal: opts.signal });
+      await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        body: crd,
+        signal: opts.signal,
+      });
     } catch (e) {
       if (!(e instanceof KubeRequestError && e.status === 409)) throw e;
     }
@@ -65,7 +79,11 @@ export async function ensureDemoKinds(client: DemoClient, opts: { install: boole
   for (;;) {
     absent = missing(await servedKinds(client, opts.signal));
     if (absent.length === 0) return;
-    if (Date.now() > deadline) throw new RefwatchError('DemoKindsMissing', `the demo's CRDs were created but ${absent.join(', ')} are still not served after ${opts.timeoutMs ?? 60_000} ms`);
+    if (Date.now() > deadline)
+      throw new RefwatchError(
+        'DemoKindsMissing',
+        `the demo's CRDs were created but ${absent.join(', ')} are still not served after ${opts.timeoutMs ?? 60_000} ms`,
+      );
     await sleep(200, opts.signal);
   }
 }

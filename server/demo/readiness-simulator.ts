@@ -57,11 +57,23 @@ export class ReadinessSimulator {
     const body = {
       status: {
         readyAt: at,
-        conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: `ready ${kind === 'Database' ? 'to accept connections' : 'to serve'}`, lastTransitionTime: at }],
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Provisioned',
+            message: `ready ${kind === 'Database' ? 'to accept connections' : 'to serve'}`,
+            lastTransitionTime: at,
+          },
+        ],
       },
     };
     try {
-      await this.opts.client.request('PATCH', demoPath(kind, this.opts.namespace, name, 'status'), { body, contentType: 'application/merge-patch+json', signal: this.opts.signal });
+      await this.opts.client.request('PATCH', demoPath(kind, this.opts.namespace, name, 'status'), {
+        body,
+        contentType: 'application/merge-patch+json',
+        signal: this.opts.signal,
+      });
       this.opts.onReady(kind, name, readyAt);
     } catch (e) {
       if (this.stopped || isAbortError(e)) return;

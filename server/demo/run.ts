@@ -1,7 +1,14 @@
 import { watchTargetKey, type Manager, type WakeOn, type WatchStatus } from '../../lib/engine';
 import { KubeRequestError, isAbortError } from '../../lib/kube';
 import { formatKey, kindKey, type ObjectKey } from '../../lib/model';
-import { DEMO_MODES, type DanglingApp, type DemoMode, type DemoRunView, type ModeResult, type RunPhase } from '../../lib/demo/wire';
+import {
+  DEMO_MODES,
+  type DanglingApp,
+  type DemoMode,
+  type DemoRunView,
+  type ModeResult,
+  type RunPhase,
+} from '../../lib/demo/wire';
 import { BackoffController } from './backoff-controller';
 import type { DemoConfig } from './config';
 import { CountedClient, type DemoClient } from './counted-client';
@@ -126,7 +133,12 @@ function requestsOf(w: WatchStatus): number {
   return w.watchesOpened + (mode === 'WatchList' ? 0 : w.lists);
 }
 
-async function eachLimited<T>(items: readonly T[], limit: number, signal: AbortSignal, fn: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
@@ -157,7 +169,11 @@ export class DemoRun {
 
   private readonly abort = new AbortController();
   private readonly apps = new Map<ObjectKey, AppRecord>();
-  private readonly readyAt = { Database: new Map<string, number>(), Cache: new Map<string, number>(), Secret: new Map<string, number>() };
+  private readonly readyAt = {
+    Database: new Map<string, number>(),
+    Cache: new Map<string, number>(),
+    Secret: new Map<string, number>(),
+  };
   private readonly setupClient: CountedClient;
   private readonly simulatorClient: CountedClient;
   private readonly clients: Record<DemoMode, CountedClient>;
@@ -210,10 +226,20 @@ export class DemoRun {
       },
     });
     this.appTarget = watchTargetKey({ group: DEMO_GROUP, kind: 'App', namespace: this.namespace });
-    const referentKinds = new Set([`Database.${DEMO_GROUP}`, `Cache.${DEMO_GROUP}`, 'Secret', kindKey({ group: 'db.example.com', kind: UNINSTALLED_KIND.kind })]);
+    const referentKinds = new Set([
+      `Database.${DEMO_GROUP}`,
+      `Cache.${DEMO_GROUP}`,
+      'Secret',
+      kindKey({ group: 'db.example.com', kind: UNINSTALLED_KIND.kind }),
+    ]);
     this.meter = new WatchRequestMeter((w) => {
       const id = watchTargetKey(w.target);
-      return id === this.appTarget || (w.target.namespace === undefined && w.target.labelSelector === undefined && referentKinds.has(kindKey(w.target)));
+      return (
+        id === this.appTarget ||
+        (w.target.namespace === undefined &&
+          w.target.labelSelector === undefined &&
+          referentKinds.has(kindKey(w.target)))
+      );
     });
     this.meter.baseline(deps.manager.source.watches());
     this.setup = this.run();
@@ -246,7 +272,14 @@ export class DemoRun {
       this.after(this.config.timeoutMs, () => void this.halt('TimedOut'));
       await ensureDemoKinds(this.setupClient, { install: this.deps.installCrds, signal });
       await this.setupClient.request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace, labels: { [RUN_LABEL]: this.id, 'app.kubernetes.io/part-of': 'refwatch-demo' } } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: {
+            name: this.namespace,
+            labels: { [RUN_LABEL]: this.id, 'app.kubernetes.io/part-of': 'refwatch-demo' },
+          },
+        },
         signal,
       });
       const count = (mode: DemoMode) => (key: ObjectKey) => {
@@ -288,11 +321,18 @@ export class DemoRun {
 
       // Apps first, then what they refer to: an App never waits on a referent that was ready before it existed.
       await eachLimited([...this.apps.values()], CREATE_CONCURRENCY, signal, async (r) => {
-        await this.setupClient.request('POST', demoPath('App', this.namespace), { body: appManifest(this.namespace, this.id, r.plan), signal });
+        await this.setupClient.request('POST', demoPath('App', this.namespace), {
+          body: appManifest(this.namespace, this.id, r.plan),
+          signal,
+        });
         r.createdAt = Date.now();
         this.created++;
       });
-      const referents: PlannedReferent[] = [...this.scenario.secrets, ...this.scenario.databases, ...this.scenario.caches];
+      const referents: PlannedReferent[] = [
+        ...this.scenario.secrets,
+        ...this.scenario.databases,
+        ...this.scenario.caches,
+      ];
       await eachLimited(referents, CREATE_CONCURRENCY, signal, async (p) => {
         const path = p.kind === 'Secret' ? secretPath(this.namespace) : demoPath(p.kind, this.namespace);
         await this.setupClient.request('POST', path, { body: referentManifest(this.namespace, this.id, p), signal });
@@ -302,7 +342,8 @@ export class DemoRun {
       if (this.phase !== 'Creating') return;
       this.phase = 'Running';
       // Delays count from here, once every object exists: readiness never competes with the creation burst.
-      for (const p of [...this.scenario.databases, ...this.scenario.caches]) this.simulator.schedule(p.kind as 'Database' | 'Cache', p.name, p.readyAfterMs);
+      for (const p of [...this.scenario.databases, ...this.scenario.caches])
+        this.simulator.schedule(p.kind as 'Database' | 'Cache', p.name, p.readyAfterMs);
       if (this.config.churn) this.after(this.config.churn.afterMs, () => void this.churn());
       this.tick();
     } catch (e) {
@@ -315,7 +356,11 @@ export class DemoRun {
 
   private tick(): void {
     this.meter.sample(this.deps.manager.source.watches());
-    if (this.phase === 'Running' && this.resolvedCount.watch >= this.resolvable && this.resolvedCount.backoff >= this.resolvable) {
+    if (
+      this.phase === 'Running' &&
+      this.resolvedCount.watch >= this.resolvable &&
+      this.resolvedCount.backoff >= this.resolvable
+    ) {
       void this.halt('Completed');
       return;
     }
@@ -328,7 +373,12 @@ export class DemoRun {
     if (!r || r[mode].resolvedAt !== undefined || !this.isActive()) return;
     r[mode].resolvedAt = at;
     this.resolvedCount[mode]++;
-    if (this.phase === 'Running' && this.resolvedCount.watch >= this.resolvable && this.resolvedCount.backoff >= this.resolvable) void this.halt('Completed');
+    if (
+      this.phase === 'Running' &&
+      this.resolvedCount.watch >= this.resolvable &&
+      this.resolvedCount.backoff >= this.resolvable
+    )
+      void this.halt('Completed');
   }
 
   /** churn drops every App's cacheRef, so no reference to a Cache remains. */
@@ -397,7 +447,12 @@ export class DemoRun {
     await this.removeWatchController();
     const c = this.deps.client;
     const selector = { labelSelector: `${RUN_LABEL}=${this.id}` };
-    const collections = [demoPath('App', this.namespace), demoPath('Database', this.namespace), demoPath('Cache', this.namespace), secretPath(this.namespace)];
+    const collections = [
+      demoPath('App', this.namespace),
+      demoPath('Database', this.namespace),
+      demoPath('Cache', this.namespace),
+      secretPath(this.namespace),
+    ];
     const ignoreMissing = (e: unknown) => {
       if (!(e instanceof KubeRequestError && e.status === 404)) throw e;
     };
@@ -409,7 +464,12 @@ export class DemoRun {
   /** remaining counts the run's objects still on the cluster. */
   async remaining(): Promise<number> {
     const selector = { labelSelector: `${RUN_LABEL}=${this.id}` };
-    const collections = [demoPath('App', this.namespace), demoPath('Database', this.namespace), demoPath('Cache', this.namespace), secretPath(this.namespace)];
+    const collections = [
+      demoPath('App', this.namespace),
+      demoPath('Database', this.namespace),
+      demoPath('Cache', this.namespace),
+      secretPath(this.namespace),
+    ];
     let n = 0;
     for (const p of collections) {
       try {
@@ -422,7 +482,11 @@ export class DemoRun {
   }
 
   private requiredReadyAts(r: AppRecord): (number | undefined)[] {
-    const ready = { database: this.readyAt.Database.get(r.plan.database), secret: this.readyAt.Secret.get(r.plan.secret), cache: this.readyAt.Cache.get(r.plan.cache) };
+    const ready = {
+      database: this.readyAt.Database.get(r.plan.database),
+      secret: this.readyAt.Secret.get(r.plan.secret),
+      cache: this.readyAt.Cache.get(r.plan.cache),
+    };
     return requiredReadyAts(ready, r.cacheDroppedAt);
   }
 
@@ -478,7 +542,9 @@ export class DemoRun {
     for (const r of this.apps.values()) {
       if (!r.plan.dangling) continue;
       byKind[r.plan.dangling]++;
-      const why = this.danglingReasons.get(r.key) ?? this.deps.manager.changelog.get('referrer', `${this.watchController}|${r.key}`);
+      const why =
+        this.danglingReasons.get(r.key) ??
+        this.deps.manager.changelog.get('referrer', `${this.watchController}|${r.key}`);
       const d: DanglingApp = { app: r.key, dangling: r.plan.dangling };
       if (why?.reason !== undefined) d.reason = why.reason;
       if (why?.message !== undefined) d.message = why.message;
@@ -500,7 +566,10 @@ export class DemoRun {
       startedAt: new Date(this.startedAt).toISOString(),
       progress: {
         elapsedMs: now - this.startedAt,
-        objects: { planned: s.apps.length + s.databases.length + s.caches.length + s.secrets.length, created: this.created },
+        objects: {
+          planned: s.apps.length + s.databases.length + s.caches.length + s.secrets.length,
+          created: this.created,
+        },
         apps: { total: s.apps.length, resolvable: this.resolvable, dangling: s.apps.length - this.resolvable },
         referents: { total: s.databases.length + s.caches.length + s.secrets.length, ready: readyReferents },
         resolved: { ...this.resolvedCount },
@@ -528,7 +597,8 @@ export class DemoRun {
     const iso = (t: number | undefined) => (t === undefined ? '' : new Date(t).toISOString());
     return [...this.apps.values()].map((r) => {
       const ready = this.requiredReadyAts(r);
-      const last = ready.every((t) => t !== undefined) && !r.plan.dangling ? Math.max(...(ready as number[])) : undefined;
+      const last =
+        ready.every((t) => t !== undefined) && !r.plan.dangling ? Math.max(...(ready as number[])) : undefined;
       return {
         app: r.key,
         dangling: r.plan.dangling ?? '',
@@ -549,7 +619,11 @@ export class DemoRun {
   /** exportJson is the run with every App's row; exportCsv is the rows alone. */
   exportJson(): string {
     // null, not a missing field, for an App a mode has not resolved.
-    return JSON.stringify({ ...this.view({ latencies: true }), apps: this.rows() }, (_k, v: unknown) => (v === undefined ? null : v), 2);
+    return JSON.stringify(
+      { ...this.view({ latencies: true }), apps: this.rows() },
+      (_k, v: unknown) => (v === undefined ? null : v),
+      2,
+    );
   }
 
   exportCsv(): string {

@@ -40,7 +40,11 @@ export class DemoRunner {
   constructor(private readonly opts: DemoRunnerOptions) {
     const probe = { apiVersion: DEMO_API_VERSION, kind: 'Database', metadata: { name: 'probe' } };
     if (opts.manager.referenceControllers.readinessOf(`Database.${DEMO_GROUP}`)(probe).ready) {
-      throw new RefwatchError('InvalidDemoSetup', `the manager judges a Database without a Ready condition ready: build it with readiness: demoReadiness (server/demo)`, { field: 'readiness' });
+      throw new RefwatchError(
+        'InvalidDemoSetup',
+        `the manager judges a Database without a Ready condition ready: build it with readiness: demoReadiness (server/demo)`,
+        { field: 'readiness' },
+      );
     }
   }
 
@@ -50,7 +54,11 @@ export class DemoRunner {
     const parsed = parseDemoConfig(config);
     const active = [...this.runs.values()].find((r) => r.isActive());
     if (active) {
-      throw new RefwatchError('DemoRunActive', `run ${active.id} is still ${active.phase.toLowerCase()}: wait for it to finish, or stop it with POST /api/v1/demo/runs/${active.id}/stop`, { field: 'id' });
+      throw new RefwatchError(
+        'DemoRunActive',
+        `run ${active.id} is still ${active.phase.toLowerCase()}: wait for it to finish, or stop it with POST /api/v1/demo/runs/${active.id}/stop`,
+        { field: 'id' },
+      );
     }
     // Runs already being deleted do not count against the bound.
     const kept = [...this.runs.values()].filter((r) => !this.deleting.has(r.id));
@@ -91,7 +99,11 @@ export class DemoRunner {
     const run = this.runs.get(id);
     if (!run) {
       const known = [...this.runs.keys()];
-      throw new RefwatchError('DemoRunNotFound', `no demo run ${id}${known.length ? `; runs: ${known.join(', ')}` : '; start one with POST /api/v1/demo/runs'}`, { field: 'id' });
+      throw new RefwatchError(
+        'DemoRunNotFound',
+        `no demo run ${id}${known.length ? `; runs: ${known.join(', ')}` : '; start one with POST /api/v1/demo/runs'}`,
+        { field: 'id' },
+      );
     }
     return run;
   }
@@ -120,7 +132,11 @@ export class DemoRunner {
       try {
         await run.cleanup();
         const left = this.opts.manager.registry.referrers(run.watchController).length;
-        if (left > 0) throw new RefwatchError('DemoCleanup', `${left} referrers of ${run.watchController} remain after its removal`);
+        if (left > 0)
+          throw new RefwatchError(
+            'DemoCleanup',
+            `${left} referrers of ${run.watchController} remain after its removal`,
+          );
       } finally {
         this.runs.delete(id);
         this.deleting.delete(id);

@@ -85,9 +85,21 @@ export const typoOf = (name: string) => name.replace('orders', 'ordrs');
  */
 export function planScenario(config: DemoConfig, namespace: string, seed: number): Scenario {
   const random = seededRandom(seed);
-  const databases = Array.from({ length: config.databases }, (_, i): PlannedReferent => ({ kind: 'Database', name: databaseName(i), readyAfterMs: delay(config, random) }));
-  const caches = Array.from({ length: config.caches }, (_, i): PlannedReferent => ({ kind: 'Cache', name: cacheName(i), readyAfterMs: delay(config, random) }));
-  const secrets = Array.from({ length: config.secrets }, (_, i): PlannedReferent => ({ kind: 'Secret', name: secretName(i), readyAfterMs: 0 }));
+  const databases = Array.from({ length: config.databases }, (_, i): PlannedReferent => ({
+    kind: 'Database',
+    name: databaseName(i),
+    readyAfterMs: delay(config, random),
+  }));
+  const caches = Array.from({ length: config.caches }, (_, i): PlannedReferent => ({
+    kind: 'Cache',
+    name: cacheName(i),
+    readyAfterMs: delay(config, random),
+  }));
+  const secrets = Array.from({ length: config.secrets }, (_, i): PlannedReferent => ({
+    kind: 'Secret',
+    name: secretName(i),
+    readyAfterMs: 0,
+  }));
 
   const order = Array.from({ length: config.apps }, (_, i) => i);
   for (let i = order.length - 1; i > 0; i--) {
@@ -110,7 +122,13 @@ export function planScenario(config: DemoConfig, namespace: string, seed: number
     if (dangling === 'typo') databaseRef = { name: typoOf(database) };
     else if (dangling === 'wrongNamespace') databaseRef = { name: database, namespace: 'default' };
     else if (dangling === 'kindNotInstalled') databaseRef = { ...UNINSTALLED_KIND, name: database };
-    const app: PlannedApp = { name: `shop-${i}`, spec: { databaseRef, cacheRef: { name: cache }, secretRef: { name: secret } }, database, cache, secret };
+    const app: PlannedApp = {
+      name: `shop-${i}`,
+      spec: { databaseRef, cacheRef: { name: cache }, secretRef: { name: secret } },
+      database,
+      cache,
+      secret,
+    };
     if (dangling) app.dangling = dangling;
     return app;
   });
@@ -160,7 +178,16 @@ export function appReferences(app: KubeObject): AppReference[] {
         version = gv.value.version;
       }
     }
-    out.push({ field, fieldPath: `spec.${field}`, group, version, kind, namespace, name: ref.name, key: formatKey({ group, kind, namespace, name: ref.name }) });
+    out.push({
+      field,
+      fieldPath: `spec.${field}`,
+      group,
+      version,
+      kind,
+      namespace,
+      name: ref.name,
+      key: formatKey({ group, kind, namespace, name: ref.name }),
+    });
   }
   return out;
 }
@@ -168,11 +195,17 @@ export function appReferences(app: KubeObject): AppReference[] {
 /** referentManifest is the object the run creates for a planned referent. */
 export function referentManifest(namespace: string, runId: string, r: PlannedReferent): KubeObject {
   const metadata = { name: r.name, namespace, labels: { [RUN_LABEL]: runId } };
-  if (r.kind === 'Secret') return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { password: 'demo' } };
+  if (r.kind === 'Secret')
+    return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { password: 'demo' } };
   return { apiVersion: DEMO_API_VERSION, kind: r.kind, metadata, spec: { readyAfterMs: r.readyAfterMs } };
 }
 
 /** appManifest is the object the run creates for a planned App. */
 export function appManifest(namespace: string, runId: string, a: PlannedApp): KubeObject {
-  return { apiVersion: DEMO_API_VERSION, kind: 'App', metadata: { name: a.name, namespace, labels: { [RUN_LABEL]: runId } }, spec: a.spec };
+  return {
+    apiVersion: DEMO_API_VERSION,
+    kind: 'App',
+    metadata: { name: a.name, namespace, labels: { [RUN_LABEL]: runId } },
+    spec: a.spec,
+  };
 }

@@ -52,12 +52,21 @@ export function watchController(o: WatchControllerOptions): ControllerOptions {
       const app = ctx.object;
       if (!app) return;
       o.onReconcile(ctx.key);
-      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }, { wakeOn: o.wakeOn }));
+      const resolutions = appReferences(app).map((ref) =>
+        ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }, { wakeOn: o.wakeOn }),
+      );
       if (resolutions.some((r) => r.state !== 'Ready')) return;
       if (!o.measuring() || resolvedBy(app, 'watch')) return;
       const resolvedAt = Date.now();
       try {
-        await patchResolved(o.client.for(() => o.onRequest(ctx.key)), app, 'watch', resolvedAt, o.reconcilesOf(ctx.key), { signal: ctx.signal, optimisticLock: true });
+        await patchResolved(
+          o.client.for(() => o.onRequest(ctx.key)),
+          app,
+          'watch',
+          resolvedAt,
+          o.reconcilesOf(ctx.key),
+          { signal: ctx.signal, optimisticLock: true },
+        );
       } catch (e) {
         // The cached App is older than the server's. Its newer version, on its way, changes only the
         // status and so queues nothing: try again once the cache has it.

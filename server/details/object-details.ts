@@ -1,7 +1,14 @@
 import 'server-only';
 import { stringify } from 'yaml';
 import { ReferenceDiagnosis, explain, kubectlCommands, type ReferenceExplanation } from '../../lib/diagnose';
-import { formatKey, parseKey, type DeepReadonly, type KubeObject, type ObjectKey, type ObjectRef } from '../../lib/model';
+import {
+  formatKey,
+  parseKey,
+  type DeepReadonly,
+  type KubeObject,
+  type ObjectKey,
+  type ObjectRef,
+} from '../../lib/model';
 import { ApiError } from '../http/errors';
 import type { Runtime } from '../runtime';
 import type { StateTransition } from '../state-history';
@@ -58,12 +65,28 @@ export async function objectDetails(rt: Runtime, rawKey: string, signal?: AbortS
   if (!parsed.ok) throw new ApiError(400, parsed.error.code, parsed.error.message, 'key');
   const ref = parsed.value;
   const key = formatKey(ref);
-  const [read, events, fixes] = await Promise.all([readObject(rt, ref, key, signal), listEvents(rt.connection.client, ref, signal), fixesFor(rt, key)]);
+  const [read, events, fixes] = await Promise.all([
+    readObject(rt, ref, key, signal),
+    listEvents(rt.connection.client, ref, signal),
+    fixesFor(rt, key),
+  ]);
   const history = rt.history.of(key);
   if (!read.object && !read.problem && !tracked(rt, key)) {
-    throw new ApiError(404, 'NotFound', `${key} is not in the cluster and refwatch does not track it; GET /api/v1/snapshot lists the objects it tracks`, 'key');
+    throw new ApiError(
+      404,
+      'NotFound',
+      `${key} is not in the cluster and refwatch does not track it; GET /api/v1/snapshot lists the objects it tracks`,
+      'key',
+    );
   }
-  const details: ObjectDetails = { key, source: read.source, ownerReferences: read.object ? ownersOf(read.object, ref.namespace) : [], events: events.events, history, fixes };
+  const details: ObjectDetails = {
+    key,
+    source: read.source,
+    ownerReferences: read.object ? ownersOf(read.object, ref.namespace) : [],
+    events: events.events,
+    history,
+    fixes,
+  };
   if (read.object) details.yaml = stringify(presentable(read.object));
   if (read.problem) details.objectProblem = read.problem;
   if (events.problem) details.eventsProblem = events.problem;
@@ -104,7 +127,13 @@ function ownersOf(obj: DeepReadonly<KubeObject>, namespace: string): OwnerRefere
     if (typeof o?.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.name !== 'string') continue;
     const slash = o.apiVersion.indexOf('/');
     const group = slash < 0 ? '' : o.apiVersion.slice(0, slash);
-    out.push({ key: formatKey({ group, kind: o.kind, namespace, name: o.name }), apiVersion: o.apiVersion, kind: o.kind, name: o.name, controller: o.controller === true });
+    out.push({
+      key: formatKey({ group, kind: o.kind, namespace, name: o.name }),
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.name,
+      controller: o.controller === true,
+    });
   }
   return out;
 }
@@ -126,7 +155,9 @@ async function fixesFor(rt: Runtime, key: ObjectKey): Promise<FixStep[]> {
   const asReferrer = explain(rt.manager, key, { now });
   if (asReferrer.ok) for (const c of asReferrer.value.controllers) found.push(...c.references);
   const referrer = rt.manager.registry.referrersOf(key)[0];
-  const ref = referrer ? rt.manager.registry.referencesOf(referrer.controller, referrer.key).find((r) => r.referent === key) : undefined;
+  const ref = referrer
+    ? rt.manager.registry.referencesOf(referrer.controller, referrer.key).find((r) => r.referent === key)
+    : undefined;
   if (ref) found.push(new ReferenceDiagnosis(rt.manager.referenceControllers, now).explain(ref));
   const seen = new Set<string>();
   const steps: FixStep[] = [];
@@ -137,7 +168,14 @@ async function fixesFor(rt: Runtime, key: ObjectKey): Promise<FixStep[]> {
     const parsed = parseKey(e.referent);
     const info = parsed.ok ? await resolveResource(rt.connection.client, parsed.value) : undefined;
     const commands = info ? kubectlCommands(e, resourceName(info)) : kubectlCommands(e);
-    steps.push({ referent: e.referent, fieldPath: e.fieldPath, state: e.state, message: e.message, fix: e.fix, commands });
+    steps.push({
+      referent: e.referent,
+      fieldPath: e.fieldPath,
+      state: e.state,
+      message: e.message,
+      fix: e.fix,
+      commands,
+    });
   }
   return steps;
 }

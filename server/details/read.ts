@@ -41,7 +41,10 @@ export function resourceName(info: Pick<ResourceInfo, 'group' | 'resource'>): st
 }
 
 /** resolveResource is the REST resource serving a kind, or undefined when the cluster serves none (or cannot say). */
-export async function resolveResource(client: KubeClient, ref: Pick<ObjectRef, 'group' | 'kind'>): Promise<ResourceInfo | undefined> {
+export async function resolveResource(
+  client: KubeClient,
+  ref: Pick<ObjectRef, 'group' | 'kind'>,
+): Promise<ResourceInfo | undefined> {
   try {
     return await discoveryFor(client).resolve({ group: ref.group, kind: ref.kind });
   } catch {
@@ -57,15 +60,24 @@ export async function getObject(client: KubeClient, ref: ObjectRef, signal?: Abo
   try {
     info = await discoveryFor(client).resolve({ group: ref.group, kind: ref.kind });
   } catch (e) {
-    if (errorName(e) === 'WatchFailure') return { found: false, problem: { reason: 'KindUnknown', message: (e as Error).message } };
+    if (errorName(e) === 'WatchFailure')
+      return { found: false, problem: { reason: 'KindUnknown', message: (e as Error).message } };
     return { found: false, problem: failed('discovery', e) };
   }
   try {
-    const object = await client.getJSON<KubeObject>(`${resourcePath(info, ref.namespace)}/${encodeURIComponent(ref.name)}`, {}, signal);
+    const object = await client.getJSON<KubeObject>(
+      `${resourcePath(info, ref.namespace)}/${encodeURIComponent(ref.name)}`,
+      {},
+      signal,
+    );
     return { found: true, object };
   } catch (e) {
     if (statusOf(e) === 404) return { found: false };
-    if (statusOf(e) === 403) return { found: false, problem: forbidden('get', info, ref.namespace, `refwatch may not read ${formatKey(ref)}`) };
+    if (statusOf(e) === 403)
+      return {
+        found: false,
+        problem: forbidden('get', info, ref.namespace, `refwatch may not read ${formatKey(ref)}`),
+      };
     return { found: false, problem: failed(`reading ${formatKey(ref)}`, e) };
   }
 }
@@ -78,13 +90,20 @@ export type EventsRead = { events: CoreEvent[]; problem?: undefined } | { events
  */
 export async function listEvents(client: KubeClient, ref: ObjectRef, signal?: AbortSignal): Promise<EventsRead> {
   const path = ref.namespace ? `/api/v1/namespaces/${ref.namespace}/events` : '/api/v1/events';
-  const fieldSelector = [`involvedObject.kind=${ref.kind}`, `involvedObject.name=${ref.name}`, ...(ref.namespace ? [`involvedObject.namespace=${ref.namespace}`] : [])].join(',');
+  const fieldSelector = [
+    `involvedObject.kind=${ref.kind}`,
+    `involvedObject.name=${ref.name}`,
+    ...(ref.namespace ? [`involvedObject.namespace=${ref.namespace}`] : []),
+  ].join(',');
   let list: { items?: RawEvent[] };
   try {
     list = await client.getJSON<{ items?: RawEvent[] }>(path, { fieldSelector, limit: EVENTS_FETCHED }, signal);
   } catch (e) {
     if (statusOf(e) === 403) {
-      return { events: [], problem: forbidden('list', { group: '', resource: 'events' }, ref.namespace, 'refwatch may not list Events') };
+      return {
+        events: [],
+        problem: forbidden('list', { group: '', resource: 'events' }, ref.namespace, 'refwatch may not list Events'),
+      };
     }
     return { events: [], problem: failed('listing Events', e) };
   }
@@ -111,7 +130,12 @@ interface RawEvent {
 }
 
 function toCoreEvent(ev: RawEvent): CoreEvent {
-  const when = ev.series?.lastObservedTime ?? ev.lastTimestamp ?? ev.eventTime ?? ev.firstTimestamp ?? ev.metadata?.creationTimestamp;
+  const when =
+    ev.series?.lastObservedTime ??
+    ev.lastTimestamp ??
+    ev.eventTime ??
+    ev.firstTimestamp ??
+    ev.metadata?.creationTimestamp;
   const at = when ? Date.parse(when) : NaN;
   return {
     type: ev.type ?? 'Normal',
@@ -144,7 +168,12 @@ function statusOf(e: unknown): number | undefined {
   return errorName(e) === 'KubeRequestError' ? (e as { status?: number }).status : undefined;
 }
 
-function forbidden(verb: string, r: Pick<ResourceInfo, 'group' | 'resource'>, namespace: string, what: string): ReadProblem {
+function forbidden(
+  verb: string,
+  r: Pick<ResourceInfo, 'group' | 'resource'>,
+  namespace: string,
+  what: string,
+): ReadProblem {
   const rule = rbacRule({ apiGroup: r.group, resource: r.resource, verbs: [verb] });
   const where = namespace ? `a Role in namespace ${namespace} or a ClusterRole` : 'a ClusterRole';
   return { reason: 'Forbidden', message: `${what}: grant its service account ${where} with the rule ${rule}`, rule };

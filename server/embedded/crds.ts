@@ -53,8 +53,12 @@ function specOf(obj: StoredObject): CrdSpec {
       singular: str(names.singular) || undefined,
       kind: str(names.kind),
       listKind: str(names.listKind) || undefined,
-      shortNames: Array.isArray(names.shortNames) ? names.shortNames.filter((s): s is string => typeof s === 'string') : undefined,
-      categories: Array.isArray(names.categories) ? names.categories.filter((s): s is string => typeof s === 'string') : undefined,
+      shortNames: Array.isArray(names.shortNames)
+        ? names.shortNames.filter((s): s is string => typeof s === 'string')
+        : undefined,
+      categories: Array.isArray(names.categories)
+        ? names.categories.filter((s): s is string => typeof s === 'string')
+        : undefined,
     },
     versions: versions.map((v) => ({
       name: str(v.name),
@@ -74,24 +78,42 @@ export function validateCrd(obj: StoredObject, old?: StoredObject): void {
   const name = str(obj.metadata.name);
   const errs: FieldError[] = [];
   if (spec.group === '') errs.push(fieldRequired('spec.group', ''));
-  else if (!spec.group.includes('.')) errs.push(fieldInvalid('spec.group', spec.group, 'should be a domain with at least one dot'));
+  else if (!spec.group.includes('.'))
+    errs.push(fieldInvalid('spec.group', spec.group, 'should be a domain with at least one dot'));
   else errs.push(...nameErrors('subdomain', spec.group, 'spec.group'));
   if (spec.names.plural === '') errs.push(fieldRequired('spec.names.plural', ''));
   else errs.push(...nameErrors('label', spec.names.plural, 'spec.names.plural'));
   if (spec.names.kind === '') errs.push(fieldRequired('spec.names.kind', ''));
-  else if (!KIND.test(spec.names.kind)) errs.push(fieldInvalid('spec.names.kind', spec.names.kind, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+  else if (!KIND.test(spec.names.kind))
+    errs.push(
+      fieldInvalid(
+        'spec.names.kind',
+        spec.names.kind,
+        'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?',
+      ),
+    );
   if (spec.names.plural !== '' && spec.group !== '' && name !== `${spec.names.plural}.${spec.group}`) {
     errs.push(fieldInvalid('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
   }
-  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') errs.push(fieldNotSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
-  if (spec.versions.length === 0) errs.push(fieldRequired('spec.versions', 'must have exactly one version marked as storage version'));
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster')
+    errs.push(fieldNotSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
+  if (spec.versions.length === 0)
+    errs.push(fieldRequired('spec.versions', 'must have exactly one version marked as storage version'));
   else {
     const storage = spec.versions.filter((v) => v.storage).length;
-    if (storage !== 1) errs.push(fieldInvalid('spec.versions', spec.versions.map((v) => v.name), 'must have exactly one version marked as storage version'));
+    if (storage !== 1)
+      errs.push(
+        fieldInvalid(
+          'spec.versions',
+          spec.versions.map((v) => v.name),
+          'must have exactly one version marked as storage version',
+        ),
+      );
     spec.versions.forEach((v, i) => {
       if (v.name === '') errs.push(fieldRequired(`spec.versions[${i}].name`, ''));
       else errs.push(...nameErrors('label', v.name, `spec.versions[${i}].name`));
-      if (v.schema?.openAPIV3Schema === undefined) errs.push(fieldRequired(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
+      if (v.schema?.openAPIV3Schema === undefined)
+        errs.push(fieldRequired(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
     });
   }
   if (old) {
@@ -141,10 +163,16 @@ export function withCrdDefaults(obj: StoredObject): StoredObject {
  * converge to: names accepted and the CRD established, or, when another
  * resource already serves the plural, names not accepted and nothing served.
  */
-export function establishedStatus(obj: StoredObject, conflict: string | undefined, old?: StoredObject): Record<string, unknown> {
+export function establishedStatus(
+  obj: StoredObject,
+  conflict: string | undefined,
+  old?: StoredObject,
+): Record<string, unknown> {
   const spec = specOf(obj);
   const at = now();
-  const previous = Array.isArray(asRecord(old?.status).conditions) ? (asRecord(old?.status).conditions as Record<string, unknown>[]) : [];
+  const previous = Array.isArray(asRecord(old?.status).conditions)
+    ? (asRecord(old?.status).conditions as Record<string, unknown>[])
+    : [];
   const since = (type: string, status: string) => {
     const p = previous.find((c) => c.type === type);
     return p && p.status === status && typeof p.lastTransitionTime === 'string' ? p.lastTransitionTime : at;
@@ -158,14 +186,28 @@ export function establishedStatus(obj: StoredObject, conflict: string | undefine
   if (spec.names.shortNames?.length) acceptedNames.shortNames = spec.names.shortNames;
   if (spec.names.categories?.length) acceptedNames.categories = spec.names.categories;
   const storage = spec.versions.find((v) => v.storage)?.name;
-  const priorStored = Array.isArray(asRecord(old?.status).storedVersions) ? (asRecord(old?.status).storedVersions as string[]) : [];
+  const priorStored = Array.isArray(asRecord(old?.status).storedVersions)
+    ? (asRecord(old?.status).storedVersions as string[])
+    : [];
   const storedVersions = storage && !priorStored.includes(storage) ? [...priorStored, storage] : priorStored;
   if (conflict) {
     return {
       acceptedNames: {},
       conditions: [
-        { type: 'NamesAccepted', status: 'False', lastTransitionTime: since('NamesAccepted', 'False'), reason: 'PluralConflict', message: `"${spec.names.plural}" is already in use` },
-        { type: 'Established', status: 'False', lastTransitionTime: since('Established', 'False'), reason: 'NotAccepted', message: 'not all names are accepted' },
+        {
+          type: 'NamesAccepted',
+          status: 'False',
+          lastTransitionTime: since('NamesAccepted', 'False'),
+          reason: 'PluralConflict',
+          message: `"${spec.names.plural}" is already in use`,
+        },
+        {
+          type: 'Established',
+          status: 'False',
+          lastTransitionTime: since('Established', 'False'),
+          reason: 'NotAccepted',
+          message: 'not all names are accepted',
+        },
       ],
       storedVersions,
     };
@@ -173,8 +215,20 @@ export function establishedStatus(obj: StoredObject, conflict: string | undefine
   return {
     acceptedNames,
     conditions: [
-      { type: 'NamesAccepted', status: 'True', lastTransitionTime: since('NamesAccepted', 'True'), reason: 'NoConflicts', message: 'no conflicts found' },
-      { type: 'Established', status: 'True', lastTransitionTime: since('Established', 'True'), reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+      {
+        type: 'NamesAccepted',
+        status: 'True',
+        lastTransitionTime: since('NamesAccepted', 'True'),
+        reason: 'NoConflicts',
+        message: 'no conflicts found',
+      },
+      {
+        type: 'Established',
+        status: 'True',
+        lastTransitionTime: since('Established', 'True'),
+        reason: 'InitialNamesAccepted',
+        message: 'the initial names have been accepted',
+      },
     ],
     storedVersions,
   };
@@ -183,7 +237,15 @@ export function establishedStatus(obj: StoredObject, conflict: string | undefine
 /** terminatingStatus marks a CRD whose instances are being removed. */
 export function terminatingStatus(obj: StoredObject): Record<string, unknown> {
   const status = asRecord(obj.status);
-  const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]).filter((c) => c.type !== 'Terminating') : [];
-  conditions.push({ type: 'Terminating', status: 'True', lastTransitionTime: now(), reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
+  const conditions = Array.isArray(status.conditions)
+    ? (status.conditions as Record<string, unknown>[]).filter((c) => c.type !== 'Terminating')
+    : [];
+  conditions.push({
+    type: 'Terminating',
+    status: 'True',
+    lastTransitionTime: now(),
+    reason: 'InstanceDeletionInProgress',
+    message: 'CustomResource deletion is in progress',
+  });
   return { ...status, conditions };
 }

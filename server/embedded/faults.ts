@@ -55,7 +55,10 @@ export class FaultState {
 
   /** isForbidden says whether a request for the resource in namespace ('' at the cluster scope) is refused. */
   isForbidden(group: string, resource: string, namespace = ''): boolean {
-    return this.forbidden.has(forbiddenKey(group, resource, undefined)) || this.forbidden.has(forbiddenKey(group, resource, namespace));
+    return (
+      this.forbidden.has(forbiddenKey(group, resource, undefined)) ||
+      this.forbidden.has(forbiddenKey(group, resource, namespace))
+    );
   }
 
   reset(): void {

@@ -133,14 +133,18 @@ function parseJsonBody(buf: Buffer, kind: string, yaml = false): unknown {
   try {
     return yaml ? parseYaml(buf.toString('utf8')) : JSON.parse(buf.toString('utf8'));
   } catch (e) {
-    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${(e as Error).message}`,
+    );
   }
 }
 
 function parseObjectBody(buf: Buffer, kind: string, yaml = false): Record<string, unknown> {
   const v = parseJsonBody(buf, kind, yaml);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: body is not a JSON object`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: body is not a JSON object`,
+    );
   }
   return v as Record<string, unknown>;
 }
@@ -167,7 +171,12 @@ function intParam(q: URLSearchParams, name: string): number | undefined {
  * route parses a resource path (/api/v1/…, /apis/G/V/…) the way the
  * apiserver's RequestInfoFactory does; undefined means "not a resource path".
  */
-function route(registry: Registry, method: string, segments: string[], q: URLSearchParams): ResourceRequest | ApiError | undefined {
+function route(
+  registry: Registry,
+  method: string,
+  segments: string[],
+  q: URLSearchParams,
+): ResourceRequest | ApiError | undefined {
   let group: string;
   let version: string;
   let rest: string[];
@@ -238,7 +247,11 @@ function userName(ctx: HandlerContext): string {
 function forbiddenFor(ctx: HandlerContext, r: ResourceRequest): ApiError {
   const resource = r.sub ? `${r.rt.resource}/${r.sub}` : r.rt.resource;
   const where = r.namespace ? `in the namespace "${r.namespace}"` : 'at the cluster scope';
-  return forbidden(r.rt, r.name ?? '', `User "${userName(ctx)}" cannot ${r.verb} resource "${resource}" in API group "${r.rt.group}" ${where}`);
+  return forbidden(
+    r.rt,
+    r.name ?? '',
+    `User "${userName(ctx)}" cannot ${r.verb} resource "${resource}" in API group "${r.rt.group}" ${where}`,
+  );
 }
 
 function listBody(r: ResourceRequest, result: ListResult): object {
@@ -247,10 +260,19 @@ function listBody(r: ResourceRequest, result: ListResult): object {
   if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
   // Typed lists of built-in kinds carry kind/apiVersion on the list only; custom resource lists on every item.
   const items = r.rt.builtin ? result.items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest) : result.items;
-  return { kind: r.rt.listKind, apiVersion: r.rt.group === '' ? r.version : `${r.rt.group}/${r.version}`, metadata, items };
+  return {
+    kind: r.rt.listKind,
+    apiVersion: r.rt.group === '' ? r.version : `${r.rt.group}/${r.version}`,
+    metadata,
+    items,
+  };
 }
 
-function nonResource(ctx: HandlerContext, path: string, segments: string[]): { code: number; body: unknown } | undefined {
+function nonResource(
+  ctx: HandlerContext,
+  path: string,
+  segments: string[],
+): { code: number; body: unknown } | undefined {
   const table = ctx.registry.table;
   if (path === '/api') return { code: 200, body: apiVersions(ctx.serverAddress()) };
   if (path === '/api/v1') return { code: 200, body: apiResourceList(table, '', 'v1') };
@@ -311,7 +333,10 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   const path = url.pathname.replace(/\/+$/, '') || '/';
   let segments: string[];
   try {
-    segments = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    segments = path
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
   } catch {
     return sendError(res, badRequest(`malformed path ${JSON.stringify(path)}: invalid percent-encoding`));
   }
@@ -331,7 +356,11 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
     routed = asApiError(e);
   }
   const resourceRequest = routed !== undefined && !(routed instanceof ApiError) ? routed : undefined;
-  ctx.countRequest(resourceRequest ? `${resourceRequest.verb} ${grKey(resourceRequest.rt)}${resourceRequest.sub ? '/' + resourceRequest.sub : ''}` : `${method.toLowerCase()} ${path}`);
+  ctx.countRequest(
+    resourceRequest
+      ? `${resourceRequest.verb} ${grKey(resourceRequest.rt)}${resourceRequest.sub ? '/' + resourceRequest.sub : ''}`
+      : `${method.toLowerCase()} ${path}`,
+  );
 
   if (ctx.faults.delayMs > 0 && !probe) {
     const waited = await ctx.sleep(ctx.faults.delayMs);
@@ -352,9 +381,16 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   const failure = ctx.faults.takeFailure();
   if (failure) {
     const retry = failure.retryAfterSeconds;
-    return sendError(res, failure.status === 429 ? tooManyRequests(retry ?? 1) : internalError('injected fault', retry));
+    return sendError(
+      res,
+      failure.status === 429 ? tooManyRequests(retry ?? 1) : internalError('injected fault', retry),
+    );
   }
-  if (q.get('dryRun')) return sendError(res, badRequest('dryRun is not supported by the embedded API server; use a real cluster for server-side dry runs'));
+  if (q.get('dryRun'))
+    return sendError(
+      res,
+      badRequest('dryRun is not supported by the embedded API server; use a real cluster for server-side dry runs'),
+    );
 
   const target: RequestTarget = { rt: r.rt, version: r.version, namespace: r.namespace, name: r.name };
   const registry = ctx.registry;
@@ -408,24 +444,42 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
 }
 
 /** renderObject answers one object in the negotiated representation; a Status passes unchanged, as on kube-apiserver. */
-function renderObject(registry: Registry, r: Pick<ResourceRequest, 'rt' | 'version'>, rep: Representation, obj: StoredObject | Status): object {
+function renderObject(
+  registry: Registry,
+  r: Pick<ResourceRequest, 'rt' | 'version'>,
+  rep: Representation,
+  obj: StoredObject | Status,
+): object {
   if (rep.as === 'object' || obj.kind === 'Status') return obj;
   const o = obj as StoredObject;
-  return rep.as === 'Table' ? toTable(columnsFor(registry, r.rt, r.version), [o], String(o.metadata.resourceVersion ?? '')) : asPartialObject(r.rt, o, rep);
+  return rep.as === 'Table'
+    ? toTable(columnsFor(registry, r.rt, r.version), [o], String(o.metadata.resourceVersion ?? ''))
+    : asPartialObject(r.rt, o, rep);
 }
 
 function renderList(registry: Registry, r: ResourceRequest, rep: Representation, result: ListResult): object {
   if (rep.as === 'object') return listBody(r, result);
-  return rep.as === 'Table' ? toTable(columnsFor(registry, r.rt, r.version), result.items, result.resourceVersion, result.continue) : asPartialList(r.rt, result, rep);
+  return rep.as === 'Table'
+    ? toTable(columnsFor(registry, r.rt, r.version), result.items, result.resourceVersion, result.continue)
+    : asPartialList(r.rt, result, rep);
 }
 
 function methodNotAllowedOrNotFound(ctx: HandlerContext, path: string, segments: string[]): ApiError {
   return nonResource(ctx, path, segments) ? methodNotAllowed() : resourceNotFound();
 }
 
-function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, r: ResourceRequest, q: URLSearchParams, rep: Representation): void {
+function startWatch(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: ResourceRequest,
+  q: URLSearchParams,
+  rep: Representation,
+): void {
   const store = ctx.registry.store;
-  const fieldSelector = [q.get('fieldSelector'), r.name !== undefined ? `metadata.name=${r.name}` : null].filter(Boolean).join(',');
+  const fieldSelector = [q.get('fieldSelector'), r.name !== undefined ? `metadata.name=${r.name}` : null]
+    .filter(Boolean)
+    .join(',');
   const selector: Selector = parseSelector(q.get('labelSelector'), fieldSelector || null, r.rt);
   const rvParam = q.get('resourceVersion') ?? '';
   let match = q.get('resourceVersionMatch') ?? '';
@@ -440,12 +494,21 @@ function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerRespon
   }
   const errs: FieldError[] = [];
   if (sendInitial !== undefined && match !== 'NotOlderThan') {
-    errs.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    errs.push(
+      fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'),
+    );
   }
   if (match !== '') {
-    if (sendInitial === undefined) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (sendInitial === undefined)
+      errs.push(
+        fieldForbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
+      );
     if (match !== 'NotOlderThan') errs.push(fieldNotSupported('resourceVersionMatch', match, ['NotOlderThan']));
-    if (q.get('continue')) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if (q.get('continue'))
+      errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
   }
   if (errs.length > 0) throw listOptionsInvalid(errs);
 
@@ -459,7 +522,10 @@ function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerRespon
   let initial: StoredObject[] = [];
   let fromRv: number;
   if (sendInitial === true) {
-    initial = store.entries(resource).map(([, o]) => o).filter((o) => inScope(o) && matches(selector, o));
+    initial = store
+      .entries(resource)
+      .map(([, o]) => o)
+      .filter((o) => inScope(o) && matches(selector, o));
     fromRv = current;
   } else {
     fromRv = requested === 0 ? current : requested;
@@ -468,7 +534,8 @@ function startWatch(ctx: HandlerContext, req: IncomingMessage, res: ServerRespon
 
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
-  const timeoutMs = timeoutSeconds !== undefined && timeoutSeconds > 0 ? timeoutSeconds * 1000 : 1_800_000 * (1 + Math.random());
+  const timeoutMs =
+    timeoutSeconds !== undefined && timeoutSeconds > 0 ? timeoutSeconds * 1000 : 1_800_000 * (1 + Math.random());
   const stream = new WatchStream(
     res,
     {

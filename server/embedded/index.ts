@@ -61,7 +61,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     throw new Error(`host "${host}" is not a loopback address: the embedded API server binds 127.0.0.1 or ::1 only`);
   }
   const retained = opts.retainedEvents ?? 10_000;
-  if (!Number.isInteger(retained) || retained < 0) throw new Error(`retainedEvents ${retained} must be a non-negative integer`);
+  if (!Number.isInteger(retained) || retained < 0)
+    throw new Error(`retainedEvents ${retained} must be a non-negative integer`);
   const bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 60_000;
   if (!(bookmarkIntervalMs > 0)) throw new Error(`bookmarkIntervalMs ${bookmarkIntervalMs} must be positive`);
 
@@ -74,7 +75,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
   const sleeps = new Map<NodeJS.Timeout, (ok: boolean) => void>();
   let stopping = false;
 
-  for (const name of SYSTEM_NAMESPACES) registry.applyManifest({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const name of SYSTEM_NAMESPACES)
+    registry.applyManifest({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   for (const manifest of opts.objects ?? []) {
     try {
       registry.applyManifest(manifest as Record<string, unknown>);
@@ -106,7 +108,9 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
 
   const certificate = opts.tls ? await selfSignedCertificate() : undefined;
   const handler = (req: IncomingMessage, res: ServerResponse) => void handleRequest(ctx, req, res);
-  const server: Server = certificate ? createTlsServer({ key: certificate.key, cert: certificate.cert }, handler) : createServer(handler);
+  const server: Server = certificate
+    ? createTlsServer({ key: certificate.key, cert: certificate.cert }, handler)
+    : createServer(handler);
   // A watch is long-lived; Node's default request timeout would cut it.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -167,7 +171,9 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
         {
           name: 'embedded',
           // Plain HTTP on loopback: client-node refuses http:// servers unless TLS verification is marked off.
-          cluster: certificate ? { server: url, 'certificate-authority-data': Buffer.from(certificate.cert).toString('base64') } : { server: url, 'insecure-skip-tls-verify': true },
+          cluster: certificate
+            ? { server: url, 'certificate-authority-data': Buffer.from(certificate.cert).toString('base64') }
+            : { server: url, 'insecure-skip-tls-verify': true },
         },
       ],
       users: [{ name: 'embedded', user: opts.token ? { token: opts.token } : {} }],
@@ -191,7 +197,14 @@ async function selfSignedCertificate(): Promise<{ key: string; cert: string }> {
       { name: 'basicConstraints', cA: true, critical: true },
       { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }, { type: 2, value: 'localhost' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
     ],
   });
   return { key: pems.private, cert: pems.cert };

@@ -45,7 +45,10 @@ export function parseAccept(header: string): Clause[] {
       const eq = p.indexOf('=');
       if (eq < 0) continue;
       const k = p.slice(0, eq).trim();
-      const v = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+      const v = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       if (k === 'q') q = Number.isFinite(Number(v)) ? Number(v) : 0;
       else params.set(k, v);
     }
@@ -64,14 +67,17 @@ export function parseAccept(header: string): Clause[] {
 }
 
 function producesJson(c: Clause): boolean {
-  return (c.type === '*' && c.subtype === '*') || (c.type === 'application' && (c.subtype === '*' || c.subtype === 'json'));
+  return (
+    (c.type === '*' && c.subtype === '*') || (c.type === 'application' && (c.subtype === '*' || c.subtype === 'json'))
+  );
 }
 
 /** honour returns what clause c asks for, if this server can give it. */
 function honour(c: Clause): Representation | undefined {
   if (!producesJson(c)) return undefined;
   const stream = c.params.get('stream');
-  if ((stream !== undefined && stream !== '' && stream !== 'watch') || (c.params.get('sv') ?? '') !== '') return undefined;
+  if ((stream !== undefined && stream !== '' && stream !== 'watch') || (c.params.get('sv') ?? '') !== '')
+    return undefined;
   const as = c.params.get('as');
   const g = c.params.get('g');
   const v = c.params.get('v');
@@ -116,7 +122,10 @@ function partial(obj: StoredObject, apiVersion: string): object {
  * a 406, as on kube-apiserver.
  */
 export function asPartialObject(rt: ResourceType, obj: StoredObject, r: PartialRepresentation): object {
-  if (r.as === 'PartialObjectMetadataList') throw notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (${goTypeName(rt, false)})`);
+  if (r.as === 'PartialObjectMetadataList')
+    throw notAcceptable(
+      `you requested PartialObjectMetadataList, but the requested object is not a list (${goTypeName(rt, false)})`,
+    );
   return partial(obj, r.apiVersion);
 }
 
@@ -129,9 +138,17 @@ export interface ListAnswer {
 
 /** asPartialList renders a list as a PartialObjectMetadataList, or answers 406 to a request for a single PartialObjectMetadata. */
 export function asPartialList(rt: ResourceType, list: ListAnswer, r: PartialRepresentation): object {
-  if (r.as === 'PartialObjectMetadata') throw notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (${goTypeName(rt, true)})`);
+  if (r.as === 'PartialObjectMetadata')
+    throw notAcceptable(
+      `you requested PartialObjectMetadata, but the requested object is a list (${goTypeName(rt, true)})`,
+    );
   const metadata: Record<string, unknown> = { resourceVersion: list.resourceVersion };
   if (list.continue) metadata.continue = list.continue;
   if (list.remainingItemCount !== undefined) metadata.remainingItemCount = list.remainingItemCount;
-  return { kind: 'PartialObjectMetadataList', apiVersion: r.apiVersion, metadata, items: list.items.map((o) => partial(o, r.apiVersion)) };
+  return {
+    kind: 'PartialObjectMetadataList',
+    apiVersion: r.apiVersion,
+    metadata,
+    items: list.items.map((o) => partial(o, r.apiVersion)),
+  };
 }

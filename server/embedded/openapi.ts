@@ -22,7 +22,8 @@ const gvPath = ({ group, version }: GroupVersion) => (group === '' ? `api/${vers
 
 function servedGroupVersions(registry: Registry): GroupVersion[] {
   const seen = new Map<string, GroupVersion>();
-  for (const rt of registry.table.all()) for (const version of rt.versions) seen.set(gvPath({ group: rt.group, version }), { group: rt.group, version });
+  for (const rt of registry.table.all())
+    for (const version of rt.versions) seen.set(gvPath({ group: rt.group, version }), { group: rt.group, version });
   return [...seen.values()].sort((a, b) => gvPath(a).localeCompare(gvPath(b)));
 }
 
@@ -30,7 +31,11 @@ function servedGroupVersions(registry: Registry): GroupVersion[] {
 export function openApiIndex(registry: Registry): object {
   const paths: Record<string, { serverRelativeURL: string }> = {};
   for (const gv of servedGroupVersions(registry)) {
-    const hash = createHash('sha512').update(JSON.stringify(openApiDocument(registry, gv))).digest('hex').slice(0, 128).toUpperCase();
+    const hash = createHash('sha512')
+      .update(JSON.stringify(openApiDocument(registry, gv)))
+      .digest('hex')
+      .slice(0, 128)
+      .toUpperCase();
     paths[gvPath(gv)] = { serverRelativeURL: `/openapi/v3/${gvPath(gv)}?hash=${hash}` };
   }
   return { paths };
@@ -38,7 +43,12 @@ export function openApiIndex(registry: Registry): object {
 
 /** openApiFor answers GET /openapi/v3/<api/v1 | apis/G/V>, or undefined when no such group version is served. */
 export function openApiFor(registry: Registry, segments: string[]): object | undefined {
-  const gv = segments[0] === 'api' && segments.length === 2 ? { group: '', version: segments[1]! } : segments[0] === 'apis' && segments.length === 3 ? { group: segments[1]!, version: segments[2]! } : undefined;
+  const gv =
+    segments[0] === 'api' && segments.length === 2
+      ? { group: '', version: segments[1]! }
+      : segments[0] === 'apis' && segments.length === 3
+        ? { group: segments[1]!, version: segments[2]! }
+        : undefined;
   if (!gv || !registry.table.servesGroupVersion(gv.group, gv.version)) return undefined;
   return openApiDocument(registry, gv);
 }
@@ -54,20 +64,39 @@ const OPEN_OBJECT = { type: 'object', 'x-kubernetes-preserve-unknown-fields': tr
 /** schemaOf is the CRD's openAPIV3Schema at version, or an open object for a built-in kind. */
 function schemaOf(registry: Registry, rt: ResourceType, version: string): Record<string, unknown> {
   if (!rt.crd) return { ...OPEN_OBJECT };
-  const crd = registry.store.get(grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' }), rt.crd) as { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[] } } | undefined;
+  const crd = registry.store.get(grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' }), rt.crd) as
+    { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[] } } | undefined;
   const schema = crd?.spec?.versions?.find((v) => v.name === version)?.schema?.openAPIV3Schema;
   if (!schema) return { ...OPEN_OBJECT };
   // Every object has apiVersion, kind and metadata, which CRD schemas leave out.
-  const properties = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, ...((schema.properties as object | undefined) ?? {}) };
+  const properties = {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    ...((schema.properties as object | undefined) ?? {}),
+  };
   return { ...schema, properties };
 }
 
-const QUERY = (name: string, description: string) => ({ name, in: 'query', description, schema: { type: 'string', uniqueItems: true } });
+const QUERY = (name: string, description: string) => ({
+  name,
+  in: 'query',
+  description,
+  schema: { type: 'string', uniqueItems: true },
+});
 const PATCH_PARAMETERS = [
   QUERY('dryRun', 'When present, indicates that modifications should not be persisted.'),
   QUERY('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-  QUERY('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.'),
-  { name: 'force', in: 'query', description: 'Force is going to "force" Apply requests.', schema: { type: 'boolean', uniqueItems: true } },
+  QUERY(
+    'fieldValidation',
+    'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.',
+  ),
+  {
+    name: 'force',
+    in: 'query',
+    description: 'Force is going to "force" Apply requests.',
+    schema: { type: 'boolean', uniqueItems: true },
+  },
 ];
 
 function openApiDocument(registry: Registry, gv: GroupVersion): object {
@@ -82,18 +111,36 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
     const base = `/${gvPath(gv)}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.resource}`;
     const json = { content: { 'application/json': { schema: ref } } };
     paths[`${base}/{name}`] = {
-      get: { operationId: `read${rt.kind}`, 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk, responses: { '200': { description: 'OK', ...json } } },
+      get: {
+        operationId: `read${rt.kind}`,
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': gvk,
+        responses: { '200': { description: 'OK', ...json } },
+      },
       patch: {
         operationId: `patch${rt.kind}`,
         'x-kubernetes-action': 'patch',
         'x-kubernetes-group-version-kind': gvk,
         parameters: PATCH_PARAMETERS,
-        requestBody: { content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json-patch+json': { schema: { type: 'object' } } }, required: true },
+        requestBody: {
+          content: {
+            'application/merge-patch+json': { schema: { type: 'object' } },
+            'application/json-patch+json': { schema: { type: 'object' } },
+          },
+          required: true,
+        },
         responses: { '200': { description: 'OK', ...json } },
       },
     };
     paths[base] = {
-      post: { operationId: `create${rt.kind}`, 'x-kubernetes-action': 'post', 'x-kubernetes-group-version-kind': gvk, parameters: PATCH_PARAMETERS.slice(0, 3), requestBody: { ...json, required: true }, responses: { '201': { description: 'Created', ...json } } },
+      post: {
+        operationId: `create${rt.kind}`,
+        'x-kubernetes-action': 'post',
+        'x-kubernetes-group-version-kind': gvk,
+        parameters: PATCH_PARAMETERS.slice(0, 3),
+        requestBody: { ...json, required: true },
+        responses: { '201': { description: 'Created', ...json } },
+      },
     };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: GIT_VERSION }, paths, components: { schemas } };

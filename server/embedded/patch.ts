@@ -26,7 +26,10 @@ interface JsonPatchOp {
 
 function parsePointer(p: string): string[] {
   if (p === '') return [];
-  if (!p.startsWith('/')) throw badRequest(`the server rejected our request due to an error in our request: JSON pointer "${p}" must start with '/'`);
+  if (!p.startsWith('/'))
+    throw badRequest(
+      `the server rejected our request due to an error in our request: JSON pointer "${p}" must start with '/'`,
+    );
   return p
     .slice(1)
     .split('/')
@@ -46,7 +49,11 @@ function fail(op: JsonPatchOp, why: string): ApiError {
   });
 }
 
-function parentOf(doc: Json, tokens: string[], op: JsonPatchOp): { parent: Record<string, Json> | Json[]; last: string } {
+function parentOf(
+  doc: Json,
+  tokens: string[],
+  op: JsonPatchOp,
+): { parent: Record<string, Json> | Json[]; last: string } {
   let cur: Json = doc;
   for (const t of tokens.slice(0, -1)) {
     if (Array.isArray(cur)) cur = cur[Number(t)];
@@ -110,11 +117,16 @@ function deepEqual(a: Json, b: Json): boolean {
 
 /** jsonPatch applies an RFC 6902 JSON patch (add, remove, replace, move, copy, test). */
 export function jsonPatch(target: Json, patch: Json): Json {
-  if (!Array.isArray(patch)) throw badRequest('the server rejected our request due to an error in our request: a JSON patch must be an array of operations');
+  if (!Array.isArray(patch))
+    throw badRequest(
+      'the server rejected our request due to an error in our request: a JSON patch must be an array of operations',
+    );
   let doc = structuredClone(target);
   for (const raw of patch) {
     if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
-      throw badRequest('the server rejected our request due to an error in our request: each JSON patch operation needs "op" and "path"');
+      throw badRequest(
+        'the server rejected our request due to an error in our request: each JSON patch operation needs "op" and "path"',
+      );
     }
     const op = raw as unknown as JsonPatchOp;
     switch (op.op) {
@@ -140,7 +152,9 @@ export function jsonPatch(target: Json, patch: Json): Json {
         if (!deepEqual(getAt(doc, op.path, op), op.value)) throw fail(op, 'testing value failed');
         break;
       default:
-        throw badRequest(`the server rejected our request due to an error in our request: unsupported JSON patch operation "${op.op}"`);
+        throw badRequest(
+          `the server rejected our request due to an error in our request: unsupported JSON patch operation "${op.op}"`,
+        );
     }
   }
   return doc;

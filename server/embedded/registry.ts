@@ -20,7 +20,16 @@ import {
   type FieldError,
   type Status,
 } from './status';
-import { apiVersionFor, finalizersOf, jsonEqual, now, prepareCreate, prepareUpdate, type RequestTarget, type Subresource } from './strategy';
+import {
+  apiVersionFor,
+  finalizersOf,
+  jsonEqual,
+  now,
+  prepareCreate,
+  prepareUpdate,
+  type RequestTarget,
+  type Subresource,
+} from './strategy';
 import type { WatchHub } from './watch';
 
 const NAMESPACES = 'namespaces';
@@ -63,9 +72,12 @@ function decodeContinue(token: string): ContinueToken {
     throw badRequest(`continue key is not valid: ${token}`);
   }
   const t = parsed as Partial<ContinueToken>;
-  if (t.v !== 'meta.k8s.io/v1') throw badRequest(`continue key is not valid: server does not recognize this encoded version ${String(t.v)}`);
-  if (typeof t.rv !== 'number' || t.rv === 0) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-  if (typeof t.start !== 'string' || t.start === '') throw badRequest('continue key is not valid: encoded start key empty (version meta.k8s.io/v1)');
+  if (t.v !== 'meta.k8s.io/v1')
+    throw badRequest(`continue key is not valid: server does not recognize this encoded version ${String(t.v)}`);
+  if (typeof t.rv !== 'number' || t.rv === 0)
+    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof t.start !== 'string' || t.start === '')
+    throw badRequest('continue key is not valid: encoded start key empty (version meta.k8s.io/v1)');
   return t as ContinueToken;
 }
 
@@ -76,7 +88,8 @@ export function listOptionsInvalid(errs: FieldError[]): ApiError {
 
 /** parseResourceVersion reads a resourceVersion parameter; anything but a non-negative integer is 400. */
 export function parseResourceVersion(rv: string): number {
-  if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`);
+  if (!/^\d+$/.test(rv))
+    throw badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`);
   return Number(rv);
 }
 
@@ -112,10 +125,23 @@ export class Registry {
     const errs: FieldError[] = [];
     const match = opts.resourceVersionMatch ?? '';
     if (match !== '') {
-      if (!opts.resourceVersion) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-      if (opts.continue) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-      if (match === 'Exact' && opts.resourceVersion === '0') errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-      if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+      if (!opts.resourceVersion)
+        errs.push(
+          fieldForbidden(
+            'resourceVersionMatch',
+            'resourceVersionMatch is forbidden unless resourceVersion is provided',
+          ),
+        );
+      if (opts.continue)
+        errs.push(
+          fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+        );
+      if (match === 'Exact' && opts.resourceVersion === '0')
+        errs.push(
+          fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+        );
+      if (match !== 'Exact' && match !== 'NotOlderThan')
+        errs.push(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
     }
     if (errs.length > 0) throw listOptionsInvalid(errs);
 
@@ -125,7 +151,10 @@ export class Registry {
     let startKey = '';
     if (opts.continue) {
       const token = decodeContinue(opts.continue);
-      startKey = t.rt.namespaced && t.namespace !== '' ? `${t.namespace}/${token.start.replace(/^\//, '')}` : token.start.replace(/^\//, '');
+      startKey =
+        t.rt.namespaced && t.namespace !== ''
+          ? `${t.namespace}/${token.start.replace(/^\//, '')}`
+          : token.start.replace(/^\//, '');
       if (token.rv === -1) {
         listRv = current;
         state = this.store.stateAt(resource, current)!;
@@ -156,7 +185,9 @@ export class Registry {
     }
 
     const prefix = t.rt.namespaced && t.namespace !== '' ? `${t.namespace}/` : '';
-    const candidates = sortedEntries(state).filter(([k, obj]) => k.startsWith(prefix) && k >= startKey && matches(opts.selector, obj));
+    const candidates = sortedEntries(state).filter(
+      ([k, obj]) => k.startsWith(prefix) && k >= startKey && matches(opts.selector, obj),
+    );
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const page = candidates.slice(0, limit);
     const result: ListResult = { items: page.map(([, o]) => this.present(t, o)), resourceVersion: String(listRv) };
@@ -181,7 +212,11 @@ export class Registry {
           status: 'Failure',
           message: `${t.rt.resource} "${String((body.metadata as Record<string, unknown> | undefined)?.name ?? '')}" is forbidden: unable to create new content in namespace ${t.namespace} because it is being terminated`,
           reason: 'Forbidden',
-          details: { name: String((body.metadata as Record<string, unknown> | undefined)?.name ?? ''), group: t.rt.group || undefined, kind: t.rt.resource },
+          details: {
+            name: String((body.metadata as Record<string, unknown> | undefined)?.name ?? ''),
+            group: t.rt.group || undefined,
+            kind: t.rt.resource,
+          },
           code: 403,
         });
       }
@@ -205,13 +240,22 @@ export class Registry {
   update(t: RequestTarget & { name: string }, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
     const old = this.stored(t);
     const md = (body.metadata ?? {}) as Record<string, unknown>;
-    if (md.resourceVersion !== undefined && md.resourceVersion !== '' && md.resourceVersion !== old.metadata.resourceVersion) {
+    if (
+      md.resourceVersion !== undefined &&
+      md.resourceVersion !== '' &&
+      md.resourceVersion !== old.metadata.resourceVersion
+    ) {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
     return this.write(t, old, body, sub);
   }
 
-  patch(t: RequestTarget & { name: string }, contentType: string, patch: unknown, sub: Subresource): StoredObject | Status {
+  patch(
+    t: RequestTarget & { name: string },
+    contentType: string,
+    patch: unknown,
+    sub: Subresource,
+  ): StoredObject | Status {
     const old = this.stored(t);
     let patched: unknown;
     switch (contentType) {
@@ -220,16 +264,26 @@ export class Registry {
         break;
       case 'application/strategic-merge-patch+json':
         // Built-in kinds are stored schemaless here, so a strategic merge patch is applied as a merge patch.
-        if (!t.rt.builtin) throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+        if (!t.rt.builtin)
+          throw unsupportedMediaType(contentType, [
+            'application/json-patch+json',
+            'application/merge-patch+json',
+            'application/apply-patch+yaml',
+          ]);
         patched = mergePatch(this.present(t, old), patch);
         break;
       case 'application/json-patch+json':
         patched = jsonPatch(this.present(t, old), patch);
         break;
       default:
-        throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+        throw unsupportedMediaType(contentType, [
+          'application/json-patch+json',
+          'application/merge-patch+json',
+          'application/strategic-merge-patch+json',
+        ]);
     }
-    if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw badRequest('the patched object is not a JSON object');
+    if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
+      throw badRequest('the patched object is not a JSON object');
     const body = patched as Record<string, unknown>;
     const md = (body.metadata ?? {}) as Record<string, unknown>;
     if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
@@ -238,10 +292,17 @@ export class Registry {
     return this.write(t, old, body, sub);
   }
 
-  delete(t: RequestTarget & { name: string }, preconditions: { uid?: string; resourceVersion?: string } = {}): StoredObject | Status {
+  delete(
+    t: RequestTarget & { name: string },
+    preconditions: { uid?: string; resourceVersion?: string } = {},
+  ): StoredObject | Status {
     const old = this.stored(t);
     if (preconditions.uid !== undefined && preconditions.uid !== old.metadata.uid) {
-      throw conflict(t.rt, t.name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.metadata.uid)}`);
+      throw conflict(
+        t.rt,
+        t.name,
+        `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.metadata.uid)}`,
+      );
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(
@@ -256,7 +317,13 @@ export class Registry {
     if (finalizersOf(old).length > 0) {
       if (old.metadata.deletionTimestamp !== undefined) return this.present(t, old);
       const key = this.keyOf(t.rt, t.namespace, t.name);
-      return this.present(t, this.store.put(resource, key, { ...old, metadata: { ...old.metadata, deletionTimestamp: now(), deletionGracePeriodSeconds: 0 } }));
+      return this.present(
+        t,
+        this.store.put(resource, key, {
+          ...old,
+          metadata: { ...old.metadata, deletionTimestamp: now(), deletionGracePeriodSeconds: 0 },
+        }),
+      );
     }
     return this.finalizeDelete(t, old);
   }
@@ -266,7 +333,11 @@ export class Registry {
     const listed = this.list(t, { selector });
     const items: StoredObject[] = [];
     for (const obj of listed.items) {
-      const out = this.delete({ ...t, namespace: String(obj.metadata.namespace ?? ''), name: String(obj.metadata.name) });
+      const out = this.delete({
+        ...t,
+        namespace: String(obj.metadata.namespace ?? ''),
+        name: String(obj.metadata.name),
+      });
       if ((out as Status).kind !== 'Status') items.push(out as StoredObject);
       else items.push(obj);
     }
@@ -282,10 +353,16 @@ export class Registry {
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     const rt = this.table.byKind(group, kind);
     if (!rt || !rt.versions.includes(version)) {
-      throw badRequest(`manifest ${kind} ${apiVersion}: no resource serves this kind; list its CRD before it in objects`);
+      throw badRequest(
+        `manifest ${kind} ${apiVersion}: no resource serves this kind; list its CRD before it in objects`,
+      );
     }
     const md = (manifest.metadata ?? {}) as Record<string, unknown>;
-    const namespace = rt.namespaced ? (typeof md.namespace === 'string' && md.namespace !== '' ? md.namespace : 'default') : '';
+    const namespace = rt.namespaced
+      ? typeof md.namespace === 'string' && md.namespace !== ''
+        ? md.namespace
+        : 'default'
+      : '';
     return this.create({ rt, version, namespace }, manifest);
   }
 
@@ -295,7 +372,12 @@ export class Registry {
     return obj;
   }
 
-  private write(t: RequestTarget & { name: string }, old: StoredObject, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
+  private write(
+    t: RequestTarget & { name: string },
+    old: StoredObject,
+    body: Record<string, unknown>,
+    sub: Subresource,
+  ): StoredObject | Status {
     const resource = grKey(t.rt);
     let next = prepareUpdate(t, old, body, sub);
     if (resource === CRDS && sub === '') {
@@ -323,8 +405,12 @@ export class Registry {
   private establish(crd: StoredObject, old?: StoredObject): StoredObject {
     const rt = resourceTypeOf(crd);
     const existing = this.table.get(rt);
-    const conflicting = existing !== undefined && existing.crd !== crd.metadata.name ? `"${rt.resource}" is already in use` : undefined;
-    const stored = this.store.put(CRDS, String(crd.metadata.name), { ...crd, status: establishedStatus(crd, conflicting, old) });
+    const conflicting =
+      existing !== undefined && existing.crd !== crd.metadata.name ? `"${rt.resource}" is already in use` : undefined;
+    const stored = this.store.put(CRDS, String(crd.metadata.name), {
+      ...crd,
+      status: establishedStatus(crd, conflicting, old),
+    });
     if (!conflicting && rt.versions.length > 0) this.table.add(rt);
     else if (!conflicting && existing) this.dropResource(rt);
     return stored;
@@ -335,7 +421,11 @@ export class Registry {
     const name = String(crd.metadata.name);
     const terminating = this.store.put(CRDS, name, {
       ...crd,
-      metadata: { ...crd.metadata, deletionTimestamp: crd.metadata.deletionTimestamp ?? now(), deletionGracePeriodSeconds: 0 },
+      metadata: {
+        ...crd.metadata,
+        deletionTimestamp: crd.metadata.deletionTimestamp ?? now(),
+        deletionGracePeriodSeconds: 0,
+      },
       status: terminatingStatus(crd),
     });
     const rt = this.table.get(resourceTypeOf(crd));
@@ -356,13 +446,18 @@ export class Registry {
     const name = String(ns.metadata.name);
     const terminating = this.store.put(NAMESPACES, name, {
       ...ns,
-      metadata: { ...ns.metadata, deletionTimestamp: ns.metadata.deletionTimestamp ?? now(), deletionGracePeriodSeconds: 0 },
+      metadata: {
+        ...ns.metadata,
+        deletionTimestamp: ns.metadata.deletionTimestamp ?? now(),
+        deletionGracePeriodSeconds: 0,
+      },
       status: { ...(ns.status as Record<string, unknown> | undefined), phase: 'Terminating' },
     });
     for (const rt of this.table.all()) {
       if (!rt.namespaced) continue;
       const resource = grKey(rt);
-      for (const [key] of this.store.entries(resource)) if (key.startsWith(`${name}/`)) this.store.remove(resource, key);
+      for (const [key] of this.store.entries(resource))
+        if (key.startsWith(`${name}/`)) this.store.remove(resource, key);
     }
     this.store.remove(NAMESPACES, name);
     return terminating;

@@ -50,21 +50,114 @@ interface BuiltinSpec {
 const RBAC = 'rbac.authorization.k8s.io';
 
 const BUILTINS: BuiltinSpec[] = [
-  { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], status: true, nameRule: 'label' },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    status: true,
+    nameRule: 'label',
+  },
   { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
   { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true },
-  { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], status: true, nameRule: 'dns1035' },
-  { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, shortNames: ['po'], categories: ['all'], status: true, returnsDeletedObject: true },
-  { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], returnsDeletedObject: true },
-  { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'], status: true },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    kind: 'Service',
+    namespaced: true,
+    shortNames: ['svc'],
+    categories: ['all'],
+    status: true,
+    nameRule: 'dns1035',
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    kind: 'Pod',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    status: true,
+    returnsDeletedObject: true,
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+    shortNames: ['sa'],
+    returnsDeletedObject: true,
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    shortNames: ['pvc'],
+    status: true,
+  },
   { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'] },
-  { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], status: true, generation: true },
-  { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', kind: 'Ingress', namespaced: true, shortNames: ['ing'], status: true, generation: true },
+  {
+    group: 'apps',
+    version: 'v1',
+    resource: 'deployments',
+    kind: 'Deployment',
+    namespaced: true,
+    shortNames: ['deploy'],
+    categories: ['all'],
+    status: true,
+    generation: true,
+  },
+  {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'ingresses',
+    kind: 'Ingress',
+    namespaced: true,
+    shortNames: ['ing'],
+    status: true,
+    generation: true,
+  },
   { group: RBAC, version: 'v1', resource: 'roles', kind: 'Role', namespaced: true, nameRule: 'pathSegment' },
-  { group: RBAC, version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, nameRule: 'pathSegment' },
-  { group: RBAC, version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, nameRule: 'pathSegment' },
-  { group: RBAC, version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, nameRule: 'pathSegment' },
-  { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'], returnsDeletedObject: true },
+  {
+    group: RBAC,
+    version: 'v1',
+    resource: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+    nameRule: 'pathSegment',
+  },
+  {
+    group: RBAC,
+    version: 'v1',
+    resource: 'rolebindings',
+    kind: 'RoleBinding',
+    namespaced: true,
+    nameRule: 'pathSegment',
+  },
+  {
+    group: RBAC,
+    version: 'v1',
+    resource: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+    nameRule: 'pathSegment',
+  },
+  {
+    group: 'storage.k8s.io',
+    version: 'v1',
+    resource: 'storageclasses',
+    kind: 'StorageClass',
+    namespaced: false,
+    shortNames: ['sc'],
+    returnsDeletedObject: true,
+  },
   {
     group: 'autoscaling',
     version: 'v2',
@@ -206,7 +299,11 @@ export function sortVersions(versions: string[]): string[] {
 
 /** Discovery documents, shaped as kube-apiserver serves them. */
 export function apiVersions(serverAddress: string): object {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
 
 function groupVersion(group: string, version: string): { groupVersion: string; version: string } {
@@ -252,7 +349,13 @@ export function apiResourceList(table: ResourceTable, group: string, version: st
     if (rt.categories.length > 0) entry.categories = rt.categories;
     resources.push(entry);
     if (rt.statusSubresource) {
-      resources.push({ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: STATUS_VERBS });
+      resources.push({
+        name: `${rt.resource}/status`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        kind: rt.kind,
+        verbs: STATUS_VERBS,
+      });
     }
   }
   if (group === '') return { kind: 'APIResourceList', groupVersion: version, resources };

@@ -18,7 +18,12 @@ function checkKey(key: string): void {
   const slash = key.indexOf('/');
   const name = slash < 0 ? key : key.slice(slash + 1);
   const prefix = slash < 0 ? '' : key.slice(0, slash);
-  if (name.length === 0 || name.length > 63 || !NAME_PART.test(name) || (slash >= 0 && (prefix.length > 253 || !PREFIX.test(prefix)))) {
+  if (
+    name.length === 0 ||
+    name.length > 63 ||
+    !NAME_PART.test(name) ||
+    (slash >= 0 && (prefix.length > 253 || !PREFIX.test(prefix)))
+  ) {
     throw badRequest(
       `unable to parse requirement: <nil>: Invalid value: ${JSON.stringify(key)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
     );
@@ -81,7 +86,8 @@ export function parseLabelSelector(s: string | null | undefined): LabelRequireme
       const value = raw.trim();
       checkKey(key);
       if (op === '>' || op === '<') {
-        if (!/^-?\d+$/.test(value)) throw badRequest(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`);
+        if (!/^-?\d+$/.test(value))
+          throw badRequest(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`);
         reqs.push({ key, op: op === '>' ? 'gt' : 'lt', value: Number(value) });
       } else {
         checkValue(value);
@@ -140,12 +146,20 @@ export interface FieldRequirement {
 const FIELD_TERM = /^([^!=\s]+)\s*(==|=|!=)\s*(.*)$/;
 
 /** Every resource selects on its name and namespace (kube-apiserver's DefaultNamespaceScopedAttr). */
-const METADATA_FIELDS: Record<string, string[]> = { 'metadata.name': ['metadata', 'name'], 'metadata.namespace': ['metadata', 'namespace'] };
+const METADATA_FIELDS: Record<string, string[]> = {
+  'metadata.name': ['metadata', 'name'],
+  'metadata.namespace': ['metadata', 'namespace'],
+};
 
 /** Core Events select on their subject too (pkg/registry/core/event ToSelectableFields); `source` is source.component. */
 const EVENT_FIELDS: Record<string, string[]> = {
   ...METADATA_FIELDS,
-  ...Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, ['involvedObject', f]])),
+  ...Object.fromEntries(
+    ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
+      `involvedObject.${f}`,
+      ['involvedObject', f],
+    ]),
+  ),
   reason: ['reason'],
   reportingComponent: ['reportingComponent'],
   source: ['source', 'component'],
@@ -157,7 +171,10 @@ export function selectableFields(resource?: { group: string; resource: string })
   return resource?.group === '' && resource.resource === 'events' ? EVENT_FIELDS : METADATA_FIELDS;
 }
 
-export function parseFieldSelector(s: string | null | undefined, fields: Record<string, string[]> = METADATA_FIELDS): FieldRequirement[] {
+export function parseFieldSelector(
+  s: string | null | undefined,
+  fields: Record<string, string[]> = METADATA_FIELDS,
+): FieldRequirement[] {
   if (!s || s.trim() === '') return [];
   const reqs: FieldRequirement[] = [];
   for (const term of s.split(',').map((t) => t.trim())) {
@@ -194,8 +211,15 @@ export interface Selector {
 }
 
 /** parseSelector parses both query parameters; it throws a 400 ApiError on bad syntax or an unsupported field. */
-export function parseSelector(labelSelector: string | null, fieldSelector: string | null, resource?: { group: string; resource: string }): Selector {
-  return { labels: parseLabelSelector(labelSelector), fields: parseFieldSelector(fieldSelector, selectableFields(resource)) };
+export function parseSelector(
+  labelSelector: string | null,
+  fieldSelector: string | null,
+  resource?: { group: string; resource: string },
+): Selector {
+  return {
+    labels: parseLabelSelector(labelSelector),
+    fields: parseFieldSelector(fieldSelector, selectableFields(resource)),
+  };
 }
 
 export function isEmptySelector(sel: Selector): boolean {

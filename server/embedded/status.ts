@@ -89,18 +89,34 @@ export function resourceNotFound(): ApiError {
 }
 
 export function alreadyExists(gr: GroupResource, name: string): ApiError {
-  return new ApiError(failure(409, 'AlreadyExists', `${groupResourceString(gr)} "${name}" already exists`, details(gr, name)));
+  return new ApiError(
+    failure(409, 'AlreadyExists', `${groupResourceString(gr)} "${name}" already exists`, details(gr, name)),
+  );
 }
 
 export function conflict(gr: GroupResource, name: string, why: string): ApiError {
-  return new ApiError(failure(409, 'Conflict', `Operation cannot be fulfilled on ${groupResourceString(gr)} "${name}": ${why}`, details(gr, name)));
+  return new ApiError(
+    failure(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${groupResourceString(gr)} "${name}": ${why}`,
+      details(gr, name),
+    ),
+  );
 }
 
-export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
+export const STALE_OBJECT =
+  'the object has been modified; please apply your changes to the latest version and try again';
 
 /** FieldError is one entry of a field.ErrorList. */
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueDuplicate' | 'FieldValueTooLong';
+  type:
+    | 'FieldValueInvalid'
+    | 'FieldValueRequired'
+    | 'FieldValueForbidden'
+    | 'FieldValueNotSupported'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTooLong';
   field: string;
   /** The body as field.Error.ErrorBody() renders it, e.g. `Invalid value: "Foo": …`. */
   body: string;
@@ -120,7 +136,11 @@ export function fieldForbidden(field: string, detail: string): FieldError {
 
 export function fieldNotSupported(field: string, value: unknown, supported: string[]): FieldError {
   const list = supported.map((s) => JSON.stringify(s)).join(', ');
-  return { type: 'FieldValueNotSupported', field, body: `Unsupported value: ${goValue(value)}: supported values: ${list}` };
+  return {
+    type: 'FieldValueNotSupported',
+    field,
+    body: `Unsupported value: ${goValue(value)}: supported values: ${list}`,
+  };
 }
 
 function goValue(v: unknown): string {
@@ -135,7 +155,8 @@ export function invalid(group: string, kind: string, name: string, errs: FieldEr
   const qualified = group === '' ? kind : `${kind}.${group}`;
   const rendered = errs.map((e) => (e.field ? `${e.field}: ${e.body}` : e.body));
   const aggregate = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
-  const message = errs.length === 0 ? `${qualified} "${name}" is invalid` : `${qualified} "${name}" is invalid: ${aggregate}`;
+  const message =
+    errs.length === 0 ? `${qualified} "${name}" is invalid` : `${qualified} "${name}" is invalid: ${aggregate}`;
   const causes = errs.map((e) => ({ reason: e.type, message: e.body, field: e.field }));
   return new ApiError(failure(422, 'Invalid', message, { name, group, kind, causes }));
 }
@@ -154,7 +175,9 @@ export function forbidden(gr: GroupResource, name: string, reason: string): ApiE
 }
 
 export function methodNotAllowed(): ApiError {
-  return new ApiError(failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}));
+  return new ApiError(
+    failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
+  );
 }
 
 /** expired is errors.NewResourceExpired: 410 with reason Expired. */
@@ -168,9 +191,14 @@ export function tooLarge(limit: number): ApiError {
 
 export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
   return new ApiError(
-    failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`, {
-      kind: contentType,
-    }),
+    failure(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+      {
+        kind: contentType,
+      },
+    ),
   );
 }
 
@@ -183,9 +211,12 @@ export function notAcceptable(message: string, emptyDetails = false): ApiError {
 }
 
 export function tooManyRequests(retryAfterSeconds: number): ApiError {
-  return new ApiError(failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }), {
-    'Retry-After': String(retryAfterSeconds),
-  });
+  return new ApiError(
+    failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }),
+    {
+      'Retry-After': String(retryAfterSeconds),
+    },
+  );
 }
 
 export function internalError(message: string, retryAfterSeconds?: number): ApiError {
@@ -209,7 +240,13 @@ export function tooLargeResourceVersion(requested: number, current: number): Api
 
 /** success is the Status a delete answers when the store does not return the deleted object. */
 export function success(gr: GroupResource, name: string, uid: string): Status {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: compactDetails({ name, group: gr.group, kind: gr.resource, uid }) };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: compactDetails({ name, group: gr.group, kind: gr.resource, uid }),
+  };
 }
 
 /** asApiError turns anything thrown inside a handler into a 500 Status, keeping ApiErrors as they are. */

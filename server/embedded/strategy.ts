@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { NameRule, ResourceType } from './resources';
 import type { StoredObject } from './store';
-import { badRequest, fieldForbidden, fieldInvalid, fieldRequired, internalError, invalid, type FieldError } from './status';
+import {
+  badRequest,
+  fieldForbidden,
+  fieldInvalid,
+  fieldRequired,
+  internalError,
+  invalid,
+  type FieldError,
+} from './status';
 
 /**
  * The create and update strategies every resource shares, after
@@ -72,7 +80,8 @@ function metadataErrors(md: Record<string, unknown>): FieldError[] {
   const errs: FieldError[] = [];
   const labels = md.labels;
   if (labels !== undefined && labels !== null) {
-    if (typeof labels !== 'object' || Array.isArray(labels)) errs.push(fieldInvalid('metadata.labels', labels, 'must be a map of strings'));
+    if (typeof labels !== 'object' || Array.isArray(labels))
+      errs.push(fieldInvalid('metadata.labels', labels, 'must be a map of strings'));
     else
       for (const [k, v] of Object.entries(labels)) {
         errs.push(...qualifiedNameErrors(k, 'metadata.labels'));
@@ -89,11 +98,18 @@ function metadataErrors(md: Record<string, unknown>): FieldError[] {
   }
   const annotations = md.annotations;
   if (annotations !== undefined && annotations !== null) {
-    if (typeof annotations !== 'object' || Array.isArray(annotations)) errs.push(fieldInvalid('metadata.annotations', annotations, 'must be a map of strings'));
-    else for (const k of Object.keys(annotations)) errs.push(...qualifiedNameErrors(k.toLowerCase(), 'metadata.annotations'));
+    if (typeof annotations !== 'object' || Array.isArray(annotations))
+      errs.push(fieldInvalid('metadata.annotations', annotations, 'must be a map of strings'));
+    else
+      for (const k of Object.keys(annotations))
+        errs.push(...qualifiedNameErrors(k.toLowerCase(), 'metadata.annotations'));
   }
   const finalizers = md.finalizers;
-  if (finalizers !== undefined && finalizers !== null && (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string'))) {
+  if (
+    finalizers !== undefined &&
+    finalizers !== null &&
+    (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string'))
+  ) {
     errs.push(fieldInvalid('metadata.finalizers', finalizers, 'must be a list of strings'));
   }
   return errs;
@@ -137,12 +153,16 @@ export function checkTypeMeta(t: RequestTarget, body: Record<string, unknown>): 
   const apiVersion = body.apiVersion;
   if (kind !== undefined && kind !== '' && kind !== t.rt.kind) {
     const version = typeof apiVersion === 'string' ? apiVersion : apiVersionFor(t.rt, t.version);
-    throw badRequest(`${String(kind)} in version "${version}" cannot be handled as a ${t.rt.kind}: the kind in the body does not match the resource in the URL`);
+    throw badRequest(
+      `${String(kind)} in version "${version}" cannot be handled as a ${t.rt.kind}: the kind in the body does not match the resource in the URL`,
+    );
   }
   if (apiVersion !== undefined && apiVersion !== '') {
     const served = t.rt.versions.map((v) => apiVersionFor(t.rt, v));
     if (typeof apiVersion !== 'string' || !served.includes(apiVersion)) {
-      throw badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${apiVersionFor(t.rt, t.version)})`);
+      throw badRequest(
+        `the API version in the data (${String(apiVersion)}) does not match the expected API version (${apiVersionFor(t.rt, t.version)})`,
+      );
     }
   }
 }
@@ -200,12 +220,19 @@ export type Subresource = '' | 'status';
  * rules decide which half of the object the write may change, generation
  * bumps when the spec half changed.
  */
-export function prepareUpdate(t: RequestTarget, old: StoredObject, body: Record<string, unknown>, sub: Subresource): StoredObject {
+export function prepareUpdate(
+  t: RequestTarget,
+  old: StoredObject,
+  body: Record<string, unknown>,
+  sub: Subresource,
+): StoredObject {
   checkTypeMeta(t, body);
   const md = { ...metadataOf(body) };
   const oldMd = old.metadata;
   if (md.name !== undefined && md.name !== oldMd.name) {
-    throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${String(oldMd.name)})`);
+    throw badRequest(
+      `the name of the object (${String(md.name)}) does not match the name on the URL (${String(oldMd.name)})`,
+    );
   }
   if (t.rt.namespaced && md.namespace !== undefined && md.namespace !== '' && md.namespace !== oldMd.namespace) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -225,7 +252,15 @@ export function prepareUpdate(t: RequestTarget, old: StoredObject, body: Record<
       if (old.status === undefined) delete next.status;
       else next.status = old.status;
     }
-    for (const owned of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+    for (const owned of [
+      'name',
+      'namespace',
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+    ]) {
       if (oldMd[owned] === undefined) delete next.metadata[owned];
       else next.metadata[owned] = oldMd[owned];
     }
@@ -236,7 +271,10 @@ export function prepareUpdate(t: RequestTarget, old: StoredObject, body: Record<
       const added = ((md.finalizers as string[] | undefined) ?? []).filter((f) => !before.has(f));
       if (added.length > 0) {
         throw invalid(t.rt.group, t.rt.kind, String(oldMd.name), [
-          fieldForbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`),
+          fieldForbidden(
+            'metadata.finalizers',
+            `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+          ),
         ]);
       }
     }

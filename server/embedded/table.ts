@@ -21,11 +21,28 @@ export interface Column {
   cell(obj: StoredObject, now: number): unknown;
 }
 
-const col = (name: string, type: string, description: string, cell: Column['cell'], format = ''): Column => ({ name, type, format, description, priority: 0, cell });
+const col = (name: string, type: string, description: string, cell: Column['cell'], format = ''): Column => ({
+  name,
+  type,
+  format,
+  description,
+  priority: 0,
+  cell,
+});
 
 const NAME = col('Name', 'string', 'Name must be unique within a namespace.', (o) => o.metadata.name, 'name');
-const CREATED_AT = col('Created At', 'date', 'CreationTimestamp is a timestamp representing the server time when this object was created.', (o) => o.metadata.creationTimestamp);
-const AGE = col('Age', 'string', 'CreationTimestamp is a timestamp representing the server time when this object was created.', (o, now) => age(o.metadata.creationTimestamp, now));
+const CREATED_AT = col(
+  'Created At',
+  'date',
+  'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  (o) => o.metadata.creationTimestamp,
+);
+const AGE = col(
+  'Age',
+  'string',
+  'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  (o, now) => age(o.metadata.creationTimestamp, now),
+);
 
 /**
  * humanDuration prints a duration as kubectl's AGE column does
@@ -53,7 +70,8 @@ function age(timestamp: unknown, now: number): string {
 }
 
 const keys = (v: unknown) => (v && typeof v === 'object' ? Object.keys(v).length : 0);
-const field = (o: StoredObject, ...path: string[]): unknown => path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
+const field = (o: StoredObject, ...path: string[]): unknown =>
+  path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
 const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
 
 const BUILTIN: Record<string, Column[]> = {
@@ -63,21 +81,43 @@ const BUILTIN: Record<string, Column[]> = {
       const statuses = list(field(o, 'status', 'containerStatuses'));
       return `${statuses.filter((c) => c.ready === true).length}/${list(field(o, 'spec', 'containers')).length}`;
     }),
-    col('Status', 'string', 'The aggregate status of the containers in this pod.', (o) => (field(o, 'status', 'phase') as string | undefined) ?? 'Pending'),
+    col(
+      'Status',
+      'string',
+      'The aggregate status of the containers in this pod.',
+      (o) => (field(o, 'status', 'phase') as string | undefined) ?? 'Pending',
+    ),
     col('Restarts', 'string', 'The number of times the containers in this pod have been restarted.', (o) =>
-      String(list(field(o, 'status', 'containerStatuses')).reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0)),
+      String(
+        list(field(o, 'status', 'containerStatuses')).reduce(
+          (n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0),
+          0,
+        ),
+      ),
     ),
     AGE,
   ],
-  '/namespaces': [NAME, col('Status', 'string', 'The status of the namespace', (o) => field(o, 'status', 'phase') ?? 'Active'), AGE],
-  '/configmaps': [NAME, col('Data', 'string', 'Number of data entries.', (o) => keys(field(o, 'data')) + keys(field(o, 'binaryData'))), AGE],
+  '/namespaces': [
+    NAME,
+    col('Status', 'string', 'The status of the namespace', (o) => field(o, 'status', 'phase') ?? 'Active'),
+    AGE,
+  ],
+  '/configmaps': [
+    NAME,
+    col('Data', 'string', 'Number of data entries.', (o) => keys(field(o, 'data')) + keys(field(o, 'binaryData'))),
+    AGE,
+  ],
   '/secrets': [
     NAME,
     col('Type', 'string', 'The type of the secret', (o) => field(o, 'type') ?? 'Opaque'),
     col('Data', 'string', 'Number of data entries.', (o) => keys(field(o, 'data')) + keys(field(o, 'stringData'))),
     AGE,
   ],
-  '/serviceaccounts': [NAME, col('Secrets', 'string', 'Number of secrets.', (o) => list(field(o, 'secrets')).length), AGE],
+  '/serviceaccounts': [
+    NAME,
+    col('Secrets', 'string', 'Number of secrets.', (o) => list(field(o, 'secrets')).length),
+    AGE,
+  ],
 };
 
 interface PrinterColumn {
@@ -108,7 +148,9 @@ function crdColumn(c: PrinterColumn): Column {
       const values = read(o);
       if (values.length === 0) return null;
       if (c.type === 'date') return age(values[0], now);
-      return values.length === 1 ? values[0] : values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(',');
+      return values.length === 1
+        ? values[0]
+        : values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(',');
     },
   };
 }
@@ -117,15 +159,19 @@ function crdColumn(c: PrinterColumn): Column {
 export function columnsFor(registry: Registry, rt: ResourceType, version: string): Column[] {
   if (rt.crd) {
     const crd = registry.store.get(grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' }), rt.crd) as
-      | { spec?: { versions?: { name: string; additionalPrinterColumns?: PrinterColumn[] }[] } }
-      | undefined;
+      { spec?: { versions?: { name: string; additionalPrinterColumns?: PrinterColumn[] }[] } } | undefined;
     const printed = crd?.spec?.versions?.find((v) => v.name === version)?.additionalPrinterColumns;
     return [NAME, ...(printed && printed.length > 0 ? printed.map(crdColumn) : [AGE])];
   }
   return (rt.group === '' && BUILTIN[`/${rt.resource}`]) || [NAME, CREATED_AT];
 }
 
-export function toTable(columns: Column[], items: StoredObject[], resourceVersion: string, continueToken?: string): object {
+export function toTable(
+  columns: Column[],
+  items: StoredObject[],
+  resourceVersion: string,
+  continueToken?: string,
+): object {
   const metadata: Record<string, unknown> = { resourceVersion };
   if (continueToken) metadata.continue = continueToken;
   const now = Date.now();

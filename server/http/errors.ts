@@ -20,12 +20,19 @@ export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError || (e instanceof Error && (e as { apiError?: unknown }).apiError === true);
 }
 
-export function errorBody(code: string, message: string, field?: string): { error: { code: string; message: string; field?: string } } {
+export function errorBody(
+  code: string,
+  message: string,
+  field?: string,
+): { error: { code: string; message: string; field?: string } } {
   return { error: field === undefined ? { code, message } : { code, message, field } };
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+  });
 }
 
 /**
@@ -42,7 +49,9 @@ export function toResponse(e: unknown): Response {
 }
 
 /** handle wraps a route handler so that nothing it throws escapes as a stack trace. */
-export function handle<A extends unknown[]>(fn: (...args: A) => Promise<Response> | Response): (...args: A) => Promise<Response> {
+export function handle<A extends unknown[]>(
+  fn: (...args: A) => Promise<Response> | Response,
+): (...args: A) => Promise<Response> {
   return async (...args: A) => {
     try {
       return await fn(...args);

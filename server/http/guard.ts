@@ -12,7 +12,11 @@ export interface AccessPolicy {
 }
 
 export function accessPolicy(config: Config, interfaces: InterfaceAddresses = networkInterfaces()): AccessPolicy {
-  return { hosts: new HostAllowList(config.host, config.allowedHosts, interfaces), ...(config.token ? { token: config.token } : {}), readsNeedToken: config.readsNeedToken };
+  return {
+    hosts: new HostAllowList(config.host, config.allowedHosts, interfaces),
+    ...(config.token ? { token: config.token } : {}),
+    readsNeedToken: config.readsNeedToken,
+  };
 }
 
 let processPolicy: AccessPolicy | undefined;
@@ -54,7 +58,9 @@ export function guardAccess(req: Request, policy: AccessPolicy): void {
     throw new ApiError(
       421,
       'HostNotAllowed',
-      host === null ? 'the request has no Host header; refwatch answers only requests that name it' : `Host ${shown} is not allowed; add it with --allowed-hosts / REFWATCH_ALLOWED_HOSTS`,
+      host === null
+        ? 'the request has no Host header; refwatch answers only requests that name it'
+        : `Host ${shown} is not allowed; add it with --allowed-hosts / REFWATCH_ALLOWED_HOSTS`,
       'host',
     );
   }
@@ -63,8 +69,17 @@ export function guardAccess(req: Request, policy: AccessPolicy): void {
   if (!holdsData(url.pathname)) return;
   const given = bearerOf(req) || (url.pathname === STREAM_PATH ? url.searchParams.get('access_token') : '');
   if (!tokenMatches(given, policy.token)) {
-    const how = url.pathname === STREAM_PATH ? '`Authorization: Bearer <token>` or ?access_token=<token>' : '`Authorization: Bearer <token>`';
-    throw new ApiError(401, 'Unauthorized', `this server needs ${how} for reads (the token set by REFWATCH_TOKEN / --token)`, 'authorization', { 'www-authenticate': 'Bearer' });
+    const how =
+      url.pathname === STREAM_PATH
+        ? '`Authorization: Bearer <token>` or ?access_token=<token>'
+        : '`Authorization: Bearer <token>`';
+    throw new ApiError(
+      401,
+      'Unauthorized',
+      `this server needs ${how} for reads (the token set by REFWATCH_TOKEN / --token)`,
+      'authorization',
+      { 'www-authenticate': 'Bearer' },
+    );
   }
 }
 
@@ -80,10 +95,19 @@ export function accessRefusal(req: Request, policy: () => AccessPolicy): Respons
     return undefined;
   } catch (e) {
     if (!isApiError(e)) console.error('refwatch: cannot check requests:', e instanceof Error ? e.message : String(e));
-    refusal = isApiError(e) ? e : new ApiError(500, 'Misconfigured', 'refwatch cannot check this request: its configuration is invalid; the server log says why');
+    refusal = isApiError(e)
+      ? e
+      : new ApiError(
+          500,
+          'Misconfigured',
+          'refwatch cannot check this request: its configuration is invalid; the server log says why',
+        );
   }
   if (new URL(req.url).pathname.startsWith('/api/')) return toResponse(refusal);
-  return new Response(`${refusal.message}\n`, { status: refusal.status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...refusal.headers } });
+  return new Response(`${refusal.message}\n`, {
+    status: refusal.status,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...refusal.headers },
+  });
 }
 
 /**
@@ -102,20 +126,44 @@ export function guardMutation(req: Request, opts: { token?: string; limiter: Rat
     try {
       originHost = new URL(origin).host;
     } catch {
-      throw new ApiError(403, 'CrossOrigin', `Origin "${origin}" is not a URL; mutating requests must come from the dashboard's own origin`, 'origin');
+      throw new ApiError(
+        403,
+        'CrossOrigin',
+        `Origin "${origin}" is not a URL; mutating requests must come from the dashboard's own origin`,
+        'origin',
+      );
     }
-    if (originHost !== host) throw new ApiError(403, 'CrossOrigin', `cross-origin request from ${origin} refused; mutating requests must come from http://${host}`, 'origin');
+    if (originHost !== host)
+      throw new ApiError(
+        403,
+        'CrossOrigin',
+        `cross-origin request from ${origin} refused; mutating requests must come from http://${host}`,
+        'origin',
+      );
   } else if (site !== null && site !== 'same-origin' && site !== 'none') {
-    throw new ApiError(403, 'CrossOrigin', `cross-site request (Sec-Fetch-Site: ${site}) refused; mutating requests must come from the dashboard's own origin`, 'sec-fetch-site');
+    throw new ApiError(
+      403,
+      'CrossOrigin',
+      `cross-site request (Sec-Fetch-Site: ${site}) refused; mutating requests must come from the dashboard's own origin`,
+      'sec-fetch-site',
+    );
   }
   if (opts.token) {
     if (!tokenMatches(bearerOf(req), opts.token)) {
-      throw new ApiError(401, 'Unauthorized', 'this server needs `Authorization: Bearer <token>` for changes (the token set by REFWATCH_TOKEN / --token)', 'authorization', { 'www-authenticate': 'Bearer' });
+      throw new ApiError(
+        401,
+        'Unauthorized',
+        'this server needs `Authorization: Bearer <token>` for changes (the token set by REFWATCH_TOKEN / --token)',
+        'authorization',
+        { 'www-authenticate': 'Bearer' },
+      );
     }
   }
   const wait = opts.limiter.take();
   if (wait > 0) {
-    throw new ApiError(429, 'RateLimited', `too many changes; retry in ${Math.ceil(wait / 1000)} s`, undefined, { 'retry-after': String(Math.ceil(wait / 1000)) });
+    throw new ApiError(429, 'RateLimited', `too many changes; retry in ${Math.ceil(wait / 1000)} s`, undefined, {
+      'retry-after': String(Math.ceil(wait / 1000)),
+    });
   }
 }
 

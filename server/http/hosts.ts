@@ -42,14 +42,24 @@ export function isWildcard(host: string): boolean {
  * address, or a `*.suffix` pattern; undefined when it is one.
  */
 export function hostEntryProblem(entry: string): string | undefined {
-  if (entry.includes('://') || entry.includes('/')) return `"${entry}" is a URL; give the host name alone, e.g. refwatch.example.com`;
+  if (entry.includes('://') || entry.includes('/'))
+    return `"${entry}" is a URL; give the host name alone, e.g. refwatch.example.com`;
   if (entry === '*') return `"*" would allow every host and undo the protection; list the names instead`;
   const ipv6 = entry.startsWith('[') || (entry.match(/:/g)?.length ?? 0) > 1;
   if (!ipv6 && entry.includes(':')) return `"${entry}" has a port; give the host without it (ports are not compared)`;
-  if (ipv6) return canonical(entry.startsWith('[') ? entry : `[${entry}]`) ? undefined : `"${entry}" is not an IPv6 address`;
+  if (ipv6)
+    return canonical(entry.startsWith('[') ? entry : `[${entry}]`) ? undefined : `"${entry}" is not an IPv6 address`;
   const name = entry.startsWith('*.') ? entry.slice(2) : entry;
-  if (IPV4.test(name)) return !entry.startsWith('*.') && canonical(name) === name ? undefined : `"${entry}" is not an IPv4 address`;
-  if (name.length > 253 || !name.toLowerCase().split('.').every((l) => LABEL.test(l))) return `"${entry}" is not a host name (letters, digits, hyphens and dots) or an IP address`;
+  if (IPV4.test(name))
+    return !entry.startsWith('*.') && canonical(name) === name ? undefined : `"${entry}" is not an IPv4 address`;
+  if (
+    name.length > 253 ||
+    !name
+      .toLowerCase()
+      .split('.')
+      .every((l) => LABEL.test(l))
+  )
+    return `"${entry}" is not a host name (letters, digits, hyphens and dots) or an IP address`;
   return undefined;
 }
 
@@ -61,7 +71,8 @@ function boundNames(bindHost: string, interfaces: InterfaceAddresses): string[] 
   if (isLoopback(bindHost)) return [];
   if (!isWildcard(bindHost)) return [bindHost];
   const out: string[] = [];
-  for (const list of Object.values(interfaces)) for (const a of list ?? []) if (!a.address.includes('%')) out.push(a.address);
+  for (const list of Object.values(interfaces))
+    for (const a of list ?? []) if (!a.address.includes('%')) out.push(a.address);
   return out;
 }
 

@@ -1,4 +1,13 @@
-import { encodeDelta, encodeDeltaParts, type Change, type ChangeFilter, type ChangeLog, type ClusterInfo, type Delta, type Snapshot } from '../../lib/changelog';
+import {
+  encodeDelta,
+  encodeDeltaParts,
+  type Change,
+  type ChangeFilter,
+  type ChangeLog,
+  type ClusterInfo,
+  type Delta,
+  type Snapshot,
+} from '../../lib/changelog';
 import { slicedText, snapshotText } from '../snapshot';
 import type { Summary } from '../summary';
 
@@ -175,7 +184,10 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
         }
         opts.signal?.addEventListener('abort', onAbort);
         opts.onOpen?.();
-        const last = opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) && !opts.admit ? Number(opts.lastEventId) : undefined;
+        const last =
+          opts.lastEventId != null && /^\d+$/.test(opts.lastEventId) && !opts.admit
+            ? Number(opts.lastEventId)
+            : undefined;
         const since = last !== undefined && !opts.overview ? opts.changelog.changesSince(last, opts.filter) : undefined;
         if (opts.overview) {
           // The summary below is all this client wants.

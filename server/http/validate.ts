@@ -9,10 +9,21 @@ export function parseQuery<S extends z.ZodRawShape>(url: URL, shape: S): z.infer
   const raw: Record<string, string> = {};
   for (const key of url.searchParams.keys()) {
     if (!(key in shape)) {
-      throw new ApiError(400, 'UnknownParameter', `unknown query parameter "${key}"; accepted: ${Object.keys(shape).join(', ') || 'none'}`, key);
+      throw new ApiError(
+        400,
+        'UnknownParameter',
+        `unknown query parameter "${key}"; accepted: ${Object.keys(shape).join(', ') || 'none'}`,
+        key,
+      );
     }
     const all = url.searchParams.getAll(key);
-    if (all.length > 1) throw new ApiError(400, 'RepeatedParameter', `query parameter "${key}" is given ${all.length} times; give it once`, key);
+    if (all.length > 1)
+      throw new ApiError(
+        400,
+        'RepeatedParameter',
+        `query parameter "${key}" is given ${all.length} times; give it once`,
+        key,
+      );
     raw[key] = all[0]!;
   }
   const r = z.strictObject(shape).safeParse(raw);
@@ -30,10 +41,16 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export async function readJsonBody<S extends z.ZodType>(req: Request, schema: S): Promise<z.infer<S>> {
   const type = req.headers.get('content-type') ?? '';
   if (!type.toLowerCase().startsWith('application/json')) {
-    throw new ApiError(415, 'UnsupportedMediaType', `send the body as application/json (got "${type || 'no content-type'}")`, 'content-type');
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `send the body as application/json (got "${type || 'no content-type'}")`,
+      'content-type',
+    );
   }
   const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > MAX_BODY_BYTES) throw new ApiError(413, 'BodyTooLarge', `the body has ${declared} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+  if (declared > MAX_BODY_BYTES)
+    throw new ApiError(413, 'BodyTooLarge', `the body has ${declared} bytes; at most ${MAX_BODY_BYTES} are accepted`);
   const reader = req.body?.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

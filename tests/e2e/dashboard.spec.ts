@@ -1,13 +1,33 @@
 import { expect, test } from '@playwright/test';
-import { SCREENS, StreamRelay, deleteAllRuns, graphNodeCount, objectRow, openDashboard, settle, startRun } from './dashboard';
+import {
+  SCREENS,
+  StreamRelay,
+  deleteAllRuns,
+  graphNodeCount,
+  objectRow,
+  openDashboard,
+  settle,
+  startRun,
+} from './dashboard';
 
 // These run against the real server and its embedded cluster; each test makes its data with a demo run and deletes it.
 test.afterEach(async ({ request }) => {
   await deleteAllRuns(request);
 });
 
-test('loads on the embedded cluster and draws the objects of a run in the graph and the table', async ({ page, request }) => {
-  const run = await startRun(request, { apps: 4, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, dangling: { typo: 0.25 }, timeoutMs: 60_000 });
+test('loads on the embedded cluster and draws the objects of a run in the graph and the table', async ({
+  page,
+  request,
+}) => {
+  const run = await startRun(request, {
+    apps: 4,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 30_000 },
+    dangling: { typo: 0.25 },
+    timeoutMs: 60_000,
+  });
   // Scoped to the run's namespace: the example's objects share the (virtualized) table.
   await openDashboard(page, `?ns=${run.namespace}`, 'light');
   await expect(page.getByText('embedded', { exact: false }).first()).toBeVisible();
@@ -30,7 +50,15 @@ test('loads on the embedded cluster and draws the objects of a run in the graph 
 });
 
 test('clicking a stuck referrer shows why it is stuck and how to fix it', async ({ page, request }) => {
-  const run = await startRun(request, { apps: 4, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 40_000 }, dangling: { typo: 0.25 }, timeoutMs: 60_000 });
+  const run = await startRun(request, {
+    apps: 4,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 40_000 },
+    dangling: { typo: 0.25 },
+    timeoutMs: 60_000,
+  });
   // The e2e server calls a referrer stuck after 2 s (REFWATCH_STUCK_THRESHOLD); the snapshot then lists it with its diagnosis.
   await page.waitForTimeout(3000);
   await openDashboard(page, '', 'light');
@@ -52,7 +80,14 @@ test('clicking a stuck referrer shows why it is stuck and how to fix it', async 
 });
 
 test('a referent turning Ready changes its referrer live, without a reload', async ({ page, request }) => {
-  const run = await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 6_000 }, timeoutMs: 60_000 });
+  const run = await startRun(request, {
+    apps: 3,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 6_000 },
+    timeoutMs: 60_000,
+  });
   await openDashboard(page, '', 'light');
   await page.evaluate(() => ((window as unknown as { __loaded: number }).__loaded = 1));
   const app = objectRow(page, 'shop-0', run.namespace);
@@ -68,10 +103,19 @@ test('a referent turning Ready changes its referrer live, without a reload', asy
 });
 
 test('dropping every reference to a kind shows its controller cancelled', async ({ page, request }) => {
-  await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 40_000 }, churn: { dropKind: 'Cache', afterMs: 4_000 }, timeoutMs: 60_000 });
+  await startRun(request, {
+    apps: 3,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 40_000 },
+    churn: { dropKind: 'Cache', afterMs: 4_000 },
+    timeoutMs: 60_000,
+  });
   await openDashboard(page, '?tab=controllers', 'light');
   const controllers = page.getByRole('list', { name: 'Reference controllers' });
-  const item = (kind: string) => controllers.getByRole('listitem').filter({ has: page.getByRole('button', { name: new RegExp(`^${kind}\\b`) }) });
+  const item = (kind: string) =>
+    controllers.getByRole('listitem').filter({ has: page.getByRole('button', { name: new RegExp(`^${kind}\\b`) }) });
   await expect(item('Cache')).toHaveAttribute('data-state', 'Active');
   // Churn drops every cacheRef; after the grace period (2 s on the e2e server) the Cache watch is cancelled.
   await expect(item('Cache')).toHaveAttribute('data-state', 'Cancelled', { timeout: 20_000 });
@@ -82,7 +126,11 @@ test('dropping every reference to a kind shows its controller cancelled', async 
   await page.screenshot({ path: `${SCREENS}/controller-cancelled.png` });
 });
 
-test('when the server drops the stream, the page reconnects and catches up without a reload', async ({ page, request, baseURL }) => {
+test('when the server drops the stream, the page reconnects and catches up without a reload', async ({
+  page,
+  request,
+  baseURL,
+}) => {
   const relay = new StreamRelay(baseURL!);
   const relayUrl = await relay.start();
   try {
@@ -97,7 +145,14 @@ test('when the server drops the stream, the page reconnects and catches up witho
     await expect(indicator).toContainText('Reconnecting');
     await page.screenshot({ path: `${SCREENS}/stream-reconnecting.png` });
     // Changes made while the page is cut off: a whole run of objects.
-    const run = await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, timeoutMs: 60_000 });
+    const run = await startRun(request, {
+      apps: 3,
+      databases: 1,
+      caches: 1,
+      secrets: 1,
+      readyAfter: { distribution: 'fixed', ms: 30_000 },
+      timeoutMs: 60_000,
+    });
     await page.waitForTimeout(1500);
     await expect(objectRow(page, 'shop-0', run.namespace)).toHaveCount(0);
 
@@ -106,7 +161,9 @@ test('when the server drops the stream, the page reconnects and catches up witho
     await expect(objectRow(page, 'shop-0', run.namespace)).toHaveCount(1);
     const server = (await (await request.get('/api/v1/snapshot')).json()) as { revision: number };
     await expect
-      .poll(async () => Number(((await indicator.textContent()) ?? '').replace(/[^0-9]/g, '')), { message: 'the page reaches the server revision' })
+      .poll(async () => Number(((await indicator.textContent()) ?? '').replace(/[^0-9]/g, '')), {
+        message: 'the page reaches the server revision',
+      })
       .toBeGreaterThanOrEqual(server.revision);
     expect(relay.connections).toBeGreaterThanOrEqual(2);
     expect(await page.evaluate(() => (window as unknown as { __loaded?: number }).__loaded)).toBe(1);
@@ -118,7 +175,14 @@ test('when the server drops the stream, the page reconnects and catches up witho
 });
 
 test('the objects table is reachable by keyboard: arrows move, Enter selects', async ({ page, request }) => {
-  await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 30_000 }, timeoutMs: 60_000 });
+  await startRun(request, {
+    apps: 3,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 30_000 },
+    timeoutMs: 60_000,
+  });
   await openDashboard(page, '', 'dark');
   const rows = page.locator('#objects tbody tr');
   await expect(rows.nth(1)).toBeVisible();

@@ -1,5 +1,11 @@
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const SCREENS = 'test-results/screens';
@@ -53,7 +59,10 @@ export async function openDashboard(page: Page, query = '', theme: 'light' | 'da
 
 /** objectRow is the objects-table row of a node, found by its accessible name ("shop-0, App in ns, Waiting"). */
 export function objectRow(page: Page, name: string, namespace: string) {
-  return page.locator('#objects tbody tr').filter({ has: page.getByRole('cell', { name, exact: true }) }).filter({ has: page.getByRole('cell', { name: namespace, exact: true }) });
+  return page
+    .locator('#objects tbody tr')
+    .filter({ has: page.getByRole('cell', { name, exact: true }) })
+    .filter({ has: page.getByRole('cell', { name: namespace, exact: true }) });
 }
 
 /** stuckEntry is the Stuck panel's entry of an object, found by its namespace and name. */

@@ -24,7 +24,10 @@ test('the demo form shows the API validation error next to the field', async ({ 
   expect(((await (await request.get('/api/v1/demo/runs')).json()) as { items: unknown[] }).items).toHaveLength(0);
 });
 
-test('a run started from the panel plots both modes, shows watch faster, its stuck references and the churned kind cancelled', async ({ page, request }) => {
+test('a run started from the panel plots both modes, shows watch faster, its stuck references and the churned kind cancelled', async ({
+  page,
+  request,
+}) => {
   test.setTimeout(180_000);
   await deleteAllRuns(request);
   await openDashboard(page, '?tab=demo', 'light');
@@ -48,9 +51,14 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
 
   // The CDF fills for both modes, and the table shows watch well ahead of backoff.
   const chart = page.getByTestId('demo-chart');
-  await expect.poll(async () => Number(await chart.getAttribute('data-watch-points')), { timeout: 40_000 }).toBeGreaterThan(2);
-  await expect.poll(async () => Number(await chart.getAttribute('data-backoff-points')), { timeout: 40_000 }).toBeGreaterThan(2);
-  const p50 = (mode: string) => page.getByTestId('demo-summary').locator(`tr[data-metric="p50"] td[data-mode="${mode}"]`);
+  await expect
+    .poll(async () => Number(await chart.getAttribute('data-watch-points')), { timeout: 40_000 })
+    .toBeGreaterThan(2);
+  await expect
+    .poll(async () => Number(await chart.getAttribute('data-backoff-points')), { timeout: 40_000 })
+    .toBeGreaterThan(2);
+  const p50 = (mode: string) =>
+    page.getByTestId('demo-summary').locator(`tr[data-metric="p50"] td[data-mode="${mode}"]`);
   // Apps released by the churn patch count from the patch in both modes; the gap opens as the remaining referents turn Ready.
   await expect
     .poll(
@@ -82,7 +90,11 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
 
   // The dangling references (typos) show in the Stuck panel once past the dashboard's stuck threshold.
   await page.getByRole('tab', { name: /Stuck/ }).click();
-  const entry = page.getByRole('list', { name: /Stuck references/ }).getByRole('listitem').filter({ hasText: `refwatch-demo-${id}` }).filter({ hasText: 'ordrs-' });
+  const entry = page
+    .getByRole('list', { name: /Stuck references/ })
+    .getByRole('listitem')
+    .filter({ hasText: `refwatch-demo-${id}` })
+    .filter({ hasText: 'ordrs-' });
   await expect(entry.first()).toBeVisible({ timeout: 45_000 });
   await page.screenshot({ path: `${SCREENS}/demo-stuck.png` });
 
@@ -93,15 +105,23 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
   await page.screenshot({ path: `${SCREENS}/demo-dark.png` });
 
   // Stop keeps the run: its objects, its figures and exports, and its graph on the dashboard.
-  const runs = async () => ((await (await request.get('/api/v1/demo/runs')).json()) as { items: { id: string; phase: string }[] }).items;
+  const runs = async () =>
+    ((await (await request.get('/api/v1/demo/runs')).json()) as { items: { id: string; phase: string }[] }).items;
   const referrers = async () =>
-    decodeSnapshot(await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()).referrers.filter((r) => r.controller === `demo/watch/${id}`).length;
+    decodeSnapshot(await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()).referrers.filter(
+      (r) => r.controller === `demo/watch/${id}`,
+    ).length;
   await panel.getByRole('button', { name: 'Stop' }).click();
   await expect(run).toHaveAttribute('data-phase', 'Stopped');
   await expect(panel.getByRole('button', { name: 'Stop' })).toHaveCount(0);
   await expect(panel.getByRole('link', { name: 'CSV' })).toHaveAttribute('href', `/api/v1/demo/runs/${id}?format=csv`);
-  await expect(panel.getByRole('link', { name: 'JSON' })).toHaveAttribute('href', `/api/v1/demo/runs/${id}?format=json`);
-  expect((await (await request.get(`/api/v1/demo/runs/${id}?format=csv`)).text()).trim().split('\r\n')).toHaveLength(21);
+  await expect(panel.getByRole('link', { name: 'JSON' })).toHaveAttribute(
+    'href',
+    `/api/v1/demo/runs/${id}?format=json`,
+  );
+  expect((await (await request.get(`/api/v1/demo/runs/${id}?format=csv`)).text()).trim().split('\r\n')).toHaveLength(
+    21,
+  );
   expect(await runs()).toEqual([expect.objectContaining({ id, phase: 'Stopped' })]);
   expect(await referrers()).toBe(20);
   await page.getByRole('tab', { name: /Controllers/ }).click();

@@ -62,7 +62,10 @@ test("a stuck Pod's details show its kubectl fix, its Events and its YAML", asyn
   await settle(page, 1000);
   const panel = (await inspector.boundingBox())!;
   const end = (await details.boundingBox())!;
-  await page.screenshot({ path: 'docs/images/details.png', clip: { x: panel.x, y: panel.y, width: panel.width, height: end.y + end.height + 16 - panel.y } });
+  await page.screenshot({
+    path: 'docs/images/details.png',
+    clip: { x: panel.x, y: panel.y, width: panel.width, height: end.y + end.height + 16 - panel.y },
+  });
 
   await details.getByRole('button', { name: `Copy command ${command}` }).click();
   await expect(details.getByRole('button', { name: `Copy command ${command}` })).toHaveText('Copied');
@@ -73,6 +76,8 @@ test("a missing Secret's details say how to create it, and show no YAML", async 
   await deleteAllRuns(request);
   await openDashboard(page, `?ns=${NAMESPACE}&select=${encodeURIComponent(`Secret/${NAMESPACE}/db-pasword`)}`, 'light');
   const details = page.getByTestId('inspector').getByTestId('object-details');
-  await expect(details.getByTestId('details-fix')).toContainText(`kubectl -n ${NAMESPACE} create secret generic db-pasword`);
+  await expect(details.getByTestId('details-fix')).toContainText(
+    `kubectl -n ${NAMESPACE} create secret generic db-pasword`,
+  );
   await expect(details).toContainText('The cluster has no such object.');
 });

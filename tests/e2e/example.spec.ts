@@ -16,7 +16,10 @@ test.afterEach(async ({ request }) => {
 
 const NAMESPACE = 'refwatch-example';
 
-test('opens on the example: resolved references, three stuck ones, and an App that resolved by itself', async ({ page, request }) => {
+test('opens on the example: resolved references, three stuck ones, and an App that resolved by itself', async ({
+  page,
+  request,
+}) => {
   await deleteAllRuns(request);
   await openDashboard(page, '', 'light');
   await expect(page.getByText('No references yet')).toHaveCount(0);
@@ -50,9 +53,20 @@ test("a stuck Pod's explanation names the Secret it most likely meant", async ({
 
 test('a finished demo run plots the latency of both controllers', async ({ page, request }) => {
   test.setTimeout(120_000);
-  const run = await startRun(request, { apps: 40, databases: 4, caches: 4, secrets: 4, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 10_000 }, timeoutMs: 60_000, seed: 7 });
+  const run = await startRun(request, {
+    apps: 40,
+    databases: 4,
+    caches: 4,
+    secrets: 4,
+    readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 10_000 },
+    timeoutMs: 60_000,
+    seed: 7,
+  });
   await expect
-    .poll(async () => ((await (await request.get(`/api/v1/demo/runs/${run.id}`)).json()) as { phase: string }).phase, { timeout: 90_000, intervals: [1000] })
+    .poll(async () => ((await (await request.get(`/api/v1/demo/runs/${run.id}`)).json()) as { phase: string }).phase, {
+      timeout: 90_000,
+      intervals: [1000],
+    })
     .toBe('Completed');
   await openDashboard(page, '?tab=demo', 'light');
   await expect(page.getByTestId('demo-run')).toHaveAttribute('data-phase', 'Completed');

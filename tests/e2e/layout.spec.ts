@@ -5,7 +5,10 @@ test.afterEach(async ({ request }) => {
   await deleteAllRuns(request);
 });
 
-test('draws the demo graph with the layered layout in a worker; the toggle switches to force and back', async ({ page, request }) => {
+test('draws the demo graph with the layered layout in a worker; the toggle switches to force and back', async ({
+  page,
+  request,
+}) => {
   const workers: string[] = [];
   const fallbacks: string[] = [];
   page.on('worker', (w) => workers.push(w.url()));
@@ -13,7 +16,15 @@ test('draws the demo graph with the layered layout in a worker; the toggle switc
     if (m.text().includes('laying out on the page instead')) fallbacks.push(m.text());
   });
   // About 160 nodes: 36 Apps with a Database, a Cache and a Secret each, plus the example's objects and the controllers.
-  await startRun(request, { apps: 36, databases: 36, caches: 36, secrets: 36, readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 60_000 }, dangling: { typo: 0.1 }, timeoutMs: 120_000 });
+  await startRun(request, {
+    apps: 36,
+    databases: 36,
+    caches: 36,
+    secrets: 36,
+    readyAfter: { distribution: 'uniform', minMs: 1_000, maxMs: 60_000 },
+    dangling: { typo: 0.1 },
+    timeoutMs: 120_000,
+  });
   await openDashboard(page, '', 'light');
   const canvas = page.getByTestId('graph-canvas');
   await expect(canvas).toHaveAttribute('data-layout', 'layered');
@@ -23,7 +34,9 @@ test('draws the demo graph with the layered layout in a worker; the toggle switc
   await expect.poll(() => workers.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
   await settle(page, 3000);
   expect(fallbacks).toEqual([]);
-  expect(await page.evaluate(() => performance.getEntriesByName('refwatch:graph:first-render', 'measure').length)).toBe(1);
+  expect(await page.evaluate(() => performance.getEntriesByName('refwatch:graph:first-render', 'measure').length)).toBe(
+    1,
+  );
   await page.screenshot({ path: `${SCREENS}/layered-demo.png` });
 
   const layout = page.getByRole('combobox', { name: 'Layout' });

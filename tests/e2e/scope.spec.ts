@@ -23,7 +23,9 @@ async function recordStream(page: Page): Promise<void> {
       constructor(url: string | URL, init?: EventSourceInit) {
         super(url, init);
         for (const event of ['snapshot', 'delta', 'summary', 'resync']) {
-          this.addEventListener(event, (ev) => w.__sse.push({ url: String(url), event, data: String((ev as MessageEvent).data) }));
+          this.addEventListener(event, (ev) =>
+            w.__sse.push({ url: String(url), event, data: String((ev as MessageEvent).data) }),
+          );
         }
       }
     } as typeof EventSource;
@@ -44,7 +46,8 @@ function objectKeys(m: { event: string; data: string }): string[] {
   return [...s.referrers, ...s.referents, ...s.references, ...s.events].flatMap((e) => keysOf(e as Entity));
 }
 
-const received = (page: Page) => page.evaluate(() => (window as unknown as { __sse: { url: string; event: string; data: string }[] }).__sse);
+const received = (page: Page) =>
+  page.evaluate(() => (window as unknown as { __sse: { url: string; event: string; data: string }[] }).__sse);
 
 test('overview → namespace → stuck object, each scope loaded from the server', async ({ page, request }) => {
   await deleteAllRuns(request);
@@ -54,7 +57,9 @@ test('overview → namespace → stuck object, each scope loaded from the server
   await expect(overview).toBeVisible();
   // The example's three stuck referrers (the e2e server calls one stuck after 2 s) put its namespace first.
   const namespaces = overview.getByRole('region', { name: 'Namespaces' });
-  const exampleRow = namespaces.getByRole('row').filter({ has: page.getByRole('button', { name: EXAMPLE, exact: true }) });
+  const exampleRow = namespaces
+    .getByRole('row')
+    .filter({ has: page.getByRole('button', { name: EXAMPLE, exact: true }) });
   await expect(exampleRow.getByRole('cell').first()).toHaveText(/^[3-9]$/);
   await expect(namespaces.getByRole('row').nth(1)).toContainText(EXAMPLE);
   await expect(overview.getByRole('complementary', { name: 'Stuck referrers' })).toContainText('worker');
@@ -73,7 +78,10 @@ test('overview → namespace → stuck object, each scope loaded from the server
   await settle(page, 1500);
   await page.screenshot({ path: `${SCREENS}/scope-namespace.png` });
 
-  const stuck = page.getByRole('list', { name: /Stuck references/ }).getByRole('listitem').filter({ hasText: 'worker' });
+  const stuck = page
+    .getByRole('list', { name: /Stuck references/ })
+    .getByRole('listitem')
+    .filter({ hasText: 'worker' });
   await stuck.getByRole('button').first().click();
   await expect(page.getByTestId('inspector')).toContainText('db-pasword');
 
@@ -90,7 +98,14 @@ test('overview → namespace → stuck object, each scope loaded from the server
 });
 
 test('a scoped page receives no change from outside its scope', async ({ page, request }) => {
-  const run = await startRun(request, { apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 8_000 }, timeoutMs: 60_000 });
+  const run = await startRun(request, {
+    apps: 3,
+    databases: 1,
+    caches: 1,
+    secrets: 1,
+    readyAfter: { distribution: 'fixed', ms: 8_000 },
+    timeoutMs: 60_000,
+  });
   await recordStream(page);
   // A deep link: the run's Caches only. Its Database turns Ready at the same moment as its Cache, outside the scope.
   const kind = 'Cache.demo.refwatch.dev';
@@ -105,7 +120,12 @@ test('a scoped page receives no change from outside its scope', async ({ page, r
   // Every object the page got is inside the scope: the run's Cache, or an App's reference to it; no Database, nothing from another namespace.
   const keys = messages.filter((m) => m.event === 'snapshot' || m.event === 'delta').flatMap(objectKeys);
   expect(keys.length).toBeGreaterThan(0);
-  const outside = keys.filter((k) => !k.startsWith(`${kind}/${run.namespace}/`) && !k.startsWith(`App.demo.refwatch.dev/${run.namespace}/`) && !k.includes(kind));
+  const outside = keys.filter(
+    (k) =>
+      !k.startsWith(`${kind}/${run.namespace}/`) &&
+      !k.startsWith(`App.demo.refwatch.dev/${run.namespace}/`) &&
+      !k.includes(kind),
+  );
   expect(outside).toEqual([]);
   expect(keys.filter((k) => k.startsWith('Database.'))).toEqual([]);
   await expect(objectRow(page, 'orders-0', run.namespace)).toHaveCount(0);

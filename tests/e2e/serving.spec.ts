@@ -19,21 +19,34 @@ interface Answer {
 }
 
 /** raw sends a request with exactly these headers (fetch would not let a test set Host). */
-function raw(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; firstBytes?: boolean } = {}): Promise<Answer> {
+function raw(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string; firstBytes?: boolean } = {},
+): Promise<Answer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-        // A stream never ends: its first event is enough.
-        if (opts.firstBytes && body.includes('\n\n')) req.destroy();
-      });
-      const done = () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body });
-      res.on('end', done);
-      res.on('close', done);
-    });
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+          // A stream never ends: its first event is enough.
+          if (opts.firstBytes && body.includes('\n\n')) req.destroy();
+        });
+        const done = () =>
+          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body });
+        res.on('end', done);
+        res.on('close', done);
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });
@@ -51,15 +64,21 @@ function freePort(): Promise<number> {
 }
 
 /** startServer runs the built dashboard (the e2e web server built it) with this environment, on 127.0.0.1 only. */
-async function startServer(env: Record<string, string>): Promise<{ url: string; stop: () => Promise<void>; log: () => string }> {
+async function startServer(
+  env: Record<string, string>,
+): Promise<{ url: string; stop: () => Promise<void>; log: () => string }> {
   const port = await freePort();
   const root = path.resolve(import.meta.dirname, '../..');
   let log = '';
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)], {
-    cwd: root,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', REFWATCH_PORT: String(port), REFWATCH_GRACE: '2s', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '--hostname', '127.0.0.1', '--port', String(port)],
+    {
+      cwd: root,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', REFWATCH_PORT: String(port), REFWATCH_GRACE: '2s', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -72,13 +91,19 @@ async function startServer(env: Record<string, string>): Promise<{ url: string; 
     clearTimeout(timer);
   };
   await expect
-    .poll(async () => (await raw(`${url}/readyz`).catch(() => ({ status: 0 }))).status, { timeout: 60_000, message: `server on ${url} never got ready:\n${log}` })
+    .poll(async () => (await raw(`${url}/readyz`).catch(() => ({ status: 0 }))).status, {
+      timeout: 60_000,
+      message: `server on ${url} never got ready:\n${log}`,
+    })
     .toBe(200);
   return { url, stop, log: () => log };
 }
 
 test.describe('safe serving', () => {
-  test('refuses the DNS-rebinding request for GET, SSE and POST; loopback names get through', async ({ baseURL, request }) => {
+  test('refuses the DNS-rebinding request for GET, SSE and POST; loopback names get through', async ({
+    baseURL,
+    request,
+  }) => {
     const base = baseURL!;
     const port = new URL(base).port;
     const evil = { host: `evil.example:${port}`, origin: `http://evil.example:${port}` };
@@ -90,10 +115,16 @@ test.describe('safe serving', () => {
       ['POST', '/api/v1/demo/runs'],
       ['GET', '/'],
     ] as const) {
-      const r = await raw(base + route, { method, headers: { ...evil, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) }, ...(method === 'POST' ? { body: '{}' } : {}), firstBytes: true });
+      const r = await raw(base + route, {
+        method,
+        headers: { ...evil, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+        firstBytes: true,
+      });
       expect(r.status, `${method} ${route}`).toBe(421);
       const message = `Host "evil.example:${port}" is not allowed; add it with --allowed-hosts / REFWATCH_ALLOWED_HOSTS`;
-      if (route.startsWith('/api/')) expect(JSON.parse(r.body)).toEqual({ error: { code: 'HostNotAllowed', message, field: 'host' } });
+      if (route.startsWith('/api/'))
+        expect(JSON.parse(r.body)).toEqual({ error: { code: 'HostNotAllowed', message, field: 'host' } });
       else expect(r.body.trim()).toBe(message);
     }
     // The refused POST created nothing.
@@ -107,24 +138,44 @@ test.describe('safe serving', () => {
     }
   });
 
-  test('a server bound beyond loopback answers reads only with its token, and on the names it was given', async ({ page }) => {
+  test('a server bound beyond loopback answers reads only with its token, and on the names it was given', async ({
+    page,
+  }) => {
     const token = 'e2e-refwatch-token-0123456789';
-    const server = await startServer({ REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: token, REFWATCH_ALLOWED_HOSTS: 'refwatch.test', REFWATCH_DEMO: 'on' });
+    const server = await startServer({
+      REFWATCH_HOST: '0.0.0.0',
+      REFWATCH_TOKEN: token,
+      REFWATCH_ALLOWED_HOSTS: 'refwatch.test',
+      REFWATCH_DEMO: 'on',
+    });
     try {
       const bearer = { authorization: `Bearer ${token}` };
       expect((await raw(`${server.url}/api/v1/snapshot`)).status).toBe(401);
       expect((await raw(`${server.url}/metrics`)).status).toBe(401);
       expect((await raw(`${server.url}/api/v1/stream`, { firstBytes: true })).status).toBe(401);
       expect((await raw(`${server.url}/api/v1/snapshot`, { headers: bearer })).status).toBe(200);
-      expect((await raw(`${server.url}/api/v1/stream?access_token=${token}`, { firstBytes: true })).body).toContain('event: snapshot');
-      expect((await raw(`${server.url}/api/v1/snapshot`, { headers: { ...bearer, host: 'refwatch.test' } })).status).toBe(200);
-      expect((await raw(`${server.url}/api/v1/snapshot`, { headers: { ...bearer, host: 'evil.example' } })).status).toBe(421);
+      expect((await raw(`${server.url}/api/v1/stream?access_token=${token}`, { firstBytes: true })).body).toContain(
+        'event: snapshot',
+      );
+      expect(
+        (await raw(`${server.url}/api/v1/snapshot`, { headers: { ...bearer, host: 'refwatch.test' } })).status,
+      ).toBe(200);
+      expect(
+        (await raw(`${server.url}/api/v1/snapshot`, { headers: { ...bearer, host: 'evil.example' } })).status,
+      ).toBe(421);
       expect((await raw(`${server.url}/healthz`)).status).toBe(200);
       expect(server.log()).not.toContain(token);
       const run = await raw(`${server.url}/api/v1/demo/runs`, {
         method: 'POST',
         headers: { ...bearer, 'content-type': 'application/json', origin: server.url },
-        body: JSON.stringify({ apps: 3, databases: 1, caches: 1, secrets: 1, readyAfter: { distribution: 'fixed', ms: 60_000 }, timeoutMs: 90_000 }),
+        body: JSON.stringify({
+          apps: 3,
+          databases: 1,
+          caches: 1,
+          secrets: 1,
+          readyAfter: { distribution: 'fixed', ms: 60_000 },
+          timeoutMs: 90_000,
+        }),
       });
       expect(run.status, run.body).toBe(201);
 

@@ -34,7 +34,10 @@ interface Run {
 /** run starts bin/refwatch with args and resolves once it exits. */
 function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(path.join(BIN, 'refwatch'), args, { env: cliEnv(env) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(BIN, 'refwatch'), args, {
+      env: cliEnv(env) as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -64,12 +67,21 @@ function pod(name: string, configMap: string, secret: string, claim?: string): o
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name },
-    spec: { automountServiceAccountToken: false, containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: secret } }] }], volumes },
+    spec: {
+      automountServiceAccountToken: false,
+      containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: secret } }] }],
+      volumes,
+    },
   };
 }
 
 function claim(name: string): object {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  };
 }
 
 async function bindClaim(namespace: string, name: string): Promise<void> {
@@ -111,8 +123,16 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     expect(table.stdout).toMatch(/^REFERENT\s+STATE\s+REASON\s+FIX$/m);
     expect(table.stdout).toMatch(new RegExp(`^ConfigMap/${ns}/web-config\\s+Ready\\s+Ready$`, 'm'));
     expect(table.stdout).not.toContain('\x1b['); // not a terminal: no colour
-    expect(wide.stdout).toMatch(new RegExp(`^Secret/${ns}/web-secrets\\s+spec\\.containers\\[0\\]\\.envFrom\\[0\\]\\.secretRef\\.name\\s+Ready`, 'm'));
-    const parsed = JSON.parse(json.stdout) as { object: string; controllers: { state: string; references: { referent: string; state: string }[] }[] };
+    expect(wide.stdout).toMatch(
+      new RegExp(
+        `^Secret/${ns}/web-secrets\\s+spec\\.containers\\[0\\]\\.envFrom\\[0\\]\\.secretRef\\.name\\s+Ready`,
+        'm',
+      ),
+    );
+    const parsed = JSON.parse(json.stdout) as {
+      object: string;
+      controllers: { state: string; references: { referent: string; state: string }[] }[];
+    };
     expect(parsed.object).toBe(`Pod/${ns}/web`);
     expect(parsed.controllers[0]!.references.map((r) => [r.referent, r.state]).sort()).toEqual([
       [`ConfigMap/${ns}/web-config`, 'Ready'],
@@ -126,13 +146,20 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
   });
 
   it('explains a stuck reference with its typo suggestion: exit 1', async () => {
-    const [wide, json] = await Promise.all([run(['explain', 'pod/api', ...standalone(), '-o', 'wide']), run(['explain', 'pod/api', ...standalone(), '-o', 'json'])]);
+    const [wide, json] = await Promise.all([
+      run(['explain', 'pod/api', ...standalone(), '-o', 'wide']),
+      run(['explain', 'pod/api', ...standalone(), '-o', 'json']),
+    ]);
     expect(wide.code).toBe(1);
     expect(wide.stdout).toMatch(new RegExp(`^Pod/${ns}/api: NotFound`, 'm'));
     expect(wide.stdout).toContain(`ConfigMap/${ns}/web-confg not found; did you mean web-config?`);
     expect(wide.stdout).toContain('set spec.volumes[0].configMap.name to web-config');
     expect(json.code).toBe(1);
-    const refs = (JSON.parse(json.stdout) as { controllers: { references: { referent: string; state: string; suggestions?: string[] }[] }[] }).controllers[0]!.references;
+    const refs = (
+      JSON.parse(json.stdout) as {
+        controllers: { references: { referent: string; state: string; suggestions?: string[] }[] }[];
+      }
+    ).controllers[0]!.references;
     expect(refs.find((r) => r.referent === `ConfigMap/${ns}/web-confg`)).toMatchObject({ state: 'NotFound' });
   });
 
@@ -152,7 +179,9 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     ]);
     expect(table.code, table.stderr).toBe(1);
     expect(table.stdout).toMatch(/^REFERRER\s+AGE\s+REASON\s+REFERENT\s+FIX$/m);
-    expect(table.stdout).toMatch(new RegExp(`^Pod/${ns}/api\\s+\\d+[smhd]\\S*\\s+NotFound\\s+ConfigMap/${ns}/web-confg\\s+set spec`, 'm'));
+    expect(table.stdout).toMatch(
+      new RegExp(`^Pod/${ns}/api\\s+\\d+[smhd]\\S*\\s+NotFound\\s+ConfigMap/${ns}/web-confg\\s+set spec`, 'm'),
+    );
     expect(table.stdout).not.toContain(`Pod/${ns}/web `);
     expect(wide.code).toBe(1);
     expect(wide.stdout).toMatch(/CONTROLLER\s+STATE\s+MESSAGE\s+FIX/);
@@ -160,8 +189,13 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     const items = (JSON.parse(json.stdout) as { items: { key: string; reason: string; referent: string }[] }).items;
     expect(json.code).toBe(1);
     expect(items.map((i) => i.key)).toContain(`Pod/${ns}/api`);
-    expect(items.find((i) => i.key === `Pod/${ns}/api`)).toMatchObject({ reason: 'NotFound', referent: `ConfigMap/${ns}/web-confg` });
-    expect((parseYaml(yaml.stdout) as { items: { key: string }[] }).items.map((i) => i.key)).toEqual(items.map((i) => i.key));
+    expect(items.find((i) => i.key === `Pod/${ns}/api`)).toMatchObject({
+      reason: 'NotFound',
+      referent: `ConfigMap/${ns}/web-confg`,
+    });
+    expect((parseYaml(yaml.stdout) as { items: { key: string }[] }).items.map((i) => i.key)).toEqual(
+      items.map((i) => i.key),
+    );
     expect(none.code, none.stdout).toBe(0);
     expect(none.stdout).toBe('');
   });
@@ -179,7 +213,9 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     expect(table.stdout).toMatch(new RegExp(`^├── ConfigMap/${ns}/web-confg\\s+NotFound$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^└── Secret/${ns}/web-secrets\\s+Ready$`, 'm'));
     expect(wide.code).toBe(0);
-    expect(wide.stdout).toMatch(new RegExp(`ConfigMap/${ns}/web-config\\s+Ready\\s+spec\\.volumes\\[0\\]\\.configMap\\.name`));
+    expect(wide.stdout).toMatch(
+      new RegExp(`ConfigMap/${ns}/web-config\\s+Ready\\s+spec\\.volumes\\[0\\]\\.configMap\\.name`),
+    );
     const tree = JSON.parse(json.stdout) as { key: string; state: string; children: { key: string; state: string }[] };
     expect(tree).toMatchObject({ key: `Pod/${ns}/api`, state: 'NotFound' });
     expect(tree.children.map((c) => [c.key, c.state]).sort()).toEqual([
@@ -197,7 +233,13 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
   it('watches only the kinds the question needs, and closes every watch when done', async () => {
     const { StandaloneBackend } = await import('@/lib/cli/standalone');
     const before = await cluster.openWatches();
-    const backend = await StandaloneBackend.open({ kubeconfig, namespace: ns, packs: ['core'], rules: [], timeoutMs: 30_000 });
+    const backend = await StandaloneBackend.open({
+      kubeconfig,
+      namespace: ns,
+      packs: ['core'],
+      rules: [],
+      timeoutMs: 30_000,
+    });
     try {
       const e = await backend.explain(`Pod/${ns}/web`);
       expect(e.controllers[0]!.references.map((r) => r.state)).toEqual(['Ready', 'Ready']);
@@ -242,7 +284,9 @@ describe(`refwatch usage and connection errors`, () => {
     expect(unknown.stderr).toContain("error: unknown option '--namespce'");
     expect(unknown.stderr).toContain('--namespace');
     expect(format.code).toBe(2);
-    expect(format.stderr).toContain("option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, wide, json, yaml");
+    expect(format.stderr).toContain(
+      "option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, wide, json, yaml",
+    );
     expect(object.code).toBe(2);
     expect(object.stderr).toContain('argument OBJECT "a/b/c/d"');
     expect(kind.code).toBe(2);
@@ -259,14 +303,27 @@ describe(`refwatch usage and connection errors`, () => {
   it('names the flag when it cannot connect', async () => {
     const closed = await closedPort();
     const dead = path.join(dir, 'dead.json');
-    fs.writeFileSync(dead, JSON.stringify({ ...cluster.kubeconfig, clusters: cluster.kubeconfig.clusters.map((c) => ({ ...c, cluster: { ...c.cluster, server: `https://127.0.0.1:${closed}` } })) }));
+    fs.writeFileSync(
+      dead,
+      JSON.stringify({
+        ...cluster.kubeconfig,
+        clusters: cluster.kubeconfig.clusters.map((c) => ({
+          ...c,
+          cluster: { ...c.cluster, server: `https://127.0.0.1:${closed}` },
+        })),
+      }),
+    );
     const [server, missing, unreachable] = await Promise.all([
       run(['explain', 'Pod/shop/web', '--server', `http://127.0.0.1:${closed}`]),
       run(['explain', 'pod/web', '--kubeconfig', path.join(dir, 'nope.yaml')]),
       run(['explain', 'Pod/shop/web', '--kubeconfig', dead]),
     ]);
     expect(unreachable.code).toBe(2);
-    expect(unreachable.stderr).toMatch(new RegExp(`^error: cannot watch Pod in namespace shop \\(--kubeconfig ${dead}, context [^)]+\\): cannot reach https://127\\.0\\.0\\.1:${closed}`));
+    expect(unreachable.stderr).toMatch(
+      new RegExp(
+        `^error: cannot watch Pod in namespace shop \\(--kubeconfig ${dead}, context [^)]+\\): cannot reach https://127\\.0\\.0\\.1:${closed}`,
+      ),
+    );
     expect(server.code).toBe(2);
     expect(server.stderr).toBe(`error: cannot reach --server http://127.0.0.1:${closed}: connection refused\n`);
     expect(missing.code).toBe(2);
@@ -274,12 +331,27 @@ describe(`refwatch usage and connection errors`, () => {
   });
 
   it('lists every flag with examples in each help', async () => {
-    const helps = await Promise.all([[], ['explain'], ['stuck'], ['tree'], ['watch']].map((c) => run([...c, '--help'])));
+    const helps = await Promise.all(
+      [[], ['explain'], ['stuck'], ['tree'], ['watch']].map((c) => run([...c, '--help'])),
+    );
     for (const h of helps) {
       expect(h.code).toBe(0);
       expect(h.stdout).toContain('EXAMPLES');
     }
-    for (const h of helps.slice(1)) for (const flag of ['--namespace', '--output', '--no-headers', '--server', '--token', '--kubeconfig', '--context', '--packs', '--rules', '--timeout']) expect(h.stdout).toContain(flag);
+    for (const h of helps.slice(1))
+      for (const flag of [
+        '--namespace',
+        '--output',
+        '--no-headers',
+        '--server',
+        '--token',
+        '--kubeconfig',
+        '--context',
+        '--packs',
+        '--rules',
+        '--timeout',
+      ])
+        expect(h.stdout).toContain(flag);
     expect(helps[2]!.stdout).toContain('--older-than');
     expect(helps[3]!.stdout).toContain('--reverse');
   });
@@ -315,7 +387,9 @@ describe(`refwatch --server on the ${clusterKind} cluster`, () => {
     expect(typed.code, typed.stderr).toBe(0);
     expect((JSON.parse(typed.stdout) as { object: string }).object).toBe(`Pod/${ns}/web`);
     expect(stuck.code).toBe(1);
-    expect((JSON.parse(stuck.stdout) as { items: { key: string }[] }).items.map((i) => i.key)).toContain(`Pod/${ns}/api`);
+    expect((JSON.parse(stuck.stdout) as { items: { key: string }[] }).items.map((i) => i.key)).toContain(
+      `Pod/${ns}/api`,
+    );
     expect(tree.code).toBe(1);
     expect(tree.stdout).toMatch(new RegExp(`├── ConfigMap/${ns}/web-confg\\s+NotFound`));
     expect(missing.code).toBe(1);
@@ -340,7 +414,10 @@ describe(`refwatch --server on the ${clusterKind} cluster`, () => {
 
 describe.runIf(clusterKind === 'real')('kubectl refwatch on the real cluster', () => {
   it('finds the plugin on PATH and explains a Pod', async () => {
-    const built = spawnSync('bash', [path.join(ROOT, 'tests/setup/build-kubectl.sh')], { encoding: 'utf8', timeout: 900_000 });
+    const built = spawnSync('bash', [path.join(ROOT, 'tests/setup/build-kubectl.sh')], {
+      encoding: 'utf8',
+      timeout: 900_000,
+    });
     const kubectl = built.stdout.trim().split('\n').at(-1) ?? '';
     if (built.status !== 0 || !fs.existsSync(kubectl)) {
       if (process.env.CI === 'true') throw new Error(`kubectl could not be built: ${built.stderr.slice(-500)}`);
@@ -350,7 +427,11 @@ describe.runIf(clusterKind === 'real')('kubectl refwatch on the real cluster', (
     const env = cliEnv({}) as NodeJS.ProcessEnv;
     const list = spawnSync(kubectl, ['plugin', 'list'], { env, encoding: 'utf8' });
     expect(list.stdout).toContain(path.join(BIN, 'kubectl-refwatch'));
-    const r = spawnSync(kubectl, ['refwatch', 'explain', 'pod/api', '-n', ns, '--kubeconfig', kubeconfig, '-o', 'wide'], { env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      kubectl,
+      ['refwatch', 'explain', 'pod/api', '-n', ns, '--kubeconfig', kubeconfig, '-o', 'wide'],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`did you mean web-config?`);
     const help = spawnSync(kubectl, ['refwatch', '--help'], { env, encoding: 'utf8' });
@@ -376,8 +457,16 @@ interface WatchLine {
 }
 
 /** startWatch runs `refwatch watch … -o json` and collects its lines. */
-function startWatch(args: string[]): { child: ChildProcess; rows: WatchLine[]; waitFor: (pred: (r: WatchLine) => boolean) => Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(path.join(BIN, 'refwatch'), args, { env: cliEnv({}) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+function startWatch(args: string[]): {
+  child: ChildProcess;
+  rows: WatchLine[];
+  waitFor: (pred: (r: WatchLine) => boolean) => Promise<void>;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(path.join(BIN, 'refwatch'), args, {
+    env: cliEnv({}) as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const rows: WatchLine[] = [];
   let buf = '';
   let stderr = '';
@@ -395,7 +484,11 @@ function startWatch(args: string[]): { child: ChildProcess; rows: WatchLine[]; w
     exited,
     waitFor: (pred) =>
       expect
-        .poll(() => rows.some(pred), { timeout: 30_000, interval: 50, message: `watch ${args.join(' ')} printed ${JSON.stringify(rows)}; stderr: ${stderr}` })
+        .poll(() => rows.some(pred), {
+          timeout: 30_000,
+          interval: 50,
+          message: `watch ${args.join(' ')} printed ${JSON.stringify(rows)}; stderr: ${stderr}`,
+        })
         .toBe(true)
         .then(() => undefined),
   };
@@ -420,7 +513,12 @@ async function startServer(kubeconfigPath: string): Promise<{ url: string; stop:
     demo: false,
   });
   type Fn = (rt: Parameters<typeof api.getExplain>[0], req: Request) => Response | Promise<Response>;
-  const routes: Record<string, Fn> = { '/api/v1/snapshot': api.getSnapshot, '/api/v1/stream': api.getStream, '/api/v1/explain': api.getExplain, '/api/v1/stuck': api.getStuck };
+  const routes: Record<string, Fn> = {
+    '/api/v1/snapshot': api.getSnapshot,
+    '/api/v1/stream': api.getStream,
+    '/api/v1/explain': api.getExplain,
+    '/api/v1/stuck': api.getStuck,
+  };
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -431,7 +529,9 @@ async function startServer(kubeconfigPath: string): Promise<{ url: string; stop:
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
       const request = new Request(url, { headers, signal: abort.signal });
-      const response = fn ? await handle((r: Request) => fn(rt, r))(request) : Response.json({ error: { code: 'NotFound', message: `no route ${url.pathname}` } }, { status: 404 });
+      const response = fn
+        ? await handle((r: Request) => fn(rt, r))(request)
+        : Response.json({ error: { code: 'NotFound', message: `no route ${url.pathname}` } }, { status: 404 });
       res.writeHead(response.status, Object.fromEntries(response.headers));
       try {
         const reader = response.body?.getReader();

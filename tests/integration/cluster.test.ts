@@ -29,7 +29,10 @@ describe(`test cluster (${kind})`, () => {
     const namespace = await cluster.newNamespace('smoke');
     expect(namespace).toMatch(/^smoke-[0-9a-f]{8}$/);
 
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'settings' }, data: { mode: 'fast' } } });
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'settings' }, data: { mode: 'fast' } },
+    });
     const read = await core.readNamespacedConfigMap({ namespace, name: 'settings' });
     expect(read.data).toEqual({ mode: 'fast' });
 

@@ -8,7 +8,12 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 const kind = inject('refwatchCluster').kind;
 const GRACE_MS = 300;
-const DEMO_KINDS = ['Database.demo.refwatch.dev', 'Cache.demo.refwatch.dev', 'Secret', 'PostgresDatabase.db.example.com'];
+const DEMO_KINDS = [
+  'Database.demo.refwatch.dev',
+  'Cache.demo.refwatch.dev',
+  'Secret',
+  'PostgresDatabase.db.example.com',
+];
 
 let cluster: TestCluster;
 let client: KubeClient;
@@ -18,7 +23,12 @@ let runner: DemoRunner;
 beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: `${kind} test cluster` });
-  manager = new Manager({ source: new SharedInformerPool({ client }), readiness: demoReadiness, grace: GRACE_MS, statsIntervalMs: 0 });
+  manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    readiness: demoReadiness,
+    grace: GRACE_MS,
+    statsIntervalMs: 0,
+  });
   manager.start();
   runner = new DemoRunner({ manager, client, installCrds: true });
 });
@@ -35,7 +45,19 @@ afterAll(async () => {
 
 /** No watch of the demo's kinds is left in the engine: every reference controller of them is cancelled. */
 async function demoWatchesGone(): Promise<void> {
-  await expect.poll(() => manager.source.watches().filter((w) => DEMO_KINDS.includes(w.target.group ? `${w.target.kind}.${w.target.group}` : w.target.kind) || w.target.kind === 'App').length, { timeout: 15_000 }).toBe(0);
+  await expect
+    .poll(
+      () =>
+        manager.source
+          .watches()
+          .filter(
+            (w) =>
+              DEMO_KINDS.includes(w.target.group ? `${w.target.kind}.${w.target.group}` : w.target.kind) ||
+              w.target.kind === 'App',
+          ).length,
+      { timeout: 15_000 },
+    )
+    .toBe(0);
 }
 
 async function finish(run: DemoRun): Promise<ReturnType<DemoRun['view']>> {
@@ -46,10 +68,17 @@ async function finish(run: DemoRun): Promise<ReturnType<DemoRun['view']>> {
 /** The run's Apps on the engine: its watch controller's referrers and their states. */
 function graphOf(run: DemoRun): { controller: boolean; referrers: number; references: number; states: string[] } {
   const referrers = manager.registry.referrers(run.watchController);
-  const states = referrers.map((r) => manager.changelog.get('referrer', `${run.watchController}|${r.key}`)?.state ?? 'none');
+  const states = referrers.map(
+    (r) => manager.changelog.get('referrer', `${run.watchController}|${r.key}`)?.state ?? 'none',
+  );
   let references = 0;
   for (const r of referrers) references += manager.registry.referencesOf(run.watchController, r.key).length;
-  return { controller: manager.controllerNames().includes(run.watchController), referrers: referrers.length, references, states };
+  return {
+    controller: manager.controllerNames().includes(run.watchController),
+    referrers: referrers.length,
+    references,
+    states,
+  };
 }
 
 /** Waits past the grace period, so a reference controller without references would have been cancelled. */
@@ -57,7 +86,12 @@ const pastGrace = () => new Promise((resolve) => setTimeout(resolve, GRACE_MS * 
 
 describe(`demo on the ${kind} cluster`, () => {
   it('resolves a small run, the watch controller sooner than the backoff one', async () => {
-    const run = runner.start({ apps: 20, readyAfter: { distribution: 'uniform', minMs: 200, maxMs: 1000 }, timeoutMs: 60_000, seed: 1 });
+    const run = runner.start({
+      apps: 20,
+      readyAfter: { distribution: 'uniform', minMs: 200, maxMs: 1000 },
+      timeoutMs: 60_000,
+      seed: 1,
+    });
     const view = await finish(run);
     expect(view.error).toBeUndefined();
     expect(view.phase).toBe('Completed');
@@ -71,12 +105,15 @@ describe(`demo on the ${kind} cluster`, () => {
 
     // Both controllers recorded their resolution on the App itself.
     const app = await client.getJSON<KubeObject>(demoPath('App', run.namespace, 'shop-0'));
-    const resolvedBy = (app.status as { resolvedBy: Record<string, { resolvedAt: string; reconciles: number }> }).resolvedBy;
+    const resolvedBy = (app.status as { resolvedBy: Record<string, { resolvedAt: string; reconciles: number }> })
+      .resolvedBy;
     expect(Object.keys(resolvedBy).sort()).toEqual(['backoff', 'watch']);
     expect(resolvedBy.watch!.resolvedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(resolvedBy.watch!.reconciles).toBeGreaterThanOrEqual(1);
     const db = await client.getJSON<KubeObject>(demoPath('Database', run.namespace, 'orders-0'));
-    expect((db.status as { readyAt: string; conditions: { type: string; status: string }[] }).conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+    expect(
+      (db.status as { readyAt: string; conditions: { type: string; status: string }[] }).conditions,
+    ).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
 
     const csv = run.exportCsv().trim().split('\r\n');
     expect(csv).toHaveLength(21);
@@ -84,9 +121,15 @@ describe(`demo on the ${kind} cluster`, () => {
 
     // Completed, the run keeps its watch controller: the engine (and the dashboard) still holds its resolved graph.
     expect(run.pendingTimers()).toBe(0);
-    expect(graphOf(run)).toEqual({ controller: true, referrers: 20, references: 60, states: Array(20).fill('Resolved') });
+    expect(graphOf(run)).toEqual({
+      controller: true,
+      referrers: 20,
+      references: 60,
+      states: Array(20).fill('Resolved'),
+    });
     await pastGrace();
-    for (const k of ['Database.demo.refwatch.dev', 'Cache.demo.refwatch.dev', 'Secret']) expect(manager.referenceControllers.state(k)).toBe('Active');
+    for (const k of ['Database.demo.refwatch.dev', 'Cache.demo.refwatch.dev', 'Secret'])
+      expect(manager.referenceControllers.state(k)).toBe('Active');
 
     await runner.delete(run.id);
     expect(await run.remaining()).toBe(0);
@@ -96,7 +139,9 @@ describe(`demo on the ${kind} cluster`, () => {
 
   it('rejects a second run while one is active', async () => {
     const run = runner.start({ apps: 2, readyAfter: { distribution: 'fixed', ms: 2000 }, timeoutMs: 30_000 });
-    expect(() => runner.start({ apps: 2 })).toThrow(new RegExp(`still (creating|running).*POST /api/v1/demo/runs/${run.id}/stop`));
+    expect(() => runner.start({ apps: 2 })).toThrow(
+      new RegExp(`still (creating|running).*POST /api/v1/demo/runs/${run.id}/stop`),
+    );
     await runner.delete(run.id);
   });
 
@@ -108,7 +153,9 @@ describe(`demo on the ${kind} cluster`, () => {
       timeoutMs: 60_000,
       seed: 2,
     });
-    const dangling = run.scenario.apps.filter((a) => a.dangling).map((a) => `App.demo.refwatch.dev/${run.namespace}/${a.name}`);
+    const dangling = run.scenario.apps
+      .filter((a) => a.dangling)
+      .map((a) => `App.demo.refwatch.dev/${run.namespace}/${a.name}`);
     expect(dangling).toHaveLength(3);
     // While the run goes on, the engine's stuck diagnosis names each dangling App.
     await expect
@@ -117,7 +164,9 @@ describe(`demo on the ${kind} cluster`, () => {
     const typo = run.scenario.apps.find((a) => a.dangling === 'typo')!;
     // Apps are created before their referents: the suggestion comes once the Database exists.
     await expect
-      .poll(() => stuck(manager, { olderThan: 0 }).find((s) => s.key.endsWith(`/${typo.name}`))?.message, { timeout: 15_000 })
+      .poll(() => stuck(manager, { olderThan: 0 }).find((s) => s.key.endsWith(`/${typo.name}`))?.message, {
+        timeout: 15_000,
+      })
       .toContain(`did you mean ${typo.database}`);
 
     const view = await finish(run);
@@ -133,7 +182,12 @@ describe(`demo on the ${kind} cluster`, () => {
   });
 
   it('cancels the Cache reference controller when churn drops every cacheRef', async () => {
-    const run = runner.start({ apps: 5, readyAfter: { distribution: 'fixed', ms: 4000 }, churn: { dropKind: 'Cache', afterMs: 500 }, timeoutMs: 60_000 });
+    const run = runner.start({
+      apps: 5,
+      readyAfter: { distribution: 'fixed', ms: 4000 },
+      churn: { dropKind: 'Cache', afterMs: 500 },
+      timeoutMs: 60_000,
+    });
     const rcs = manager.referenceControllers;
     await expect.poll(() => run.phase, { timeout: 15_000 }).toBe('Running');
     expect(rcs.state('Cache.demo.refwatch.dev')).toBe('Active');
@@ -156,8 +210,13 @@ describe(`demo on the ${kind} cluster`, () => {
     await expect.poll(() => rcs.state('Database.demo.refwatch.dev'), { timeout: 10_000 }).toBe('Cancelled');
   });
 
-  it('keeps a stopped run\'s objects, exports and graph until it is deleted', async () => {
-    const run = runner.start({ apps: 10, readyAfter: { distribution: 'uniform', minMs: 20_000, maxMs: 30_000 }, timeoutMs: 120_000, seed: 3 });
+  it("keeps a stopped run's objects, exports and graph until it is deleted", async () => {
+    const run = runner.start({
+      apps: 10,
+      readyAfter: { distribution: 'uniform', minMs: 20_000, maxMs: 30_000 },
+      timeoutMs: 120_000,
+      seed: 3,
+    });
     await expect.poll(() => run.phase, { timeout: 30_000 }).toBe('Running');
     await expect.poll(() => graphOf(run).references, { timeout: 15_000 }).toBe(30);
     // Every referent exists, none is Ready yet: each App waits.
@@ -176,7 +235,12 @@ describe(`demo on the ${kind} cluster`, () => {
 
     // Its watch controller stays, so its Apps still show waiting on their referents, whose watches stay.
     await pastGrace();
-    expect(graphOf(run)).toEqual({ controller: true, referrers: 10, references: 30, states: Array(10).fill('Waiting') });
+    expect(graphOf(run)).toEqual({
+      controller: true,
+      referrers: 10,
+      references: 30,
+      states: Array(10).fill('Waiting'),
+    });
     expect(manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Active');
     expect(run.view().progress.resolved).toEqual({ watch: 0, backoff: 0 });
 
@@ -213,11 +277,19 @@ describe(`demo on the ${kind} cluster`, () => {
     const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const timersBefore = timeouts();
 
-    const run = runner.start({ apps: 30, readyAfter: { distribution: 'uniform', minMs: 20_000, maxMs: 30_000 }, timeoutMs: 120_000 });
+    const run = runner.start({
+      apps: 30,
+      readyAfter: { distribution: 'uniform', minMs: 20_000, maxMs: 30_000 },
+      timeoutMs: 120_000,
+    });
     await expect.poll(() => run.phase, { timeout: 30_000 }).toBe('Running');
-    await expect.poll(() => manager.referenceControllers.state('Database.demo.refwatch.dev'), { timeout: 15_000 }).toBe('Active');
+    await expect
+      .poll(() => manager.referenceControllers.state('Database.demo.refwatch.dev'), { timeout: 15_000 })
+      .toBe('Active');
     expect(run.pendingTimers()).toBeGreaterThan(0);
-    expect((await cluster.openWatches())['databases.demo.refwatch.dev'] ?? 0).toBeGreaterThan(before['databases.demo.refwatch.dev'] ?? 0);
+    expect((await cluster.openWatches())['databases.demo.refwatch.dev'] ?? 0).toBeGreaterThan(
+      before['databases.demo.refwatch.dev'] ?? 0,
+    );
 
     await runner.delete(run.id);
     expect(run.phase).toBe('Stopped');
@@ -229,8 +301,15 @@ describe(`demo on the ${kind} cluster`, () => {
       await expect.poll(() => manager.referenceControllers.state(k), { timeout: 10_000 }).toBe('Cancelled');
     }
     await demoWatchesGone();
-    for (const resource of ['apps.demo.refwatch.dev', 'databases.demo.refwatch.dev', 'caches.demo.refwatch.dev', 'secrets']) {
-      await expect.poll(async () => (await cluster.openWatches())[resource] ?? 0, { timeout: 15_000 }).toBeLessThanOrEqual(before[resource] ?? 0);
+    for (const resource of [
+      'apps.demo.refwatch.dev',
+      'databases.demo.refwatch.dev',
+      'caches.demo.refwatch.dev',
+      'secrets',
+    ]) {
+      await expect
+        .poll(async () => (await cluster.openWatches())[resource] ?? 0, { timeout: 15_000 })
+        .toBeLessThanOrEqual(before[resource] ?? 0);
     }
     // Process-wide: idle keep-alive connections hold socket timers until they close (5 s on each end).
     // Checked between sleeps, since expect.poll's own timers would count.

@@ -25,13 +25,20 @@ const chart = path.join(root, 'deploy/helm/refwatch');
 const fixtures = path.join(root, 'tests/fixtures/helm');
 const GATEWAY = 'gateway.networking.k8s.io';
 
-if (kind !== 'real') console.log('deploy.test.ts: runs on the real kube-apiserver tier only (REFWATCH_TEST_CLUSTER=real); nothing to apply on the embedded server');
+if (kind !== 'real')
+  console.log(
+    'deploy.test.ts: runs on the real kube-apiserver tier only (REFWATCH_TEST_CLUSTER=real); nothing to apply on the embedded server',
+  );
 
 /** tool builds (or finds cached) a Go tool with its tests/setup script and returns the binary's path. */
 function tool(script: string): string {
-  const r = spawnSync('bash', [path.join(root, 'tests/setup', script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync('bash', [path.join(root, 'tests/setup', script)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const bin = r.stdout.trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !bin) throw new Error(`tests/setup/${script} failed (exit ${r.status ?? r.signal}): the deploy tests need it`);
+  if (r.status !== 0 || !bin)
+    throw new Error(`tests/setup/${script} failed (exit ${r.status ?? r.signal}): the deploy tests need it`);
   return bin;
 }
 
@@ -42,7 +49,8 @@ function run(bin: string, args: string[], input?: string): { status: number; std
 
 function ok(bin: string, args: string[], input?: string): string {
   const r = run(bin, args, input);
-  if (r.status !== 0) throw new Error(`${path.basename(bin)} ${args.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
+  if (r.status !== 0)
+    throw new Error(`${path.basename(bin)} ${args.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
   return r.stdout;
 }
 
@@ -51,15 +59,25 @@ interface PodSpec {
   volumes: { name: string }[];
 }
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; rules?: PolicyRule[] | null; [k: string]: unknown };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: PolicyRule[] | null;
+  [k: string]: unknown;
+};
 
 function docs(yaml: string): Obj[] {
-  return parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
+  return parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
 }
 
 /** grants flattens PolicyRules to `group/resource verbs` strings, whatever their grouping. */
 function grants(rules: PolicyRule[] | null | undefined): string[] {
-  return (rules ?? []).flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res} ${r.verbs.join(',')}`))).sort();
+  return (rules ?? [])
+    .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res} ${r.verbs.join(',')}`)))
+    .sort();
 }
 
 /** The Gateway API kinds, as bare CRDs: enough for refwatch to discover and watch them. */
@@ -77,12 +95,22 @@ function gatewayCrds(): Obj[] {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     // *.k8s.io groups are protected: the Gateway API's own CRDs carry this approval.
-    metadata: { name: `${plural}.${GATEWAY}`, annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/1538' } },
+    metadata: {
+      name: `${plural}.${GATEWAY}`,
+      annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/1538' },
+    },
     spec: {
       group: GATEWAY,
       scope,
       names: { kind: k, plural, singular: k.toLowerCase(), listKind: `${k}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   }));
 }
@@ -97,21 +125,69 @@ function referrers(ns: string): Obj[] {
       metadata: meta('web'),
       spec: {
         serviceAccountName: 'web',
-        containers: [{ name: 'web', image: 'example.invalid/web:1', envFrom: [{ configMapRef: { name: 'web-config' } }, { secretRef: { name: 'web-secret' } }] }],
+        containers: [
+          {
+            name: 'web',
+            image: 'example.invalid/web:1',
+            envFrom: [{ configMapRef: { name: 'web-config' } }, { secretRef: { name: 'web-secret' } }],
+          },
+        ],
         volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'web-data' } }],
       },
     },
-    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('web-data'), spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', volumeName: 'pv-web', resources: { requests: { storage: '1Gi' } } } },
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: meta('web-data'),
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'fast',
+        volumeName: 'pv-web',
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
     {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
       metadata: meta('web'),
-      spec: { ingressClassName: 'public', tls: [{ secretName: 'web-tls' }], defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
+      spec: {
+        ingressClassName: 'public',
+        tls: [{ secretName: 'web-tls' }],
+        defaultBackend: { service: { name: 'web', port: { number: 80 } } },
+      },
     },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta('web'), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'web' }, subjects: [{ kind: 'ServiceAccount', name: 'web', namespace: ns }] },
-    { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: meta('web'), spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 2 } },
-    { apiVersion: `${GATEWAY}/v1`, kind: 'Gateway', metadata: meta('edge'), spec: { gatewayClassName: 'public', listeners: [{ name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'edge-tls' }] } }] } },
-    { apiVersion: `${GATEWAY}/v1`, kind: 'HTTPRoute', metadata: meta('web'), spec: { parentRefs: [{ name: 'edge' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta('web'),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'web' },
+      subjects: [{ kind: 'ServiceAccount', name: 'web', namespace: ns }],
+    },
+    {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: meta('web'),
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        minReplicas: 1,
+        maxReplicas: 2,
+      },
+    },
+    {
+      apiVersion: `${GATEWAY}/v1`,
+      kind: 'Gateway',
+      metadata: meta('edge'),
+      spec: {
+        gatewayClassName: 'public',
+        listeners: [{ name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'edge-tls' }] } }],
+      },
+    },
+    {
+      apiVersion: `${GATEWAY}/v1`,
+      kind: 'HTTPRoute',
+      metadata: meta('web'),
+      spec: { parentRefs: [{ name: 'edge' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+    },
   ];
 }
 
@@ -139,7 +215,13 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     copy = copyStandalone();
     const crds = gatewayCrds();
     apply(crds);
-    cleanups.push(() => run(kubectl, ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '-f', '-'], crds.map((o) => stringify(o)).join('---\n')));
+    cleanups.push(() =>
+      run(
+        kubectl,
+        ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '-f', '-'],
+        crds.map((o) => stringify(o)).join('---\n'),
+      ),
+    );
     k('wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata.name}`));
   }, 900_000);
 
@@ -150,7 +232,12 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
   }, 120_000);
 
   const k = (...args: string[]) => ok(kubectl, ['--kubeconfig', kubeconfig, ...args]);
-  const apply = (objs: Obj[] | string) => ok(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], typeof objs === 'string' ? objs : objs.map((o) => stringify(o)).join('---\n'));
+  const apply = (objs: Obj[] | string) =>
+    ok(
+      kubectl,
+      ['--kubeconfig', kubeconfig, 'apply', '-f', '-'],
+      typeof objs === 'string' ? objs : objs.map((o) => stringify(o)).join('---\n'),
+    );
 
   it('helm lint accepts the chart with its defaults and with every option on', () => {
     ok(helm, ['lint', chart, '--strict']);
@@ -162,34 +249,72 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     ['every option', ['-f', path.join(fixtures, 'all-options.yaml')], ['core', 'gateway', 'crossplane'] as PackName[]],
     ['no packs', ['-f', path.join(fixtures, 'no-packs.yaml')], [] as PackName[]],
     ['gateway only', ['--set', 'rulePacks={gateway}'], ['gateway'] as PackName[]],
-  ])('helm template (%s): the ClusterRole is the packs\' read-only rules', (_name, args, packs) => {
+  ])("helm template (%s): the ClusterRole is the packs' read-only rules", (_name, args, packs) => {
     const out = docs(ok(helm, ['template', 'rw', chart, '--namespace', 'rw', ...args]));
     const role = out.find((o) => o.kind === 'ClusterRole')!;
-    const extra = _name === 'every option' ? ['example.com/apps get,list,watch', 'example.com/databases get,list,watch'] : [];
+    const extra =
+      _name === 'every option' ? ['example.com/apps get,list,watch', 'example.com/databases get,list,watch'] : [];
     expect(grants(role.rules)).toEqual([...grants(serverRules(packs)), ...extra].sort());
-    const deploy = out.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[]; securityContext: Record<string, unknown> }[] } } } };
+    const deploy = out.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: {
+        template: {
+          spec: { containers: { env: { name: string; value?: string }[]; securityContext: Record<string, unknown> }[] };
+        };
+      };
+    };
     const c = deploy.spec.template.spec.containers[0]!;
     expect(c.env.find((e) => e.name === 'REFWATCH_RULE_PACKS')?.value).toBe(packs.length ? packs.join(',') : 'none');
-    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(out.some((o) => o.kind === 'Ingress')).toBe(_name === 'every option');
   });
 
   it('helm template with every option: rules files, existing token Secret, hosts, Ingress and NetworkPolicy; the API server accepts it all', async () => {
     const ns = await cluster.newNamespace('refwatch-options');
-    const rendered = ok(helm, ['template', 'rw', chart, '--namespace', ns, '-f', path.join(fixtures, 'all-options.yaml')]);
+    const rendered = ok(helm, [
+      'template',
+      'rw',
+      chart,
+      '--namespace',
+      ns,
+      '-f',
+      path.join(fixtures, 'all-options.yaml'),
+    ]);
     const out = docs(rendered);
-    expect(out.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Ingress', 'NetworkPolicy', 'Service', 'ServiceAccount']);
-    const pod = (out.find((o) => o.kind === 'Deployment') as unknown as { spec: { replicas: number; template: { spec: PodSpec } } }).spec;
+    expect(out.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ConfigMap',
+      'Deployment',
+      'Ingress',
+      'NetworkPolicy',
+      'Service',
+      'ServiceAccount',
+    ]);
+    const pod = (
+      out.find((o) => o.kind === 'Deployment') as unknown as { spec: { replicas: number; template: { spec: PodSpec } } }
+    ).spec;
     expect(pod.replicas).toBe(2);
     const env = Object.fromEntries(pod.template.spec.containers[0]!.env.map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.REFWATCH_RULES).toBe('/etc/refwatch/rules/apps.yaml');
     expect(env.REFWATCH_TOKEN).toEqual({ secretKeyRef: { name: 'team-refwatch-token', key: 'bearer' } });
-    expect(env.REFWATCH_ALLOWED_HOSTS).toBe(`rw-refwatch,rw-refwatch.${ns},rw-refwatch.${ns}.svc,rw-refwatch.${ns}.svc.cluster.local,refwatch.example.com,*.internal.example`);
+    expect(env.REFWATCH_ALLOWED_HOSTS).toBe(
+      `rw-refwatch,rw-refwatch.${ns},rw-refwatch.${ns}.svc,rw-refwatch.${ns}.svc.cluster.local,refwatch.example.com,*.internal.example`,
+    );
     expect(env.REFWATCH_INSECURE_ALLOW_ANONYMOUS).toBeUndefined();
     expect(env.REFWATCH_GRACE).toBe('2m');
-    const rulesFile = (out.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['apps.yaml'];
+    const rulesFile = (out.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data[
+      'apps.yaml'
+    ];
     expect(rulesFile).toContain('referent: {group: example.com, kind: Database}');
-    expect(pod.template.spec.volumes.find((v) => v.name === 'rules')).toEqual({ name: 'rules', configMap: { name: 'rw-refwatch-rules' } });
+    expect(pod.template.spec.volumes.find((v) => v.name === 'rules')).toEqual({
+      name: 'rules',
+      configMap: { name: 'rw-refwatch-rules' },
+    });
     // Server-side dry run: every object is valid for kube-apiserver 1.35, admission included.
     const dry = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered);
     expect(dry.status, dry.stderr).toBe(0);
@@ -206,13 +331,30 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
   it('the network-policy overlay adds a NetworkPolicy to the base, valid for the API server', async () => {
     const rendered = ok(kubectl, ['kustomize', path.join(root, 'deploy/kubernetes/overlays/network-policy')]);
     const objs = docs(rendered);
-    expect(objs.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'NetworkPolicy', 'Service', 'ServiceAccount']);
-    const policy = objs.find((o) => o.kind === 'NetworkPolicy') as unknown as Obj & { spec: { podSelector: { matchLabels: Record<string, string> } } };
+    expect(objs.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Deployment',
+      'Namespace',
+      'NetworkPolicy',
+      'Service',
+      'ServiceAccount',
+    ]);
+    const policy = objs.find((o) => o.kind === 'NetworkPolicy') as unknown as Obj & {
+      spec: { podSelector: { matchLabels: Record<string, string> } };
+    };
     expect(policy.metadata.namespace).toBe('refwatch');
-    expect(policy.spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'refwatch', 'app.kubernetes.io/component': 'server' });
+    expect(policy.spec.podSelector.matchLabels).toEqual({
+      'app.kubernetes.io/name': 'refwatch',
+      'app.kubernetes.io/component': 'server',
+    });
     // A server-side dry run of the policy, in a namespace that exists (a dry run creates no namespace).
     const ns = await cluster.newNamespace('refwatch-netpol');
-    const dry = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-f', '-'], stringify({ ...policy, metadata: { ...policy.metadata, namespace: ns } }));
+    const dry = run(
+      kubectl,
+      ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-f', '-'],
+      stringify({ ...policy, metadata: { ...policy.metadata, namespace: ns } }),
+    );
     expect(dry.status, dry.stderr).toBe(0);
   });
 
@@ -227,9 +369,14 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
 
   /** startInCluster runs the standalone server as the ServiceAccount, with its token and the cluster's CA. */
   async function startInCluster(namespace: string, serviceAccount: string, packs: string) {
-    const res = await kubeRequest(endpoint, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-    });
+    const res = await kubeRequest(
+      endpoint,
+      'POST',
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`,
+      {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+      },
+    );
     expect(res.status, res.body).toBe(201);
     const token = (JSON.parse(res.body) as { status: { token: string } }).status.token;
     // What a kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount, under a root of our own.
@@ -266,14 +413,26 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
   async function expectEveryWatchPrimed(namespace: string, serviceAccount: string, packs: PackName[]) {
     const server = await startInCluster(namespace, serviceAccount, packs.join(','));
     try {
-      const expected = grantsFor(packs).map((g) => (g.apiGroup === '' ? g.kind : `${g.kind}.${g.apiGroup}`)).sort();
+      const expected = grantsFor(packs)
+        .map((g) => (g.apiGroup === '' ? g.kind : `${g.kind}.${g.apiGroup}`))
+        .sort();
       const watches = await primedWatches(server.url, expected);
-      const summary = watches.map((w) => `${w.kind}: ${w.primed ? 'primed' : w.phase}${w.lastError ? ` (${w.lastError.reason}: ${w.lastError.message})` : ''}`);
-      expect(watches.filter((w) => w.lastError), summary.join('\n')).toEqual([]);
-      expect([...new Set(watches.filter((w) => w.primed).map((w) => w.kind))].sort(), summary.join('\n')).toEqual(expected);
+      const summary = watches.map(
+        (w) =>
+          `${w.kind}: ${w.primed ? 'primed' : w.phase}${w.lastError ? ` (${w.lastError.reason}: ${w.lastError.message})` : ''}`,
+      );
+      expect(
+        watches.filter((w) => w.lastError),
+        summary.join('\n'),
+      ).toEqual([]);
+      expect([...new Set(watches.filter((w) => w.primed).map((w) => w.kind))].sort(), summary.join('\n')).toEqual(
+        expected,
+      );
       const ready = await waitReady(server.url);
       expect(ready.status, ready.body).toBe(200);
-      const snap = (await (await fetch(`${server.url}/api/v1/snapshot`)).json()) as { cluster: { mode: string; reachable: boolean } };
+      const snap = (await (await fetch(`${server.url}/api/v1/snapshot`)).json()) as {
+        cluster: { mode: string; reachable: boolean };
+      };
       expect(snap.cluster).toMatchObject({ mode: 'in-cluster', reachable: true });
     } finally {
       await server.stop();
@@ -282,13 +441,25 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
 
   it('helm install applies the chart; its ServiceAccount primes every watch of core and gateway, and writes nothing', async () => {
     const ns = await cluster.newNamespace('refwatch-helm');
-    ok(helm, ['install', 'rw', chart, '--kubeconfig', kubeconfig, '--namespace', ns, '--set', 'rulePacks={core,gateway}']);
+    ok(helm, [
+      'install',
+      'rw',
+      chart,
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      ns,
+      '--set',
+      'rulePacks={core,gateway}',
+    ]);
     cleanups.push(() => run(helm, ['uninstall', 'rw', '--kubeconfig', kubeconfig, '--namespace', ns]));
     const installed = k('get', 'deployment,service,serviceaccount,secret', '-n', ns, '-o', 'name');
     expect(installed).toContain('deployment.apps/rw-refwatch');
     expect(installed).toContain('serviceaccount/rw-refwatch');
     expect(installed).toContain('secret/rw-refwatch-token');
-    expect(k('get', 'clusterrole/rw-refwatch-read', '-o', 'name').trim()).toBe('clusterrole.rbac.authorization.k8s.io/rw-refwatch-read');
+    expect(k('get', 'clusterrole/rw-refwatch-read', '-o', 'name').trim()).toBe(
+      'clusterrole.rbac.authorization.k8s.io/rw-refwatch-read',
+    );
 
     apply(referrers(ns));
     await expectEveryWatchPrimed(ns, 'rw-refwatch', ['core', 'gateway']);
@@ -299,28 +470,44 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     // The details panel lists an object's Events.
     expect(k('auth', 'can-i', 'list', 'events', '--all-namespaces', as).trim()).toBe('yes');
     for (const verb of ['create', 'update', 'patch', 'delete']) {
-      expect(run(kubectl, ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'configmaps', '-n', ns, as]).stdout.trim(), verb).toBe('no');
+      expect(
+        run(kubectl, ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'configmaps', '-n', ns, as]).stdout.trim(),
+        verb,
+      ).toBe('no');
     }
   }, 180_000);
 
   it('kubectl apply -k deploy/kubernetes creates the base; its ServiceAccount primes every watch of the core pack', async () => {
     const rendered = ok(kubectl, ['kustomize', path.join(root, 'deploy/kubernetes')]);
     const objs = docs(rendered);
-    expect(objs.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'Service', 'ServiceAccount']);
+    expect(objs.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Deployment',
+      'Namespace',
+      'Service',
+      'ServiceAccount',
+    ]);
     const out = run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], rendered);
     expect(out.status, out.stderr).toBe(0);
     // The Namespace enforces the restricted Pod Security Standard; the Pod template meets it.
     expect(out.stderr).not.toMatch(/violate PodSecurity/);
-    cleanups.push(() => run(kubectl, ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '--wait=false', '-f', '-'], rendered));
+    cleanups.push(() =>
+      run(kubectl, ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '--wait=false', '-f', '-'], rendered),
+    );
     k('-n', 'refwatch', 'create', 'secret', 'generic', 'refwatch-token', '--from-literal=token=0123456789abcdef0123');
-    expect(k('-n', 'refwatch', 'get', 'deployment/refwatch', 'serviceaccount/refwatch', 'service/refwatch', '-o', 'name').trim().split('\n')).toHaveLength(3);
+    expect(
+      k('-n', 'refwatch', 'get', 'deployment/refwatch', 'serviceaccount/refwatch', 'service/refwatch', '-o', 'name')
+        .trim()
+        .split('\n'),
+    ).toHaveLength(3);
 
     const ns = await cluster.newNamespace('refwatch-kustomize');
     apply(referrers(ns));
     await expectEveryWatchPrimed('refwatch', 'refwatch', ['core']);
   }, 180_000);
 
-  it("a pack the ClusterRole was not generated for shows as Forbidden, and refwatch is not ready", async () => {
+  it('a pack the ClusterRole was not generated for shows as Forbidden, and refwatch is not ready', async () => {
     // The kustomize base (applied by the test above) grants the core pack only: with gateway on too, its kinds must be refused, visibly.
     const server = await startInCluster('refwatch', 'refwatch', 'core,gateway');
     try {
@@ -329,8 +516,12 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
       let refused: string[] = [];
       const deadline = Date.now() + 30_000;
       while (refused.length < gatewayKinds.length && Date.now() < deadline) {
-        const watches = ((await (await fetch(`${server.url}/api/v1/snapshot`)).json()) as { watches: WatchEntity[] }).watches;
-        refused = watches.filter((w) => w.lastError?.reason === 'Forbidden').map((w) => w.kind).sort();
+        const watches = ((await (await fetch(`${server.url}/api/v1/snapshot`)).json()) as { watches: WatchEntity[] })
+          .watches;
+        refused = watches
+          .filter((w) => w.lastError?.reason === 'Forbidden')
+          .map((w) => w.kind)
+          .sort();
         if (refused.length < gatewayKinds.length) await new Promise((r) => setTimeout(r, 500));
       }
       expect(refused).toEqual(gatewayKinds);

@@ -1,5 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Manager, conditionReadiness, resolvedCondition, setCondition, type ControllerOptions, type StatusCondition } from '@/lib/engine';
+import {
+  Manager,
+  conditionReadiness,
+  resolvedCondition,
+  setCondition,
+  type ControllerOptions,
+  type StatusCondition,
+} from '@/lib/engine';
 import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
 import type { ObjectKey } from '@/lib/model';
 import { ensureDemoKinds } from '@/server/demo/kinds';
@@ -46,9 +53,13 @@ function startManager(controllers: ControllerOptions[], grace = 400): Manager {
 
 const appKey = (ns: string, name: string): ObjectKey => `App.${GROUP}/${ns}/${name}`;
 const createApp = (ns: string, name: string, db: string) =>
-  client.request('POST', `${API}/namespaces/${ns}/apps`, { body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'App', metadata: { name }, spec: { databaseRef: { name: db } } } });
+  client.request('POST', `${API}/namespaces/${ns}/apps`, {
+    body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'App', metadata: { name }, spec: { databaseRef: { name: db } } },
+  });
 const createDatabase = async (ns: string, name: string) => {
-  await client.request('POST', `${API}/namespaces/${ns}/databases`, { body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'Database', metadata: { name } } });
+  await client.request('POST', `${API}/namespaces/${ns}/databases`, {
+    body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'Database', metadata: { name } },
+  });
   await client.request('PATCH', `${API}/namespaces/${ns}/databases/${name}/status`, {
     contentType: 'application/merge-patch+json',
     body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: '' }] } },
@@ -57,7 +68,8 @@ const createDatabase = async (ns: string, name: string) => {
 const dbWatches = async () => (await cluster.openWatches())['databases.demo.refwatch.dev'] ?? 0;
 const databaseRefOf = (spec: unknown) => (spec as { databaseRef: { name: string } }).databaseRef.name;
 // status.resolvedBy keeps unknown fields on a real apiserver, which prunes those the App's schema lacks elsewhere.
-const observedOf = (status: unknown) => (status as { resolvedBy?: { observed?: string } } | undefined)?.resolvedBy?.observed;
+const observedOf = (status: unknown) =>
+  (status as { resolvedBy?: { observed?: string } } | undefined)?.resolvedBy?.observed;
 
 describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embedded'} cluster`, () => {
   it('a reconcile returning requeueAfter runs again after that delay, and not before', async () => {
@@ -98,15 +110,24 @@ describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embed
         async reconcile(ctx) {
           const app = ctx.object!;
           const ready = resolvedCondition([ctx.resolve(`${DB}/${ns}/${databaseRefOf(app.spec)}`, 'spec.databaseRef')]);
-          const conditions = setCondition((app.status as { conditions?: StatusCondition[] } | undefined)?.conditions, ready);
+          const conditions = setCondition(
+            (app.status as { conditions?: StatusCondition[] } | undefined)?.conditions,
+            ready,
+          );
           if (!conditions) return; // the status already says so
           if (++attempts === 1) {
             // Someone else writes the App first: the cached copy, and its resourceVersion, are now stale.
-            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}`, { contentType: 'application/merge-patch+json', body: { metadata: { labels: { touched: 'yes' } } } });
+            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}`, {
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { labels: { touched: 'yes' } } },
+            });
           }
           // A new object built from the cached one: the cached one is frozen.
           try {
-            await client.request('PUT', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, { body: { ...app, status: { ...(app.status as object), conditions } }, signal: ctx.signal });
+            await client.request('PUT', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, {
+              body: { ...app, status: { ...(app.status as object), conditions } },
+              signal: ctx.signal,
+            });
           } catch (e) {
             if (e instanceof KubeRequestError && e.status === 409) conflicts.push(e.message);
             throw e; // a failed reconcile is retried, rate-limited
@@ -115,14 +136,21 @@ describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embed
       },
     ]);
     await createApp(ns, 'web', 'orders');
-    await vi.waitFor(async () => {
-      const app = await client.getJSON<{ status?: { conditions?: StatusCondition[] } }>(`${API}/namespaces/${ns}/apps/web`);
-      expect(app.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-    }, { timeout: 20_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        const app = await client.getJSON<{ status?: { conditions?: StatusCondition[] } }>(
+          `${API}/namespaces/${ns}/apps/web`,
+        );
+        expect(app.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      },
+      { timeout: 20_000, interval: 100 },
+    );
     // The provoked conflict, and any a retry met while the cache was a write behind: each failed and was retried.
     expect(conflicts.length).toBeGreaterThanOrEqual(1);
     expect(m.controller('status')!.stats.errors).toBe(conflicts.length);
-    await vi.waitFor(() => expect(m.changelog.get('referrer', `status|${appKey(ns, 'web')}`)?.state).toBe('Resolved'), { timeout: 15_000 });
+    await vi.waitFor(() => expect(m.changelog.get('referrer', `status|${appKey(ns, 'web')}`)?.state).toBe('Resolved'), {
+      timeout: 15_000,
+    });
   });
 
   it("forWakeOn 'generation': status and label writes to an App do not queue it, a spec change does; a 409 retried with requeueAfter ends written", async () => {
@@ -143,12 +171,18 @@ describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embed
           if (reconciles.length === 1) {
             // Someone else writes the App's status first: the cached resourceVersion is stale, and the
             // newer App, a status write, queues nothing.
-            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { status: { resolvedBy: { other: 'yes' } } } });
+            await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, {
+              contentType: 'application/merge-patch+json',
+              body: { status: { resolvedBy: { other: 'yes' } } },
+            });
           }
           try {
             await client.request('PATCH', `${API}/namespaces/${ns}/apps/${app.metadata.name}/status`, {
               contentType: 'application/merge-patch+json',
-              body: { metadata: { resourceVersion: app.metadata.resourceVersion }, status: { resolvedBy: { observed: databaseRefOf(app.spec) } } },
+              body: {
+                metadata: { resourceVersion: app.metadata.resourceVersion },
+                status: { resolvedBy: { observed: databaseRefOf(app.spec) } },
+              },
               signal: ctx.signal,
             });
           } catch (e) {
@@ -159,23 +193,37 @@ describe(`engine paths against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embed
         },
       },
     ]);
-    const observed = async () => observedOf((await client.getJSON<{ status?: unknown }>(`${API}/namespaces/${ns}/apps/web`)).status);
+    const observed = async () =>
+      observedOf((await client.getJSON<{ status?: unknown }>(`${API}/namespaces/${ns}/apps/web`)).status);
     await createApp(ns, 'web', 'orders');
     await vi.waitFor(async () => expect(await observed()).toBe('orders'), { timeout: 20_000, interval: 100 });
     expect(conflicts).toBeGreaterThanOrEqual(1);
     // Settled: the Database cache primed (it queues its referrers) and the requeueAfter has fired.
     const queue = m.controller('apps')!.queue;
     await vi.waitFor(() => expect(m.referenceControllers.state(DB)).toBe('Active'), { timeout: 15_000 });
-    await vi.waitFor(() => expect({ ...queue.stats(), waiting: queue.waiting() }).toMatchObject({ depth: 0, processing: 0, waiting: 0 }), { timeout: 5_000 });
+    await vi.waitFor(
+      () =>
+        expect({ ...queue.stats(), waiting: queue.waiting() }).toMatchObject({ depth: 0, processing: 0, waiting: 0 }),
+      { timeout: 5_000 },
+    );
     const settled = reconciles.length;
     // Status and label writes leave the generation: nothing is queued.
-    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web/status`, { contentType: 'application/merge-patch+json', body: { status: { resolvedBy: { note: 'status only' } } } });
-    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, { contentType: 'application/merge-patch+json', body: { metadata: { labels: { touched: 'yes' } } } });
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web/status`, {
+      contentType: 'application/merge-patch+json',
+      body: { status: { resolvedBy: { note: 'status only' } } },
+    });
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, {
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { labels: { touched: 'yes' } } },
+    });
     await vi.waitFor(() => expect(queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
     await new Promise((r) => setTimeout(r, 1_000));
     expect(reconciles).toHaveLength(settled);
     // A spec change bumps the generation and queues the App.
-    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, { contentType: 'application/merge-patch+json', body: { spec: { databaseRef: { name: 'billing' } } } });
+    await client.request('PATCH', `${API}/namespaces/${ns}/apps/web`, {
+      contentType: 'application/merge-patch+json',
+      body: { spec: { databaseRef: { name: 'billing' } } },
+    });
     await vi.waitFor(async () => expect(await observed()).toBe('billing'), { timeout: 20_000, interval: 100 });
     expect(reconciles.at(-1)!.generation).toBe(2);
     expect(m.controller('apps')!.stats.errors).toBe(0);

@@ -18,15 +18,20 @@ beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig);
   for (const crd of demoManifests()) {
-    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd }).catch((e: { status?: number }) => {
-      if (e.status !== 409) throw e;
-    });
+    await client
+      .request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })
+      .catch((e: { status?: number }) => {
+        if (e.status !== 409) throw e;
+      });
   }
   // Established means served: wait until discovery lists the kinds.
-  await vi.waitFor(async () => {
-    const list = await client.getJSON<{ resources: { kind: string }[] }>(`${API}`);
-    expect(list.resources.map((r) => r.kind)).toEqual(expect.arrayContaining(['App', 'Database', 'Cache']));
-  }, { timeout: 30_000, interval: 250 });
+  await vi.waitFor(
+    async () => {
+      const list = await client.getJSON<{ resources: { kind: string }[] }>(`${API}`);
+      expect(list.resources.map((r) => r.kind)).toEqual(expect.arrayContaining(['App', 'Database', 'Cache']));
+    },
+    { timeout: 30_000, interval: 250 },
+  );
 }, 60_000);
 
 afterEach(async () => {
@@ -49,7 +54,8 @@ function startManager(namespace: string, grace = 400): { manager: Manager; contr
     for: { group: 'demo.refwatch.dev', kind: 'App', namespace },
     reconcile(ctx) {
       const spec = ctx.object?.spec as { databaseRef?: { name: string } } | undefined;
-      if (spec?.databaseRef) ctx.resolve(`${DB}/${ctx.object!.metadata.namespace}/${spec.databaseRef.name}`, 'spec.databaseRef');
+      if (spec?.databaseRef)
+        ctx.resolve(`${DB}/${ctx.object!.metadata.namespace}/${spec.databaseRef.name}`, 'spec.databaseRef');
     },
   });
   m.start();
@@ -57,8 +63,17 @@ function startManager(namespace: string, grace = 400): { manager: Manager; contr
   return { manager: m, controller };
 }
 
-const app = (ns: string, name: string, db: string) => client.request('POST', `${API}/namespaces/${ns}/apps`, { body: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'App', metadata: { name }, spec: { databaseRef: { name: db } } } });
-const state = (m: Manager, ns: string, name: string) => m.changelog.get('referrer', `watch|App.demo.refwatch.dev/${ns}/${name}`)?.state;
+const app = (ns: string, name: string, db: string) =>
+  client.request('POST', `${API}/namespaces/${ns}/apps`, {
+    body: {
+      apiVersion: 'demo.refwatch.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name },
+      spec: { databaseRef: { name: db } },
+    },
+  });
+const state = (m: Manager, ns: string, name: string) =>
+  m.changelog.get('referrer', `watch|App.demo.refwatch.dev/${ns}/${name}`)?.state;
 const dbWatches = async () => (await cluster.openWatches())['databases.demo.refwatch.dev'] ?? 0;
 
 describe(`the engine against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embedded'} cluster`, () => {
@@ -67,7 +82,9 @@ describe(`the engine against the ${process.env.REFWATCH_TEST_CLUSTER ?? 'embedde
     const { manager: m, controller } = startManager(ns);
     await app(ns, 'web', 'orders');
     await vi.waitFor(() => expect(state(m, ns, 'web')).toBe('NotFound'), { timeout: 15_000 });
-    await client.request('POST', `${API}/namespaces/${ns}/databases`, { body: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database', metadata: { name: 'orders' } } });
+    await client.request('POST', `${API}/namespaces/${ns}/databases`, {
+      body: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database', metadata: { name: 'orders' } },
+    });
     await vi.waitFor(() => expect(state(m, ns, 'web')).toBe('Waiting'), { timeout: 15_000 });
     await client.request('PATCH', `${API}/namespaces/${ns}/databases/orders/status`, {
       contentType: 'application/merge-patch+json',

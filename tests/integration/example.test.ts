@@ -32,7 +32,9 @@ async function applyManifests(client: KubeClient, objects: readonly object[]): P
     const slash = obj.apiVersion.indexOf('/');
     const r = await discovery.resolve({ group: slash < 0 ? '' : obj.apiVersion.slice(0, slash), kind: obj.kind });
     const base = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-    const url = r.namespaced ? `${base}/namespaces/${obj.metadata.namespace ?? 'default'}/${r.resource}` : `${base}/${r.resource}`;
+    const url = r.namespaced
+      ? `${base}/namespaces/${obj.metadata.namespace ?? 'default'}/${r.resource}`
+      : `${base}/${r.resource}`;
     try {
       await client.request('POST', url, { body: obj });
     } catch (e) {
@@ -50,7 +52,14 @@ beforeAll(async () => {
   await ensureDemoKinds(client, { install: true });
   await applyManifests(client, manifests);
   // A real cluster gets nothing from refwatch unless asked: the example is applied above, and its controllers started here.
-  rt = await startRuntime(parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: kubeconfig, REFWATCH_GRACE: '1s', REFWATCH_EXAMPLE: 'none' }));
+  rt = await startRuntime(
+    parseConfig({
+      REFWATCH_CLUSTER: 'kubeconfig',
+      KUBECONFIG: kubeconfig,
+      REFWATCH_GRACE: '1s',
+      REFWATCH_EXAMPLE: 'none',
+    }),
+  );
   example = startExample({ manager: rt.manager, client: rt.connection.client, manifests, readyAfterMs: 1_500 });
 });
 
@@ -90,12 +99,18 @@ it(`lists the example's three dangling references with their reasons (${clusterK
   expect(stuck.analytics!.message).toMatch(/PostgresCluster/);
   // Pod web's ServiceAccount, ConfigMap and Secret all resolve: it is never stuck.
   expect(stuck.web).toBeUndefined();
-  await vi.waitFor(() => expect(rt.changelog.get('referrer', 'rules/Pod|Pod/refwatch-example/web')?.state).toBe('Resolved'), { timeout: 10_000 });
+  await vi.waitFor(
+    () => expect(rt.changelog.get('referrer', 'rules/Pod|Pod/refwatch-example/web')?.state).toBe('Resolved'),
+    { timeout: 10_000 },
+  );
 });
 
 it(`App shop resolves by itself once Database orders turns Ready (${clusterKind})`, async () => {
   const key = `${example.controllers[0]}|App.demo.refwatch.dev/refwatch-example/shop`;
-  await vi.waitFor(() => expect(rt.changelog.get('referrer', key)?.state).toBe('Resolved'), { timeout: 20_000, interval: 200 });
+  await vi.waitFor(() => expect(rt.changelog.get('referrer', key)?.state).toBe('Resolved'), {
+    timeout: 20_000,
+    interval: 200,
+  });
   const stuck = await stuckInExample();
   expect(stuck.shop).toBeUndefined();
   expect(Object.keys(stuck).sort()).toEqual(['analytics', 'reporter', 'worker']);

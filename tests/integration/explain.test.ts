@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { explain, type ReferenceExplanation } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, KubeRequestError, SharedInformerPool, type KubeTransport, type Query, type WatchStream } from '@/lib/kube';
+import {
+  KubeClient,
+  KubeRequestError,
+  SharedInformerPool,
+  type KubeTransport,
+  type Query,
+  type WatchStream,
+} from '@/lib/kube';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 import type { KubeconfigFile } from '../setup/kube-http';
 
@@ -34,7 +41,15 @@ beforeAll(async () => {
         group,
         scope: 'Namespaced',
         names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
-        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     },
   });
@@ -44,12 +59,17 @@ afterEach(async () => {
   cluster.faults?.reset();
 });
 afterAll(async () => {
-  await client?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${gadgets.crd}`).catch(() => undefined);
+  await client
+    ?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${gadgets.crd}`)
+    .catch(() => undefined);
 });
 
 /** startManager runs a Manager with short retry delays, so a failing watch reports within a test. */
 function startManager(transport: KubeTransport = client): Manager {
-  const pool = new SharedInformerPool({ client: transport, reflector: { backoff: { initialMs: 100, maxMs: 1_000 }, forbiddenRetryMs: 500 } });
+  const pool = new SharedInformerPool({
+    client: transport,
+    reflector: { backoff: { initialMs: 100, maxMs: 1_000 }, forbiddenRetryMs: 500 },
+  });
   const manager = new Manager({ source: pool, grace: 1_000, statsIntervalMs: 0 });
   managers.push(manager);
   return manager;
@@ -71,8 +91,10 @@ function watchConfigMaps(manager: Manager, namespace: string): void {
 async function create(path: string, body: object): Promise<void> {
   await client.request('POST', path, { body });
 }
-const referrerCM = (ns: string, name: string, data: Record<string, string>) => create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name }, data });
-const secret = (ns: string, name: string) => create(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name }, stringData: { v: '1' } });
+const referrerCM = (ns: string, name: string, data: Record<string, string>) =>
+  create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name }, data });
+const secret = (ns: string, name: string) =>
+  create(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name }, stringData: { v: '1' } });
 
 /** The explanation of the referrer's only reference (first controller). */
 function explained(manager: Manager, key: string): ReferenceExplanation | undefined {
@@ -85,7 +107,11 @@ async function createGadget(ns: string, name: string): Promise<void> {
   await expect
     .poll(
       () =>
-        create(`/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets`, { apiVersion: `${gadgets.group}/v1`, kind: 'Gadget', metadata: { name } }).then(
+        create(`/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets`, {
+          apiVersion: `${gadgets.group}/v1`,
+          kind: 'Gadget',
+          metadata: { name },
+        }).then(
           () => true,
           (e: unknown) => (e instanceof KubeRequestError && e.status === 404 ? false : Promise.reject(e)),
         ),
@@ -97,7 +123,13 @@ async function createGadget(ns: string, name: string): Promise<void> {
 async function setReady(ns: string, name: string, condition: object): Promise<void> {
   await client.request('PATCH', `/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets/${name}/status`, {
     contentType: 'application/merge-patch+json',
-    body: { status: { conditions: [{ type: 'Ready', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), ...condition }] } },
+    body: {
+      status: {
+        conditions: [
+          { type: 'Ready', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), ...condition },
+        ],
+      },
+    },
   });
 }
 
@@ -147,7 +179,10 @@ describe(`explain on the ${clusterKind} cluster`, () => {
   });
 
   it('NotFound: the same name in another namespace', async () => {
-    const [ns, other] = await Promise.all([cluster.newNamespace('explain-here'), cluster.newNamespace('explain-there')]);
+    const [ns, other] = await Promise.all([
+      cluster.newNamespace('explain-here'),
+      cluster.newNamespace('explain-there'),
+    ]);
     await secret(other!, 'ledger');
     const manager = startManager();
     watchConfigMaps(manager, ns!);
@@ -191,7 +226,9 @@ describe(`explain on the ${clusterKind} cluster`, () => {
     const key = `ConfigMap/${ns}/app`;
     await expect.poll(() => explained(manager, key)?.state, { timeout: 20_000 }).toBe('KindUnknown');
     const ref = explained(manager, key)!;
-    expect(ref.fix).toBe('install the CustomResourceDefinition for widgets.nowhere.refwatch.dev, or correct the kind data.widget refers to');
+    expect(ref.fix).toBe(
+      'install the CustomResourceDefinition for widgets.nowhere.refwatch.dev, or correct the kind data.widget refers to',
+    );
     expect(manager.changelog.get('referent', `Widget.nowhere.refwatch.dev/${ns}/x`)?.state).toBe('KindUnknown');
   });
 
@@ -202,7 +239,9 @@ describe(`explain on the ${clusterKind} cluster`, () => {
       cluster.faults.forbid('', 'secrets');
     } else {
       // kube-apiserver refuses the `restricted` user every list: RBAC binds it to nothing.
-      transport = KubeClient.fromKubeconfig(cluster.restrictedKubeconfig as KubeconfigFile, { source: 'restricted user' });
+      transport = KubeClient.fromKubeconfig(cluster.restrictedKubeconfig as KubeconfigFile, {
+        source: 'restricted user',
+      });
     }
     const manager = startManager(transport);
     // The restricted identity cannot list its referrers either, so this controller is fed keys, not a watch.
@@ -221,9 +260,20 @@ describe(`explain on the ${clusterKind} cluster`, () => {
     await expect.poll(() => explained(manager, key)?.state, { timeout: 20_000 }).toBe('Forbidden');
     const ref = explained(manager, key)!;
     // Forbidden in all namespaces, then in the referent's own: the fix names the narrowest grant, a Role there.
-    expect(ref.fix).toBe(`grant the controller's service account this rule in a Role in namespace ${ns}: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]`);
-    expect(manager.referenceControllers.inspect('Secret')?.failing?.missingRule).toEqual({ apiGroup: '', resource: 'secrets', verbs: ['list', 'watch'] });
-    expect(manager.referenceControllers.inspect('Secret', ns)?.failing?.missingRule).toEqual({ apiGroup: '', resource: 'secrets', verbs: ['list', 'watch'], namespace: ns });
+    expect(ref.fix).toBe(
+      `grant the controller's service account this rule in a Role in namespace ${ns}: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]`,
+    );
+    expect(manager.referenceControllers.inspect('Secret')?.failing?.missingRule).toEqual({
+      apiGroup: '',
+      resource: 'secrets',
+      verbs: ['list', 'watch'],
+    });
+    expect(manager.referenceControllers.inspect('Secret', ns)?.failing?.missingRule).toEqual({
+      apiGroup: '',
+      resource: 'secrets',
+      verbs: ['list', 'watch'],
+      namespace: ns,
+    });
     expect(manager.changelog.get('referent', `Secret/${ns}/db-password`)?.state).toBe('Forbidden');
   });
 
@@ -232,7 +282,10 @@ describe(`explain on the ${clusterKind} cluster`, () => {
     const held = new HeldList(client, '/api/v1/secrets');
     const manager = startManager(held);
     const key = `ConfigMap/${ns}/app`;
-    const controller = manager.addController({ name: 'declared', reconcile: (ctx) => void ctx.resolve(`Secret/${ns}/db-password`, 'data.db') });
+    const controller = manager.addController({
+      name: 'declared',
+      reconcile: (ctx) => void ctx.resolve(`Secret/${ns}/db-password`, 'data.db'),
+    });
     manager.start();
     controller.enqueue(key);
 
@@ -243,7 +296,9 @@ describe(`explain on the ${clusterKind} cluster`, () => {
     // Reconciled again against the unprimed cache: still waiting, never NotFound.
     const reconciles = manager.changelog.get('referrer', `declared|${key}`)!.reconciles;
     controller.enqueue(key);
-    await expect.poll(() => manager.changelog.get('referrer', `declared|${key}`)?.reconciles, { timeout: 10_000 }).toBeGreaterThan(reconciles);
+    await expect
+      .poll(() => manager.changelog.get('referrer', `declared|${key}`)?.reconciles, { timeout: 10_000 })
+      .toBeGreaterThan(reconciles);
     expect(manager.changelog.get('referrer', `declared|${key}`)?.state).toBe('Waiting');
     expect(explained(manager, key)?.state).toBe('NotPrimed');
 

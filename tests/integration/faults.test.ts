@@ -15,7 +15,10 @@ const APPS = 200;
 const CASE_TIMEOUT_MS = 240_000;
 const KINDS = ['App', 'Database', 'Cache', 'Secret'];
 
-if (kind !== 'real') console.log('faults.test.ts: runs on the real tier only (REFWATCH_TEST_CLUSTER=real): each case starts a kube-apiserver and etcd of its own');
+if (kind !== 'real')
+  console.log(
+    'faults.test.ts: runs on the real tier only (REFWATCH_TEST_CLUSTER=real): each case starts a kube-apiserver and etcd of its own',
+  );
 
 /** expectSound checks what every case must end with: each App in its right state, nothing twice, nothing after deletion, one watch per kind. */
 function expectSound(o: FaultOutcome): void {
@@ -32,7 +35,9 @@ function expectSound(o: FaultOutcome): void {
 
 /** expectStopped checks that the case stopped its cluster: kube-apiserver refuses connections and its directory is gone. */
 async function expectStopped(r: CaseResult): Promise<void> {
-  await expect(kubeRequest({ url: r.cluster.url, token: '' }, 'GET', '/readyz', { insecure: true })).rejects.toThrow(/ECONNREFUSED/);
+  await expect(kubeRequest({ url: r.cluster.url, token: '' }, 'GET', '/readyz', { insecure: true })).rejects.toThrow(
+    /ECONNREFUSED/,
+  );
   expect(existsSync(r.cluster.dir)).toBe(false);
 }
 
@@ -50,32 +55,61 @@ function relistsPerKind(o: FaultOutcome): Record<string, number> {
 }
 
 describe.runIf(kind === 'real')(`faults on a real kube-apiserver, ${APPS} Apps each`, () => {
-  it('gone: watches resumed from compacted revisions get 410 Gone; each kind relists and nothing is lost', async () => {
-    const { outcome, observed } = await runSound('gone');
-    expect(observed.resets).toBeGreaterThan(0);
-    const expired = Object.fromEntries(KINDS.map((k) => [k, outcome.relists.filter((r) => r.kind.split('.')[0] === k && r.reason === 'Expired').reduce((n, r) => n + r.count, 0)]));
-    for (const k of KINDS) expect(expired[k], `${k} relisted after 410 Gone`).toBeGreaterThan(0);
-  }, CASE_TIMEOUT_MS);
+  it(
+    'gone: watches resumed from compacted revisions get 410 Gone; each kind relists and nothing is lost',
+    async () => {
+      const { outcome, observed } = await runSound('gone');
+      expect(observed.resets).toBeGreaterThan(0);
+      const expired = Object.fromEntries(
+        KINDS.map((k) => [
+          k,
+          outcome.relists
+            .filter((r) => r.kind.split('.')[0] === k && r.reason === 'Expired')
+            .reduce((n, r) => n + r.count, 0),
+        ]),
+      );
+      for (const k of KINDS) expect(expired[k], `${k} relisted after 410 Gone`).toBeGreaterThan(0);
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it.each(['apiserverRestart', 'etcdRestart'] as const)('%s: watches resume, with at most one relist per kind and one watch per kind', async (name) => {
-    const { outcome } = await runSound(name);
-    for (const [k, n] of Object.entries(relistsPerKind(outcome))) expect(n, `lists of ${k} after the restart`).toBeLessThanOrEqual(1);
-    if (name === 'apiserverRestart') {
-      for (const k of KINDS) expect(outcome.watchesAtEnd[k]!.watchesOpened, `${k} watched again`).toBeGreaterThan(outcome.watchesAtStart[k]!.watchesOpened);
-    }
-  }, CASE_TIMEOUT_MS);
+  it.each(['apiserverRestart', 'etcdRestart'] as const)(
+    '%s: watches resume, with at most one relist per kind and one watch per kind',
+    async (name) => {
+      const { outcome } = await runSound(name);
+      for (const [k, n] of Object.entries(relistsPerKind(outcome)))
+        expect(n, `lists of ${k} after the restart`).toBeLessThanOrEqual(1);
+      if (name === 'apiserverRestart') {
+        for (const k of KINDS)
+          expect(outcome.watchesAtEnd[k]!.watchesOpened, `${k} watched again`).toBeGreaterThan(
+            outcome.watchesAtStart[k]!.watchesOpened,
+          );
+      }
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it('throttled: API Priority and Fairness rejects refwatch with 429; it waits as told and loses nothing', async () => {
-    const { observed } = await runSound('throttled');
-    expect(observed.rejected).toBeGreaterThan(0);
-  }, CASE_TIMEOUT_MS);
+  it(
+    'throttled: API Priority and Fairness rejects refwatch with 429; it waits as told and loses nothing',
+    async () => {
+      const { observed } = await runSound('throttled');
+      expect(observed.rejected).toBeGreaterThan(0);
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it('rbac: with its Databases binding removed refwatch reports Forbidden with the missing rule, and recovers once restored', async () => {
-    const { outcome, observed } = await runSound('rbac');
-    expect(observed.forbidden).toMatchObject({ state: 'Forbidden', fieldPath: 'spec.databaseRef' });
-    expect(observed.forbidden!.fix).toContain('resources: ["databases"], verbs: ["list","watch"]');
-    expect(observed.referentState).toBe('Forbidden');
-    expect(observed.controllerErrors!.map((e) => e.missingRule)).toContainEqual(expect.objectContaining({ verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases' }));
-    expect(outcome.waitingAtClear).toBeGreaterThan(0);
-  }, CASE_TIMEOUT_MS);
+  it(
+    'rbac: with its Databases binding removed refwatch reports Forbidden with the missing rule, and recovers once restored',
+    async () => {
+      const { outcome, observed } = await runSound('rbac');
+      expect(observed.forbidden).toMatchObject({ state: 'Forbidden', fieldPath: 'spec.databaseRef' });
+      expect(observed.forbidden!.fix).toContain('resources: ["databases"], verbs: ["list","watch"]');
+      expect(observed.referentState).toBe('Forbidden');
+      expect(observed.controllerErrors!.map((e) => e.missingRule)).toContainEqual(
+        expect.objectContaining({ verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases' }),
+      );
+      expect(outcome.waitingAtClear).toBeGreaterThan(0);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });

@@ -4,7 +4,15 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { InformerEvent, InformerSubscription, WatchTarget } from '@/lib/engine/informer-source';
-import { KubeClient, KubeRequestError, SharedInformerPool, type KubeTransport, type Query, type SharedInformerPoolOptions, type WatchStream } from '@/lib/kube';
+import {
+  KubeClient,
+  KubeRequestError,
+  SharedInformerPool,
+  type KubeTransport,
+  type Query,
+  type SharedInformerPoolOptions,
+  type WatchStream,
+} from '@/lib/kube';
 import { RefwatchError } from '@/lib/model';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
@@ -29,7 +37,10 @@ afterEach(async () => {
   cluster.faults?.reset();
 });
 afterAll(async () => {
-  for (const name of crds) await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`).catch(() => undefined);
+  for (const name of crds)
+    await client
+      .request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)
+      .catch(() => undefined);
 });
 
 function newPool(opts: Partial<SharedInformerPoolOptions> = {}): SharedInformerPool {
@@ -47,7 +58,13 @@ class Recorder {
   readonly events: InformerEvent[] = [];
   readonly handler = (e: InformerEvent) => void this.events.push(e);
   get log(): string[] {
-    return this.events.map((e) => ('key' in e ? `${e.type} ${e.key.slice(e.key.lastIndexOf('/') + 1)}` : e.type === 'error' ? `error ${e.error.reason}` : e.type));
+    return this.events.map((e) =>
+      'key' in e
+        ? `${e.type} ${e.key.slice(e.key.lastIndexOf('/') + 1)}`
+        : e.type === 'error'
+          ? `error ${e.error.reason}`
+          : e.type,
+    );
   }
   count(entry: string): number {
     return this.log.filter((l) => l === entry).length;
@@ -58,8 +75,14 @@ class Recorder {
 }
 
 const cm = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
-async function createConfigMap(ns: string, name: string, labels?: Record<string, string>): Promise<{ metadata: { uid: string } }> {
-  return (await client.request('POST', cm(ns), { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { v: '1' } } })) as { metadata: { uid: string } };
+async function createConfigMap(
+  ns: string,
+  name: string,
+  labels?: Record<string, string>,
+): Promise<{ metadata: { uid: string } }> {
+  return (await client.request('POST', cm(ns), {
+    body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { v: '1' } },
+  })) as { metadata: { uid: string } };
 }
 async function patchConfigMap(ns: string, name: string, patch: unknown): Promise<void> {
   await client.request('PATCH', `${cm(ns)}/${name}`, { body: patch, contentType: 'application/merge-patch+json' });
@@ -69,11 +92,19 @@ async function deleteConfigMap(ns: string, name: string): Promise<void> {
 }
 async function createMany(ns: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => createConfigMap(ns, `cm-${String(i + j).padStart(5, '0')}`)));
+    await Promise.all(
+      Array.from({ length: Math.min(50, n - i) }, (_, j) =>
+        createConfigMap(ns, `cm-${String(i + j).padStart(5, '0')}`),
+      ),
+    );
   }
 }
 const watchesOf = async (resource: string) => (await cluster.openWatches())[resource] ?? 0;
-const CONFIGMAPS = (namespace?: string): WatchTarget => ({ group: '', kind: 'ConfigMap', ...(namespace ? { namespace } : {}) });
+const CONFIGMAPS = (namespace?: string): WatchTarget => ({
+  group: '',
+  kind: 'ConfigMap',
+  ...(namespace ? { namespace } : {}),
+});
 
 /** Gate wraps a client so a test can hold the reflector back from opening watches. */
 class Gate implements KubeTransport {
@@ -99,12 +130,18 @@ class Gate implements KubeTransport {
     this.calls.push({ path: p, query, watch: true });
     await this.open;
     // An API server without WatchList answers sendInitialEvents with 422 Invalid.
-    if (this.rejectWatchList && query.sendInitialEvents) throw new KubeRequestError(422, 'sendInitialEvents is forbidden for watch', { url: this.server, reason: 'Invalid' });
+    if (this.rejectWatchList && query.sendInitialEvents)
+      throw new KubeRequestError(422, 'sendInitialEvents is forbidden for watch', {
+        url: this.server,
+        reason: 'Invalid',
+      });
     return this.inner.openStream(p, query, signal);
   }
 }
 
-async function createCrd(scope: 'Namespaced' | 'Cluster'): Promise<{ group: string; kind: string; plural: string; name: string }> {
+async function createCrd(
+  scope: 'Namespaced' | 'Cluster',
+): Promise<{ group: string; kind: string; plural: string; name: string }> {
   const group = `t${randomBytes(4).toString('hex')}.refwatch.dev`;
   const kind = 'Gadget';
   const plural = 'gadgets';
@@ -118,7 +155,14 @@ async function createCrd(scope: 'Namespaced' | 'Cluster'): Promise<{ group: stri
         group,
         scope,
         names: { kind, plural, singular: 'gadget', listKind: 'GadgetList' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     },
   });
@@ -130,7 +174,14 @@ async function createGadget(group: string, name: string, ns?: string): Promise<v
   const p = ns ? `/apis/${group}/v1/namespaces/${ns}/gadgets` : `/apis/${group}/v1/gadgets`;
   // The CRD may take a moment to be served after it was created.
   await expect
-    .poll(async () => client.request('POST', p, { body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name } } }).then(() => true, (e: unknown) => (e instanceof KubeRequestError && e.status === 404 ? false : Promise.reject(e))), { timeout: 20_000 })
+    .poll(
+      async () =>
+        client.request('POST', p, { body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name } } }).then(
+          () => true,
+          (e: unknown) => (e instanceof KubeRequestError && e.status === 404 ? false : Promise.reject(e)),
+        ),
+      { timeout: 20_000 },
+    )
     .toBe(true);
 }
 
@@ -151,7 +202,11 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       const sub = newPool().acquire(CONFIGMAPS(ns), rec.handler);
       await expect.poll(() => sub.isPrimed()).toBe(true);
       expect(rec.log.sort()).toEqual(['added a', 'added b', 'added c', 'primed']);
-      expect(sub.store.get(`ConfigMap/${ns}/a`)).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', data: { v: '1' } });
+      expect(sub.store.get(`ConfigMap/${ns}/a`)).toMatchObject({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        data: { v: '1' },
+      });
     });
 
     it('lists a large namespace in pages', async () => {
@@ -179,7 +234,9 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       await patchConfigMap(ns, 'orders', { data: { v: '2' } });
       await deleteConfigMap(ns, 'orders');
       const second = await createConfigMap(ns, 'orders');
-      await expect.poll(() => rec.log).toEqual(['primed', 'added orders', 'updated orders', 'deleted orders', 'added orders']);
+      await expect
+        .poll(() => rec.log)
+        .toEqual(['primed', 'added orders', 'updated orders', 'deleted orders', 'added orders']);
       const adds = rec.events.filter((e) => e.type === 'added');
       expect(adds.map((e) => e.object.metadata.uid)).toEqual([first.metadata.uid, second.metadata.uid]);
       expect(first.metadata.uid).not.toBe(second.metadata.uid);
@@ -203,7 +260,10 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       await createConfigMap(ns, 'c');
       await createConfigMap(ns, 'd');
       if (cluster.faults) cluster.faults.compactNow();
-      else console.log('[kube.test] real: 410 relist not provoked: etcd history cannot be compacted on demand here; the watch replays the missed events instead');
+      else
+        console.log(
+          '[kube.test] real: 410 relist not provoked: etcd history cannot be compacted on demand here; the watch replays the missed events instead',
+        );
       gate.reopen();
       await expect.poll(() => rec.log.slice(4)).toEqual(['deleted b', 'deleted c', 'added c', 'added d']);
       const deletedC = rec.events.find((e) => e.type === 'deleted' && e.key.endsWith('/c'));
@@ -216,7 +276,10 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       const ns = await cluster.newNamespace('kube-restart');
       await createConfigMap(ns, 'a');
       const rec = new Recorder();
-      const sub = newPool({ reflector: { watchTimeoutSeconds: { min: 1, max: 1 } } }).acquire(CONFIGMAPS(ns), rec.handler);
+      const sub = newPool({ reflector: { watchTimeoutSeconds: { min: 1, max: 1 } } }).acquire(
+        CONFIGMAPS(ns),
+        rec.handler,
+      );
       await expect.poll(() => sub.status().watchesOpened, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
       await createConfigMap(ns, 'b');
       await expect.poll(() => sub.status().watchesOpened, { timeout: 15_000 }).toBeGreaterThanOrEqual(4);
@@ -225,26 +288,22 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       expect(rec.errors()).toEqual([]);
     });
 
-    it(
-      'keeps a quiet watch open while bookmarks advance its resourceVersion',
-      async () => {
-        const [quiet, busy] = await Promise.all([cluster.newNamespace('kube-quiet'), cluster.newNamespace('kube-busy')]);
-        // Bookmarks come at least once a minute on both clusters: a 75 s watchdog must never fire on a watch
-        // that receives them, and the test watches for longer than that.
-        const sub = newPool({ reflector: { inactivityTimeoutMs: 75_000 } }).acquire(CONFIGMAPS(quiet), () => {});
-        await expect.poll(() => sub.status().phase).toBe('Watching');
-        const startRv = Number(sub.status().resourceVersion);
-        const deadline = Date.now() + 80_000;
-        for (let i = 0; Date.now() < deadline; i++) {
-          await createConfigMap(busy, `tick-${i}`);
-          await new Promise((r) => setTimeout(r, 2000));
-        }
-        expect(Number(sub.status().resourceVersion)).toBeGreaterThan(startRv);
-        expect(sub.status().watchesOpened).toBe(1);
-        expect(sub.store.size).toBe(0);
-      },
-      120_000,
-    );
+    it('keeps a quiet watch open while bookmarks advance its resourceVersion', async () => {
+      const [quiet, busy] = await Promise.all([cluster.newNamespace('kube-quiet'), cluster.newNamespace('kube-busy')]);
+      // Bookmarks come at least once a minute on both clusters: a 75 s watchdog must never fire on a watch
+      // that receives them, and the test watches for longer than that.
+      const sub = newPool({ reflector: { inactivityTimeoutMs: 75_000 } }).acquire(CONFIGMAPS(quiet), () => {});
+      await expect.poll(() => sub.status().phase).toBe('Watching');
+      const startRv = Number(sub.status().resourceVersion);
+      const deadline = Date.now() + 80_000;
+      for (let i = 0; Date.now() < deadline; i++) {
+        await createConfigMap(busy, `tick-${i}`);
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      expect(Number(sub.status().resourceVersion)).toBeGreaterThan(startRv);
+      expect(sub.status().watchesOpened).toBe(1);
+      expect(sub.store.size).toBe(0);
+    }, 120_000);
 
     it('sees objects enter and leave a label selector', async () => {
       const ns = await cluster.newNamespace('kube-selector');
@@ -269,7 +328,9 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       const nsKind = pool.acquire({ group: '', kind: 'Namespace' }, () => {});
       await expect.poll(() => nsSub.isPrimed() && allSub.isPrimed() && nsKind.isPrimed()).toBe(true);
       expect([...nsSub.store.keys()]).toEqual([`ConfigMap/${one}/x`]);
-      expect([...allSub.store.keys()].filter((k) => k.includes('kube-scope')).sort()).toEqual([`ConfigMap/${one}/x`, `ConfigMap/${two}/y`].sort());
+      expect([...allSub.store.keys()].filter((k) => k.includes('kube-scope')).sort()).toEqual(
+        [`ConfigMap/${one}/x`, `ConfigMap/${two}/y`].sort(),
+      );
       expect(nsKind.store.get(`Namespace//${one}`)).toMatchObject({ kind: 'Namespace', metadata: { name: one } });
       await createConfigMap(two, 'z');
       await expect.poll(() => allSub.store.get(`ConfigMap/${two}/z`)).toBeDefined();
@@ -282,7 +343,9 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       const rec = new Recorder();
       const sub = newPool().acquire({ group, kind: 'Gadget', namespace: ns }, rec.handler);
       await expect.poll(() => rec.errors()[0]?.reason).toBe('KindUnknown');
-      expect(rec.errors()[0]!.message).toBe(`no resource serves kind Gadget.${group}: is its CustomResourceDefinition installed?`);
+      expect(rec.errors()[0]!.message).toBe(
+        `no resource serves kind Gadget.${group}: is its CustomResourceDefinition installed?`,
+      );
       expect(sub.status()).toMatchObject({ phase: 'Backoff', primed: false });
       // A CRD with exactly that group: createCrd picks its own group, so build this one by hand.
       await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
@@ -294,7 +357,14 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
             group,
             scope: 'Namespaced',
             names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
-            versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+              },
+            ],
           },
         },
       });
@@ -320,13 +390,16 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       if (cluster.restart) {
         await cluster.restart();
       } else {
-        console.log('[kube.test] embedded: API server restart not possible: the in-process server cannot restart; it drops watches and throttles instead');
+        console.log(
+          '[kube.test] embedded: API server restart not possible: the in-process server cannot restart; it drops watches and throttles instead',
+        );
         cluster.faults!.failNext(3, 429, 1);
         cluster.faults!.dropWatches();
       }
       await expect.poll(() => rec.log.includes('recovered'), { timeout: 60_000 }).toBe(true);
       const reasons = new Set(rec.errors().map((e) => e.reason));
-      if (cluster.restart) expect([...reasons].some((r) => r === 'Unreachable' || r === 'Throttled' || r === 'ServerError')).toBe(true);
+      if (cluster.restart)
+        expect([...reasons].some((r) => r === 'Unreachable' || r === 'Throttled' || r === 'ServerError')).toBe(true);
       else expect([...reasons]).toEqual(['Throttled']);
       await createConfigMap(ns, 'after');
       await expect.poll(() => rec.log.at(-1), { timeout: 20_000 }).toBe('added after');
@@ -366,11 +439,18 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
         cluster.faults.dropWatches();
       } else {
         await grant(ns, ['list']);
-        sub = newPool({ client: KubeClient.fromKubeconfig(cluster.restrictedKubeconfig!), reflector: { watchList: false } }).acquire(CONFIGMAPS(ns), rec.handler);
+        sub = newPool({
+          client: KubeClient.fromKubeconfig(cluster.restrictedKubeconfig!),
+          reflector: { watchList: false },
+        }).acquire(CONFIGMAPS(ns), rec.handler);
       }
       await expect.poll(() => rec.errors()[0]?.reason, { timeout: 20_000 }).toBe('Forbidden');
       expect(sub.isPrimed()).toBe(true);
-      expect(rec.errors()[0]!.missingRule).toMatchObject({ verbs: ['list', 'watch'], resource: 'configmaps', namespace: ns });
+      expect(rec.errors()[0]!.missingRule).toMatchObject({
+        verbs: ['list', 'watch'],
+        resource: 'configmaps',
+        namespace: ns,
+      });
       expect(sub.status()).toMatchObject({ phase: 'Backoff', lastError: { reason: 'Forbidden' } });
     });
   });
@@ -396,7 +476,10 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
       const gate = new Gate(client);
       gate.rejectWatchList = true;
       const rec = new Recorder();
-      const sub = newPool({ client: gate, reflector: { watchTimeoutSeconds: { min: 1, max: 1 } } }).acquire(CONFIGMAPS(ns), rec.handler);
+      const sub = newPool({ client: gate, reflector: { watchTimeoutSeconds: { min: 1, max: 1 } } }).acquire(
+        CONFIGMAPS(ns),
+        rec.handler,
+      );
       await expect.poll(() => sub.status().watchesOpened, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
       expect(rec.log).toEqual(['added a', 'primed']);
       expect(sub.status()).toMatchObject({ syncMode: 'ListWatch' } as object);
@@ -493,16 +576,24 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
     it('lists the contexts that exist for an unknown context', () => {
       const file = path.join(dir, 'ok.json');
       fs.writeFileSync(file, JSON.stringify(cluster.kubeconfig));
-      expect(() => KubeClient.fromFile(file, { context: 'nope' })).toThrow(new RegExp(`context "nope" is not in kubeconfig .*: choose one of ${cluster.kubeconfig.contexts[0]!.name}`));
+      expect(() => KubeClient.fromFile(file, { context: 'nope' })).toThrow(
+        new RegExp(`context "nope" is not in kubeconfig .*: choose one of ${cluster.kubeconfig.contexts[0]!.name}`),
+      );
     });
 
     it('reports an unreachable server with its URL while retrying, without crashing', async () => {
       const cfg = structuredClone(cluster.kubeconfig);
       cfg.clusters[0]!.cluster.server = 'https://127.0.0.1:1';
       const rec = new Recorder();
-      const sub = newPool({ client: KubeClient.fromKubeconfig(cfg), reflector: { backoff: { initialMs: 50, maxMs: 100 } } }).acquire(CONFIGMAPS('default'), rec.handler);
+      const sub = newPool({
+        client: KubeClient.fromKubeconfig(cfg),
+        reflector: { backoff: { initialMs: 50, maxMs: 100 } },
+      }).acquire(CONFIGMAPS('default'), rec.handler);
       await expect.poll(() => rec.errors().length).toBeGreaterThanOrEqual(3);
-      expect(rec.errors()[0]).toMatchObject({ reason: 'Unreachable', message: expect.stringContaining('https://127.0.0.1:1') });
+      expect(rec.errors()[0]).toMatchObject({
+        reason: 'Unreachable',
+        message: expect.stringContaining('https://127.0.0.1:1'),
+      });
       expect(sub.status().phase).toBe('Backoff');
       if (cluster.token) expect(JSON.stringify(rec.events)).not.toContain(cluster.token);
     });
@@ -513,7 +604,14 @@ describe(`lib/kube against the ${clusterKind} cluster`, () => {
 async function grant(ns: string, verbs: string[]): Promise<void> {
   const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
   const name = `configmaps-${verbs.join('-')}`;
-  await client.request('POST', `${rbac}/roles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs }] } });
+  await client.request('POST', `${rbac}/roles`, {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs }],
+    },
+  });
   await client.request('POST', `${rbac}/rolebindings`, {
     body: {
       apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -27,7 +27,9 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-kubectl-'));
     kubeconfig = path.join(dir, 'state', 'refwatch', 'embedded.kubeconfig');
-    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), { kubeconfigFile: kubeconfig });
+    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), {
+      kubeconfigFile: kubeconfig,
+    });
   });
 
   afterAll(async () => {
@@ -61,17 +63,24 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
 
   it("fixes the worker Pod's typo with kubectl apply, and the stuck Pod resolves", async () => {
     const worker = 'Pod/refwatch-example/worker';
-    await vi.waitFor(async () => {
-      const res = await callHandler(rt, getStuck, '/api/v1/stuck?olderThan=0s&namespace=refwatch-example');
-      const item = (res.body.items as { key: string; reason: string; fix: string }[]).find((s) => s.key === worker);
-      expect(item?.reason).toBe('NotFound');
-      expect(item?.fix).toContain('db-password');
-    }, { timeout: 15_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        const res = await callHandler(rt, getStuck, '/api/v1/stuck?olderThan=0s&namespace=refwatch-example');
+        const item = (res.body.items as { key: string; reason: string; fix: string }[]).find((s) => s.key === worker);
+        expect(item?.reason).toBe('NotFound');
+        expect(item?.fix).toContain('db-password');
+      },
+      { timeout: 15_000, interval: 200 },
+    );
 
-    const secret = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-pasword\n  namespace: refwatch-example\nstringData:\n  password: example\n';
+    const secret =
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-pasword\n  namespace: refwatch-example\nstringData:\n  password: example\n';
     const fixed = await run(['apply', '-f', '-'], secret);
     expect(fixed.stderr).toBe('');
     expect(fixed.stdout).toContain('secret/db-pasword created');
-    await vi.waitFor(() => expect(rt.changelog.get('referrer', `rules/Pod|${worker}`)?.state).toBe('Resolved'), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(() => expect(rt.changelog.get('referrer', `rules/Pod|${worker}`)?.state).toBe('Resolved'), {
+      timeout: 10_000,
+      interval: 100,
+    });
   });
 });

@@ -1,7 +1,13 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kubeRequest, type KubeEndpoint } from '../setup/kube-http';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
-import { Replica, TcpProxy, kubeconfigVia, overlappingLeadership, type ReplicaTimings } from '../fixtures/leader-replicas';
+import {
+  Replica,
+  TcpProxy,
+  kubeconfigVia,
+  overlappingLeadership,
+  type ReplicaTimings,
+} from '../fixtures/leader-replicas';
 
 // Short timings so failover fits a test; every assertion is relative to them.
 const T: ReplicaTimings = { leaseDuration: 3_000, renewDeadline: 2_000, retryPeriod: 500 };
@@ -14,7 +20,11 @@ const proxies: TcpProxy[] = [];
 beforeAll(async () => {
   cluster = await getTestCluster();
   const caData = cluster.kubeconfig.clusters[0]?.cluster['certificate-authority-data'];
-  endpoint = { url: cluster.url, token: cluster.token, ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}) };
+  endpoint = {
+    url: cluster.url,
+    token: cluster.token,
+    ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}),
+  };
 });
 
 afterEach(async () => {
@@ -22,9 +32,13 @@ afterEach(async () => {
   await Promise.all(proxies.splice(0).map((p) => p.stop()));
 });
 
-async function setup(prefix: string): Promise<{ namespace: string; replica: (identity: string, kubeconfig?: object) => Replica }> {
+async function setup(
+  prefix: string,
+): Promise<{ namespace: string; replica: (identity: string, kubeconfig?: object) => Replica }> {
   const namespace = await cluster.newNamespace(prefix);
-  const res = await kubeRequest(endpoint, 'POST', `/api/v1/namespaces/${namespace}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'work' } } });
+  const res = await kubeRequest(endpoint, 'POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+    body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'work' } },
+  });
   expect(res.status).toBe(201);
   return {
     namespace,
@@ -38,12 +52,21 @@ async function setup(prefix: string): Promise<{ namespace: string; replica: (ide
 
 /** firstLeader waits until one of the replicas reports it leads, and returns it with the other. */
 async function firstLeader(a: Replica, b: Replica): Promise<[Replica, Replica]> {
-  const leader = await Promise.any([a.waitFor((e) => e.event === 'started', 'leadership').then(() => a), b.waitFor((e) => e.event === 'started', 'leadership').then(() => b)]);
+  const leader = await Promise.any([
+    a.waitFor((e) => e.event === 'started', 'leadership').then(() => a),
+    b.waitFor((e) => e.event === 'started', 'leadership').then(() => b),
+  ]);
   return leader === a ? [a, b] : [b, a];
 }
 
-async function lease(namespace: string): Promise<{ holderIdentity?: string; renewTime?: string; leaseTransitions?: number; leaseDurationSeconds?: number }> {
-  const res = await kubeRequest(endpoint, 'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/controller`);
+async function lease(
+  namespace: string,
+): Promise<{ holderIdentity?: string; renewTime?: string; leaseTransitions?: number; leaseDurationSeconds?: number }> {
+  const res = await kubeRequest(
+    endpoint,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/controller`,
+  );
   expect(res.status).toBe(200);
   return (JSON.parse(res.body) as { spec: Record<string, never> }).spec;
 }
@@ -58,7 +81,11 @@ describe('leader election across processes', () => {
     await new Promise((r) => setTimeout(r, 4 * T.retryPeriod));
     expect(standby.first('started')).toBeUndefined();
     expect(standby.first('reconcile')).toBeUndefined();
-    expect(await lease(namespace)).toMatchObject({ holderIdentity: leader.identity, leaseDurationSeconds: 3, leaseTransitions: 0 });
+    expect(await lease(namespace)).toMatchObject({
+      holderIdentity: leader.identity,
+      leaseDurationSeconds: 3,
+      leaseTransitions: 0,
+    });
 
     const killedAt = await leader.kill('SIGKILL');
     const started = await standby.waitFor((e) => e.event === 'started', 'takeover');

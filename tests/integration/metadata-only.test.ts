@@ -1,7 +1,15 @@
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { explain } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, LAST_APPLIED, SharedInformerPool, type KubeTransport, type Query, type ReadOptions, type WatchStream } from '@/lib/kube';
+import {
+  KubeClient,
+  LAST_APPLIED,
+  SharedInformerPool,
+  type KubeTransport,
+  type Query,
+  type ReadOptions,
+  type WatchStream,
+} from '@/lib/kube';
 import type { KubeObject } from '@/lib/model';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
@@ -57,18 +65,29 @@ const DATA = { password: Buffer.from('hunter2-'.repeat(64)).toString('base64') }
 async function createSecret(ns: string, name: string): Promise<void> {
   const applied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, data: DATA });
   await client.request('POST', secretsPath(ns), {
-    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, labels: { tier: 'db' }, annotations: { [LAST_APPLIED]: applied, owner: 'shop' } }, data: DATA, stringData: { extra: 'plain' } },
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, labels: { tier: 'db' }, annotations: { [LAST_APPLIED]: applied, owner: 'shop' } },
+      data: DATA,
+      stringData: { extra: 'plain' },
+    },
   });
 }
 async function deleteSecret(ns: string, name: string): Promise<void> {
   await client.request('DELETE', `${secretsPath(ns)}/${name}`);
 }
 async function createReferrer(ns: string, name: string, secret: string): Promise<void> {
-  await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations: { 'needs-secret': secret } } } });
+  await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+    body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations: { 'needs-secret': secret } } },
+  });
 }
 
 /** startManager runs a controller whose ConfigMaps (in ns) reference the Secret their annotation names; states holds each one's last resolution. */
-function startManager(ns: string, transport: KubeTransport = client): { manager: Manager; pool: SharedInformerPool; states: Map<string, string> } {
+function startManager(
+  ns: string,
+  transport: KubeTransport = client,
+): { manager: Manager; pool: SharedInformerPool; states: Map<string, string> } {
   const pool = new SharedInformerPool({ client: transport, reflector: { backoff: { initialMs: 100, maxMs: 1000 } } });
   const manager = new Manager({ source: pool, grace: 60_000, statsIntervalMs: 0 });
   const states = new Map<string, string>();
@@ -78,7 +97,10 @@ function startManager(ns: string, transport: KubeTransport = client): { manager:
     reconcile(ctx) {
       const secret = ctx.object?.metadata.annotations?.['needs-secret'];
       if (!ctx.object || !secret) return;
-      states.set(ctx.object.metadata.name, ctx.resolve(`Secret/${ns}/${secret}`, "metadata.annotations['needs-secret']").state);
+      states.set(
+        ctx.object.metadata.name,
+        ctx.resolve(`Secret/${ns}/${secret}`, "metadata.annotations['needs-secret']").state,
+      );
     },
   });
   manager.start();
@@ -114,7 +136,11 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
 
     expect(secretWatch(pool)).toMatchObject([{ metadataOnly: true, primed: true }]);
     const cached = manager.referenceControllers.cached(`Secret/${ns}/db`)!;
-    expect(cached).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: ns, labels: { tier: 'db' }, annotations: { owner: 'shop' } } });
+    expect(cached).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: ns, labels: { tier: 'db' }, annotations: { owner: 'shop' } },
+    });
     expect(cached.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expectMetadataOnly(cachedSecrets(manager));
 
@@ -123,7 +149,10 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
     await createReferrer(ns, 'typo', 'db-pasword');
     await expect.poll(() => states.get('typo'), { timeout: 15_000 }).toBe('NotFound');
     const why = explain(manager, `ConfigMap/${ns}/typo`);
-    expect(why.ok && why.value.controllers[0]?.references[0]).toMatchObject({ state: 'NotFound', suggestions: [`Secret/${ns}/db-password`] });
+    expect(why.ok && why.value.controllers[0]?.references[0]).toMatchObject({
+      state: 'NotFound',
+      suggestions: [`Secret/${ns}/db-password`],
+    });
 
     await createSecret(ns, 'later');
     await expect.poll(() => states.get('api'), { timeout: 15_000 }).toBe('Ready');
@@ -140,7 +169,9 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
     }
     const held = new HeldWatches(client);
     const { manager, pool, states } = startManager(ns, held);
-    await expect.poll(() => [states.get('uses-a'), states.get('uses-b')], { timeout: 15_000 }).toEqual(['Ready', 'Ready']);
+    await expect
+      .poll(() => [states.get('uses-a'), states.get('uses-b')], { timeout: 15_000 })
+      .toEqual(['Ready', 'Ready']);
     await expect.poll(() => secretWatch(pool)[0]?.phase).toBe('Watching');
 
     held.hold();
@@ -185,7 +216,11 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
         if (ctx.object?.metadata.namespace === ns) seen.set(ctx.object.metadata.name, ctx.object);
       },
     });
-    await expect.poll(() => (seen.get('db') as { data?: Record<string, string> } | undefined)?.data?.password, { timeout: 15_000 }).toBe(DATA.password);
+    await expect
+      .poll(() => (seen.get('db') as { data?: Record<string, string> } | undefined)?.data?.password, {
+        timeout: 15_000,
+      })
+      .toBe(DATA.password);
     expect(secretWatch(pool)).toMatchObject([{ metadataOnly: false, primed: true, subscribers: 2 }]);
     await expect.poll(async () => (await cluster.openWatches()).secrets ?? 0, { timeout: 15_000 }).toBe(before + 1);
     await deleteSecret(ns, 'db');
@@ -195,7 +230,9 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
     await createSecret(ns, 'db');
     await expect.poll(() => states.get('web'), { timeout: 15_000 }).toBe('Ready');
     await manager.removeController('secret-reader');
-    await expect.poll(() => secretWatch(pool).map((w) => [w.metadataOnly, w.primed, w.lists]), { timeout: 15_000 }).toEqual([[true, true, 1]]);
+    await expect
+      .poll(() => secretWatch(pool).map((w) => [w.metadataOnly, w.primed, w.lists]), { timeout: 15_000 })
+      .toEqual([[true, true, 1]]);
     expectMetadataOnly(cachedSecrets(manager));
     await expect.poll(async () => (await cluster.openWatches()).secrets ?? 0, { timeout: 15_000 }).toBe(before + 1);
     await deleteSecret(ns, 'db');

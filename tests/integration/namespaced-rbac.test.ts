@@ -1,7 +1,14 @@
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { explain, type ReferenceExplanation } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, SharedInformerPool, type KubeTransport, type Query, type ReadOptions, type WatchStream } from '@/lib/kube';
+import {
+  KubeClient,
+  SharedInformerPool,
+  type KubeTransport,
+  type Query,
+  type ReadOptions,
+  type WatchStream,
+} from '@/lib/kube';
 import { createMetrics } from '@/server/metrics';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
@@ -27,14 +34,18 @@ afterEach(async () => {
 });
 
 function startManager(transport: KubeTransport, namespaces?: string[]): { manager: Manager; pool: SharedInformerPool } {
-  const pool = new SharedInformerPool({ client: transport, reflector: { backoff: { initialMs: 100, maxMs: 1_000 }, forbiddenRetryMs: 300 } });
+  const pool = new SharedInformerPool({
+    client: transport,
+    reflector: { backoff: { initialMs: 100, maxMs: 1_000 }, forbiddenRetryMs: 300 },
+  });
   const manager = new Manager({ source: pool, grace: 500, statsIntervalMs: 0, ...(namespaces ? { namespaces } : {}) });
   managers.push(manager);
   return { manager, pool };
 }
 
 const post = (path: string, body: object) => admin.request('POST', path, { body });
-const secret = (ns: string, name: string) => post(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name }, stringData: { v: '1' } });
+const secret = (ns: string, name: string) =>
+  post(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name }, stringData: { v: '1' } });
 
 /** The explanations of the referrer's references, in declaration order. */
 function referencesOf(manager: Manager, key: string): ReferenceExplanation[] {
@@ -69,23 +80,35 @@ class CountingTransport implements KubeTransport {
 
 describe(`the namespaces option on the ${clusterKind} cluster`, () => {
   it('watches only the listed namespaces; a reference elsewhere is OutOfScope', async () => {
-    const [a, b, c] = await Promise.all([cluster.newNamespace('scope-a'), cluster.newNamespace('scope-b'), cluster.newNamespace('scope-c')]);
+    const [a, b, c] = await Promise.all([
+      cluster.newNamespace('scope-a'),
+      cluster.newNamespace('scope-b'),
+      cluster.newNamespace('scope-c'),
+    ]);
     await Promise.all([secret(a, 'db'), secret(b, 'db'), secret(c, 'db')]);
-    const cm = (ns: string, data: Record<string, string>) => post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'app' }, data });
-    await Promise.all([cm(a, { db: `Secret/${a}/db` }), cm(b, { db: `Secret/${b}/db`, other: `Secret/${c}/db` }), cm(c, { db: `Secret/${c}/db` })]);
+    const cm = (ns: string, data: Record<string, string>) =>
+      post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'app' }, data });
+    await Promise.all([
+      cm(a, { db: `Secret/${a}/db` }),
+      cm(b, { db: `Secret/${b}/db`, other: `Secret/${c}/db` }),
+      cm(c, { db: `Secret/${c}/db` }),
+    ]);
 
     const { manager, pool } = startManager(admin, [a, b]);
     manager.addController({
       name: 'configmaps',
       for: { group: '', kind: 'ConfigMap' },
       reconcile(ctx) {
-        for (const [field, referent] of Object.entries((ctx.object?.data ?? {}) as Record<string, string>)) ctx.resolve(referent, `data.${field}`);
+        for (const [field, referent] of Object.entries((ctx.object?.data ?? {}) as Record<string, string>))
+          ctx.resolve(referent, `data.${field}`);
       },
     });
     manager.start();
 
     await expect.poll(() => explained(manager, `ConfigMap/${a}/app`)?.state, { timeout: 20_000 }).toBe('Ready');
-    await expect.poll(() => referencesOf(manager, `ConfigMap/${b}/app`).map((r) => r.state), { timeout: 20_000 }).toEqual(['Ready', 'Forbidden']);
+    await expect
+      .poll(() => referencesOf(manager, `ConfigMap/${b}/app`).map((r) => r.state), { timeout: 20_000 })
+      .toEqual(['Ready', 'Forbidden']);
     const outside = referencesOf(manager, `ConfigMap/${b}/app`)[1]!;
     expect(outside).toMatchObject({ referent: `Secret/${c}/db`, state: 'Forbidden', reason: 'OutOfScope' });
     expect(outside.message).toContain(`add ${c} to the Manager's namespaces option`);
@@ -109,28 +132,32 @@ async function secretsReaderIn(a: string, b: string, c: string): Promise<KubeTra
     return admin;
   }
   await post(`/api/v1/namespaces/${a}/serviceaccounts`, { metadata: { name: 'controller' } });
-    for (const ns of [a, b]) {
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-        metadata: { name: 'read-secrets' },
-        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
-      });
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'controller-reads-secrets' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-secrets' },
-        subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: a }],
-      });
-    }
-    const issued = (await admin.request('POST', `/api/v1/namespaces/${a}/serviceaccounts/controller/token`, {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-    })) as { status: { token: string } };
-    const token = issued.status.token;
-    const kubeconfig = { ...cluster.kubeconfig, users: cluster.kubeconfig.users.map((u) => ({ ...u, user: { token } })) };
+  for (const ns of [a, b]) {
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      metadata: { name: 'read-secrets' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'controller-reads-secrets' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-secrets' },
+      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: a }],
+    });
+  }
+  const issued = (await admin.request('POST', `/api/v1/namespaces/${a}/serviceaccounts/controller/token`, {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  })) as { status: { token: string } };
+  const token = issued.status.token;
+  const kubeconfig = { ...cluster.kubeconfig, users: cluster.kubeconfig.users.map((u) => ({ ...u, user: { token } })) };
   return KubeClient.fromKubeconfig(kubeconfig, { source: 'ServiceAccount controller' });
 }
 
 describe(`a controller allowed Secrets in two namespaces only, on the ${clusterKind} cluster`, () => {
   it('watches per namespace; a third namespace is Forbidden with the missing Role rule; the cluster-wide list is tried once', async () => {
-    const [a, b, c] = await Promise.all([cluster.newNamespace('rbac-a'), cluster.newNamespace('rbac-b'), cluster.newNamespace('rbac-c')]);
+    const [a, b, c] = await Promise.all([
+      cluster.newNamespace('rbac-a'),
+      cluster.newNamespace('rbac-b'),
+      cluster.newNamespace('rbac-c'),
+    ]);
     await Promise.all([secret(a, 'db'), secret(b, 'db'), secret(c, 'db')]);
     const transport = new CountingTransport(await secretsReaderIn(a, b, c));
 
@@ -157,13 +184,25 @@ describe(`a controller allowed Secrets in two namespaces only, on the ${clusterK
     await expect.poll(() => explained(manager, `ConfigMap/${b}/app`)?.state, { timeout: 20_000 }).toBe('Ready');
     await expect.poll(() => explained(manager, `ConfigMap/${c}/app`)?.state, { timeout: 20_000 }).toBe('Forbidden');
     const forbidden = explained(manager, `ConfigMap/${c}/app`)!;
-    expect(forbidden.fix).toBe(`grant the controller's service account this rule in a Role in namespace ${c}: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]`);
+    expect(forbidden.fix).toBe(
+      `grant the controller's service account this rule in a Role in namespace ${c}: apiGroups: [""], resources: ["secrets"], verbs: ["list","watch"]`,
+    );
     expect(manager.changelog.get('referent', `Secret/${c}/db`)?.state).toBe('Forbidden');
 
     expect(manager.referenceControllers.state('Secret')).toBe('Cancelled');
-    expect(manager.changelog.get('controller', 'Secret')?.reason).toBe('listing Secret in all namespaces is forbidden: watching each namespace its referents live in instead');
-    expect(manager.changelog.get('controller', `Secret/${a}`)).toMatchObject({ kind: 'Secret', namespace: a, state: 'Active' });
-    expect(manager.changelog.get('controller', `Secret/${b}`)).toMatchObject({ kind: 'Secret', namespace: b, state: 'Active' });
+    expect(manager.changelog.get('controller', 'Secret')?.reason).toBe(
+      'listing Secret in all namespaces is forbidden: watching each namespace its referents live in instead',
+    );
+    expect(manager.changelog.get('controller', `Secret/${a}`)).toMatchObject({
+      kind: 'Secret',
+      namespace: a,
+      state: 'Active',
+    });
+    expect(manager.changelog.get('controller', `Secret/${b}`)).toMatchObject({
+      kind: 'Secret',
+      namespace: b,
+      state: 'Active',
+    });
     const exposition = await metrics.registry.metrics();
     expect(exposition).toContain(`refwatch_watches{kind="Secret",namespace="${a}",primed="true"} 1`);
     expect(exposition).toContain(`refwatch_watches{kind="Secret",namespace="${b}",primed="true"} 1`);

@@ -30,7 +30,13 @@ interface Answer {
 }
 
 /** send makes one request and keeps what came within ms (a watch is cut there; `ended` says whether the server ended it). */
-function send(t: Target, method: string, path: string, accept: string, opts: { body?: unknown; ms?: number } = {}): Promise<Answer> {
+function send(
+  t: Target,
+  method: string,
+  path: string,
+  accept: string,
+  opts: { body?: unknown; ms?: number } = {},
+): Promise<Answer> {
   const url = new URL(path, t.url);
   const headers: Record<string, string> = { authorization: `Bearer ${t.token}`, accept };
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -62,14 +68,31 @@ function send(t: Target, method: string, path: string, accept: string, opts: { b
 function summary(a: Answer, watch = false): Record<string, unknown> {
   const lines = a.body.trim() === '' ? [] : a.body.trim().split('\n');
   if (watch) {
-    const events = lines.map((l) => JSON.parse(l) as { type: string; object: { kind: string; apiVersion: string; data?: unknown; metadata: { annotations?: Record<string, string> } } });
+    const events = lines.map(
+      (l) =>
+        JSON.parse(l) as {
+          type: string;
+          object: {
+            kind: string;
+            apiVersion: string;
+            data?: unknown;
+            metadata: { annotations?: Record<string, string> };
+          };
+        },
+    );
     return {
       status: a.status,
       ended: a.ended,
-      events: events.map((e) => `${e.type} ${e.object.apiVersion} ${e.object.kind}${e.object.metadata.annotations?.['k8s.io/initial-events-end'] ? ' initial-events-end' : ''}${e.object.data ? ' +data' : ''}`),
+      events: events.map(
+        (e) =>
+          `${e.type} ${e.object.apiVersion} ${e.object.kind}${e.object.metadata.annotations?.['k8s.io/initial-events-end'] ? ' initial-events-end' : ''}${e.object.data ? ' +data' : ''}`,
+      ),
     };
   }
-  const b = JSON.parse(a.body) as Record<string, unknown> & { items?: { kind?: string; data?: unknown }[]; message?: string };
+  const b = JSON.parse(a.body) as Record<string, unknown> & {
+    items?: { kind?: string; data?: unknown }[];
+    message?: string;
+  };
   const out: Record<string, unknown> = { status: a.status, kind: b.kind, apiVersion: b.apiVersion };
   if (b.kind === 'Status') {
     out.reason = b.reason;
@@ -81,7 +104,14 @@ function summary(a: Answer, watch = false): Record<string, unknown> {
   return out;
 }
 
-const status406 = (message: string, details?: object) => ({ status: 406, kind: 'Status', apiVersion: 'v1', reason: 'NotAcceptable', message, details });
+const status406 = (message: string, details?: object) => ({
+  status: 406,
+  kind: 'Status',
+  apiVersion: 'v1',
+  reason: 'NotAcceptable',
+  message,
+  details,
+});
 
 let cluster: TestCluster;
 let embedded: EmbeddedServer | undefined;
@@ -92,13 +122,20 @@ const secrets = `/api/v1/namespaces/${NS}/secrets`;
 beforeAll(async () => {
   cluster = await getTestCluster();
   const ca = cluster.kubeconfig.clusters[0]!.cluster['certificate-authority-data'];
-  targets.push({ name: clusterKind, url: cluster.url, token: cluster.token, ...(ca ? { ca: Buffer.from(ca, 'base64').toString('utf8') } : {}) });
+  targets.push({
+    name: clusterKind,
+    url: cluster.url,
+    token: cluster.token,
+    ...(ca ? { ca: Buffer.from(ca, 'base64').toString('utf8') } : {}),
+  });
   if (clusterKind === 'real') {
     embedded = await startEmbeddedServer({ token: 'probe' });
     targets.push({ name: 'embedded beside real', url: embedded.url, token: 'probe' });
   }
   for (const t of targets) {
-    expect((await send(t, 'POST', '/api/v1/namespaces', 'application/json', { body: { metadata: { name: NS } } })).status).toBe(201);
+    expect(
+      (await send(t, 'POST', '/api/v1/namespaces', 'application/json', { body: { metadata: { name: NS } } })).status,
+    ).toBe(201);
     const s1 = { metadata: { name: 's1', labels: { a: 'b' } }, data: { k: Buffer.from('secret').toString('base64') } };
     expect((await send(t, 'POST', secrets, 'application/json', { body: s1 })).status).toBe(201);
   }
@@ -108,32 +145,95 @@ afterAll(async () => {
 });
 
 const cases: [string, string, string, Record<string, unknown>][] = [
-  ['a metadata list', secrets, LIST, { status: 200, kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', items: ['PartialObjectMetadata'] }],
-  ['a metadata list in v1beta1', secrets, LIST.replace('v=v1', 'v=v1beta1'), { status: 200, kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1beta1', items: ['PartialObjectMetadata'] }],
-  ['a metadata list from */*', secrets, LIST.replace('application/json', '*/*'), { status: 200, kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', items: ['PartialObjectMetadata'] }],
-  ['one object as metadata', `${secrets}/s1`, ONE, { status: 200, kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' }],
-  ['a list as one PartialObjectMetadata', secrets, ONE, status406('you requested PartialObjectMetadata, but the requested object is a list (*core.SecretList)')],
-  ['one object as a PartialObjectMetadataList', `${secrets}/s1`, LIST, status406('you requested PartialObjectMetadataList, but the requested object is not a list (*core.Secret)')],
+  [
+    'a metadata list',
+    secrets,
+    LIST,
+    { status: 200, kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', items: ['PartialObjectMetadata'] },
+  ],
+  [
+    'a metadata list in v1beta1',
+    secrets,
+    LIST.replace('v=v1', 'v=v1beta1'),
+    {
+      status: 200,
+      kind: 'PartialObjectMetadataList',
+      apiVersion: 'meta.k8s.io/v1beta1',
+      items: ['PartialObjectMetadata'],
+    },
+  ],
+  [
+    'a metadata list from */*',
+    secrets,
+    LIST.replace('application/json', '*/*'),
+    { status: 200, kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', items: ['PartialObjectMetadata'] },
+  ],
+  [
+    'one object as metadata',
+    `${secrets}/s1`,
+    ONE,
+    { status: 200, kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' },
+  ],
+  [
+    'a list as one PartialObjectMetadata',
+    secrets,
+    ONE,
+    status406('you requested PartialObjectMetadata, but the requested object is a list (*core.SecretList)'),
+  ],
+  [
+    'one object as a PartialObjectMetadataList',
+    `${secrets}/s1`,
+    LIST,
+    status406('you requested PartialObjectMetadataList, but the requested object is not a list (*core.Secret)'),
+  ],
   ['an unknown meta version', secrets, LIST.replace('v=v1', 'v=v2'), status406(ONLY)],
   ['a conversion outside meta.k8s.io', secrets, LIST.replace('g=meta.k8s.io', 'g=apps'), status406(ONLY)],
   ['a conversion without group and version', secrets, 'application/json;as=PartialObjectMetadataList', status406(ONLY)],
   ['an unknown conversion', secrets, 'application/json;as=Foo;g=meta.k8s.io;v=v1', status406(ONLY)],
-  ['an unknown conversion, then plain JSON', secrets, 'application/json;as=Foo;g=meta.k8s.io;v=v1,application/json', { status: 200, kind: 'SecretList', apiVersion: 'v1', items: ['(typed) +data'] }],
-  ['metadata less preferred than plain JSON', secrets, `${LIST};q=0.5,application/json;q=0.9`, { status: 200, kind: 'SecretList', apiVersion: 'v1', items: ['(typed) +data'] }],
+  [
+    'an unknown conversion, then plain JSON',
+    secrets,
+    'application/json;as=Foo;g=meta.k8s.io;v=v1,application/json',
+    { status: 200, kind: 'SecretList', apiVersion: 'v1', items: ['(typed) +data'] },
+  ],
+  [
+    'metadata less preferred than plain JSON',
+    secrets,
+    `${LIST};q=0.5,application/json;q=0.9`,
+    { status: 200, kind: 'SecretList', apiVersion: 'v1', items: ['(typed) +data'] },
+  ],
   ['a media type no route produces', secrets, 'text/html', status406(REFUSED, {})],
   ['a media type no route produces, for a missing object', `${secrets}/nope`, 'text/html', status406(REFUSED, {})],
-  ['metadata of a missing object', `${secrets}/nope`, ONE, { status: 404, kind: 'Status', apiVersion: 'v1', reason: 'NotFound', message: 'secrets "nope" not found', details: { name: 'nope', kind: 'secrets' } }],
+  [
+    'metadata of a missing object',
+    `${secrets}/nope`,
+    ONE,
+    {
+      status: 404,
+      kind: 'Status',
+      apiVersion: 'v1',
+      reason: 'NotFound',
+      message: 'secrets "nope" not found',
+      details: { name: 'nope', kind: 'secrets' },
+    },
+  ],
 ];
 
 describe(`output negotiation (${clusterKind} cluster${clusterKind === 'real' ? ' and an embedded server beside it' : ''})`, () => {
   it.each(cases)('answers %s like kube-apiserver', async (_what, path, accept, want) => {
-    for (const t of targets) expect({ on: t.name, ...summary(await send(t, 'GET', path, accept)) }).toEqual({ on: t.name, ...want });
+    for (const t of targets)
+      expect({ on: t.name, ...summary(await send(t, 'GET', path, accept)) }).toEqual({ on: t.name, ...want });
   });
 
   it('answers a create with the object as metadata', async () => {
     for (const t of targets) {
       const a = await send(t, 'POST', secrets, ONE, { body: { metadata: { name: 'created' }, data: { k: 'eA==' } } });
-      expect({ on: t.name, ...summary(a) }).toEqual({ on: t.name, status: 201, kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+      expect({ on: t.name, ...summary(a) }).toEqual({
+        on: t.name,
+        status: 201,
+        kind: 'PartialObjectMetadata',
+        apiVersion: 'meta.k8s.io/v1',
+      });
     }
   });
 
@@ -141,17 +241,29 @@ describe(`output negotiation (${clusterKind} cluster${clusterKind === 'real' ? '
     const q = '?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
     for (const t of targets) {
       const s = await send(t, 'GET', `${secrets}${q}`, ONE, { ms: 1500 });
-      const events = (summary(s, true).events as string[]).filter((e) => !e.startsWith('BOOKMARK') || e.endsWith('initial-events-end'));
+      const events = (summary(s, true).events as string[]).filter(
+        (e) => !e.startsWith('BOOKMARK') || e.endsWith('initial-events-end'),
+      );
       expect({ on: t.name, events }).toEqual({
         on: t.name,
-        events: ['ADDED meta.k8s.io/v1 PartialObjectMetadata', 'ADDED meta.k8s.io/v1 PartialObjectMetadata', 'BOOKMARK meta.k8s.io/v1 PartialObjectMetadata initial-events-end'],
+        events: [
+          'ADDED meta.k8s.io/v1 PartialObjectMetadata',
+          'ADDED meta.k8s.io/v1 PartialObjectMetadata',
+          'BOOKMARK meta.k8s.io/v1 PartialObjectMetadata initial-events-end',
+        ],
       });
     }
   });
 
   it('ends a watch asked for PartialObjectMetadataList without an event', async () => {
     for (const t of targets) {
-      const a = await send(t, 'GET', `${secrets}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, LIST, { ms: 4000 });
+      const a = await send(
+        t,
+        'GET',
+        `${secrets}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
+        LIST,
+        { ms: 4000 },
+      );
       expect({ on: t.name, ...summary(a, true) }).toEqual({ on: t.name, status: 200, ended: true, events: [] });
     }
   });

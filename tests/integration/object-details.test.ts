@@ -23,7 +23,8 @@ let client: KubeClient;
 let dir: string;
 let ns: string;
 
-const details = (key: string): Promise<Answer> => callHandler(rt, getObjectDetails, `/api/v1/objects?key=${encodeURIComponent(key)}`);
+const details = (key: string): Promise<Answer> =>
+  callHandler(rt, getObjectDetails, `/api/v1/objects?key=${encodeURIComponent(key)}`);
 
 beforeAll(async () => {
   const cluster = await getTestCluster();
@@ -31,18 +32,53 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-details-'));
   const kubeconfig = path.join(dir, 'kubeconfig.json');
   fs.writeFileSync(kubeconfig, JSON.stringify(cluster.kubeconfig), { mode: 0o600 });
-  rt = await startRuntime(parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: kubeconfig, REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }));
+  rt = await startRuntime(
+    parseConfig({
+      REFWATCH_CLUSTER: 'kubeconfig',
+      KUBECONFIG: kubeconfig,
+      REFWATCH_EXAMPLE: 'none',
+      REFWATCH_DEMO: 'off',
+      REFWATCH_GRACE: '1s',
+    }),
+  );
   ns = await cluster.newNamespace('details');
-  const post = (resource: string, body: object) => client.request('POST', `/api/v1/namespaces/${ns}/${resource}`, { body }) as Promise<{ metadata: { uid: string } }>;
-  const applied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password', namespace: ns }, stringData: { password: PASSWORD } });
-  await post('secrets', { metadata: { name: 'db-password', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied } }, stringData: { password: PASSWORD } });
+  const post = (resource: string, body: object) =>
+    client.request('POST', `/api/v1/namespaces/${ns}/${resource}`, { body }) as Promise<{ metadata: { uid: string } }>;
+  const applied = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'db-password', namespace: ns },
+    stringData: { password: PASSWORD },
+  });
+  await post('secrets', {
+    metadata: { name: 'db-password', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied } },
+    stringData: { password: PASSWORD },
+  });
   const owner = await post('configmaps', { metadata: { name: 'owner' }, data: { role: 'owner' } });
-  await post('configmaps', { metadata: { name: 'settings', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, controller: true }] }, data: { mode: 'fast' } });
-  await post('persistentvolumeclaims', { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+  await post('configmaps', {
+    metadata: {
+      name: 'settings',
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, controller: true },
+      ],
+    },
+    data: { mode: 'fast' },
+  });
+  await post('persistentvolumeclaims', {
+    metadata: { name: 'data' },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  });
   const pod = await post('pods', {
     metadata: { name: 'web' },
     spec: {
-      containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10', env: [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db-password', key: 'password' } } }], envFrom: [{ configMapRef: { name: 'settings' } }] }],
+      containers: [
+        {
+          name: 'web',
+          image: 'registry.k8s.io/pause:3.10',
+          env: [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db-password', key: 'password' } } }],
+          envFrom: [{ configMapRef: { name: 'settings' } }],
+        },
+      ],
       volumes: [
         { name: 'api', secret: { secretName: 'api-key' } },
         { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
@@ -83,20 +119,42 @@ afterAll(async () => {
 describe(`GET /api/v1/objects (${clusterKind} cluster)`, () => {
   it('shows a stuck Pod: its YAML, its Events, its state history, and the kubectl command that fixes it', async () => {
     const key = `Pod/${ns}/web`;
-    await expect.poll(async () => (await details(key)).body?.fixes?.map((f: { referent: string }) => f.referent), { timeout: 30_000 }).toContain(`Secret/${ns}/api-key`);
+    await expect
+      .poll(async () => (await details(key)).body?.fixes?.map((f: { referent: string }) => f.referent), {
+        timeout: 30_000,
+      })
+      .toContain(`Secret/${ns}/api-key`);
     const a = await details(key);
     expect(a.status).toBe(200);
     expect(a.body.key).toBe(key);
     expect(a.body.yaml).toContain('kind: Pod');
     expect(a.body.yaml).toContain('secretName: api-key');
     expect(a.body.yaml).not.toContain('managedFields');
-    expect(a.body.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'FailedMount', count: 3, source: 'kubelet', message: expect.stringContaining('secret "api-key" not found') })]);
+    expect(a.body.events).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'FailedMount',
+        count: 3,
+        source: 'kubelet',
+        message: expect.stringContaining('secret "api-key" not found'),
+      }),
+    ]);
     expect(a.body.eventsProblem).toBeUndefined();
     const missing = a.body.fixes.find((f: { referent: string }) => f.referent === `Secret/${ns}/api-key`);
-    expect(missing).toMatchObject({ state: 'NotFound', fieldPath: 'spec.volumes[0].secret.secretName', commands: [`kubectl -n ${ns} create secret generic api-key --from-literal=KEY=VALUE`] });
+    expect(missing).toMatchObject({
+      state: 'NotFound',
+      fieldPath: 'spec.volumes[0].secret.secretName',
+      commands: [`kubectl -n ${ns} create secret generic api-key --from-literal=KEY=VALUE`],
+    });
     expect(missing.fix).toContain(`create Secret/${ns}/api-key`);
     const pvc = a.body.fixes.find((f: { referent: string }) => f.referent === `PersistentVolumeClaim/${ns}/data`);
-    expect(pvc).toMatchObject({ state: 'NotReady', commands: [`kubectl -n ${ns} describe persistentvolumeclaims data`, `kubectl -n ${ns} get persistentvolumeclaims data -o yaml`] });
+    expect(pvc).toMatchObject({
+      state: 'NotReady',
+      commands: [
+        `kubectl -n ${ns} describe persistentvolumeclaims data`,
+        `kubectl -n ${ns} get persistentvolumeclaims data -o yaml`,
+      ],
+    });
     expect(a.body.history[0]).toMatchObject({ role: 'referrer', state: expect.stringMatching(/^(Waiting|NotFound)$/) });
   });
 
@@ -121,7 +179,9 @@ describe(`GET /api/v1/objects (${clusterKind} cluster)`, () => {
 
   it('lists owner references with the owner’s key', async () => {
     const a = await details(`ConfigMap/${ns}/settings`);
-    expect(a.body.ownerReferences).toEqual([{ key: `ConfigMap/${ns}/owner`, apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', controller: true }]);
+    expect(a.body.ownerReferences).toEqual([
+      { key: `ConfigMap/${ns}/owner`, apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', controller: true },
+    ]);
   });
 
   it('shows a missing referent with the command that creates it', async () => {
@@ -129,13 +189,19 @@ describe(`GET /api/v1/objects (${clusterKind} cluster)`, () => {
     expect(a.status).toBe(200);
     expect(a.body.source).toBe('none');
     expect(a.body.yaml).toBeUndefined();
-    expect(a.body.fixes[0]).toMatchObject({ state: 'NotFound', commands: [`kubectl -n ${ns} create secret generic api-key --from-literal=KEY=VALUE`] });
+    expect(a.body.fixes[0]).toMatchObject({
+      state: 'NotFound',
+      commands: [`kubectl -n ${ns} create secret generic api-key --from-literal=KEY=VALUE`],
+    });
   });
 
   it('answers 400 naming key for a bad key, and 404 for an object neither the cluster nor refwatch knows', async () => {
     const bad = await details('Pod/web');
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatchObject({ field: 'key', message: expect.stringContaining('Kind.group/namespace/name') });
+    expect(bad.body.error).toMatchObject({
+      field: 'key',
+      message: expect.stringContaining('Kind.group/namespace/name'),
+    });
     const missingParam = await callHandler(rt, getObjectDetails, '/api/v1/objects');
     expect(missingParam.status).toBe(400);
     expect(missingParam.body.error.message).toMatch(/key/);
@@ -144,19 +210,28 @@ describe(`GET /api/v1/objects (${clusterKind} cluster)`, () => {
     expect(unknown.body.error).toMatchObject({ code: 'NotFound', field: 'key' });
   });
 
-  it.runIf(clusterKind === 'real')('says which RBAC rule is missing when reading the object or its Events is forbidden', async () => {
-    const cluster = await getTestCluster();
-    const restricted = KubeClient.fromKubeconfig(cluster.restrictedKubeconfig!, { source: 'restricted user' });
-    try {
-      const ref = { group: '', kind: 'Pod', namespace: ns, name: 'web' };
-      const events = await listEvents(restricted, ref);
-      expect(events.events).toEqual([]);
-      expect(events.problem).toMatchObject({ reason: 'Forbidden', rule: 'apiGroups: [""], resources: ["events"], verbs: ["list"]' });
-      expect(events.problem!.message).toContain(`a Role in namespace ${ns} or a ClusterRole`);
-      const read = await getObject(restricted, ref);
-      expect(read).toMatchObject({ found: false, problem: { reason: 'Forbidden', rule: 'apiGroups: [""], resources: ["pods"], verbs: ["get"]' } });
-    } finally {
-      restricted.close();
-    }
-  });
+  it.runIf(clusterKind === 'real')(
+    'says which RBAC rule is missing when reading the object or its Events is forbidden',
+    async () => {
+      const cluster = await getTestCluster();
+      const restricted = KubeClient.fromKubeconfig(cluster.restrictedKubeconfig!, { source: 'restricted user' });
+      try {
+        const ref = { group: '', kind: 'Pod', namespace: ns, name: 'web' };
+        const events = await listEvents(restricted, ref);
+        expect(events.events).toEqual([]);
+        expect(events.problem).toMatchObject({
+          reason: 'Forbidden',
+          rule: 'apiGroups: [""], resources: ["events"], verbs: ["list"]',
+        });
+        expect(events.problem!.message).toContain(`a Role in namespace ${ns} or a ClusterRole`);
+        const read = await getObject(restricted, ref);
+        expect(read).toMatchObject({
+          found: false,
+          problem: { reason: 'Forbidden', rule: 'apiGroups: [""], resources: ["pods"], verbs: ["get"]' },
+        });
+      } finally {
+        restricted.close();
+      }
+    },
+  );
 });

@@ -22,9 +22,13 @@ describe.runIf(kind === 'real')('peer benchmark (smoke)', () => {
   let goBinary: string;
 
   beforeAll(async () => {
-    const build = spawnSync('bash', [path.resolve(import.meta.dirname, '../../bench/peer/build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    const build = spawnSync('bash', [path.resolve(import.meta.dirname, '../../bench/peer/build.sh')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+    });
     goBinary = build.stdout.trim().split('\n').pop() ?? '';
-    if (build.status !== 0 || !goBinary) throw new Error(`bench/peer/build.sh exited with ${build.status ?? build.signal}: see its output above`);
+    if (build.status !== 0 || !goBinary)
+      throw new Error(`bench/peer/build.sh exited with ${build.status ?? build.signal}: see its output above`);
     const test = await getTestCluster();
     const provided = inject('refwatchCluster');
     if (provided.kind !== 'real') throw new Error('unreachable: the real cluster was selected');
@@ -40,23 +44,32 @@ describe.runIf(kind === 'real')('peer benchmark (smoke)', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(IMPLEMENTATIONS)('%s resolves every App, writes each once, and holds one watch per kind', async (implementation) => {
-    const f = await runPeer(cluster, {
-      implementation,
-      apps: APPS,
-      readyAfter: { minMs: 500, maxMs: 3_000 },
-      seed: 7,
-      workers: 4,
-      timeoutAfterReadyMs: 45_000,
-      goBinary,
-    });
-    expect(f.unresolved).toBe(0);
-    expect(f.latencyMs.max).toBeGreaterThanOrEqual(0);
-    // Only the implementation writes App status: at least once per App, and no more than once plus a conflict retry.
-    expect(f.requests.byKey['PATCH apps.demo.refwatch.dev/status']).toBeGreaterThanOrEqual(APPS);
-    expect(f.requests.byKey['PATCH apps.demo.refwatch.dev/status']).toBeLessThanOrEqual(2 * APPS);
-    expect(f.openWatchesByResource).toEqual({ 'apps.demo.refwatch.dev': 1, 'databases.demo.refwatch.dev': 1, 'caches.demo.refwatch.dev': 1, secrets: 1 });
-    expect(f.cpuSeconds).toBeGreaterThan(0);
-    expect(f.peakRssBytes).toBeGreaterThan(0);
-  }, 300_000);
+  it.each(IMPLEMENTATIONS)(
+    '%s resolves every App, writes each once, and holds one watch per kind',
+    async (implementation) => {
+      const f = await runPeer(cluster, {
+        implementation,
+        apps: APPS,
+        readyAfter: { minMs: 500, maxMs: 3_000 },
+        seed: 7,
+        workers: 4,
+        timeoutAfterReadyMs: 45_000,
+        goBinary,
+      });
+      expect(f.unresolved).toBe(0);
+      expect(f.latencyMs.max).toBeGreaterThanOrEqual(0);
+      // Only the implementation writes App status: at least once per App, and no more than once plus a conflict retry.
+      expect(f.requests.byKey['PATCH apps.demo.refwatch.dev/status']).toBeGreaterThanOrEqual(APPS);
+      expect(f.requests.byKey['PATCH apps.demo.refwatch.dev/status']).toBeLessThanOrEqual(2 * APPS);
+      expect(f.openWatchesByResource).toEqual({
+        'apps.demo.refwatch.dev': 1,
+        'databases.demo.refwatch.dev': 1,
+        'caches.demo.refwatch.dev': 1,
+        secrets: 1,
+      });
+      expect(f.cpuSeconds).toBeGreaterThan(0);
+      expect(f.peakRssBytes).toBeGreaterThan(0);
+    },
+    300_000,
+  );
 });

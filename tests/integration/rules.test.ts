@@ -57,7 +57,14 @@ function pod(name: string, configMap: string, secret: string): object {
     metadata: { name },
     spec: {
       automountServiceAccountToken: false,
-      containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: secret } }], volumeMounts: [{ name: 'config', mountPath: '/etc/web' }] }],
+      containers: [
+        {
+          name: 'web',
+          image: 'registry.k8s.io/pause:3.10',
+          envFrom: [{ secretRef: { name: secret } }],
+          volumeMounts: [{ name: 'config', mountPath: '/etc/web' }],
+        },
+      ],
       volumes: [{ name: 'config', configMap: { name: configMap } }],
     },
   };
@@ -77,7 +84,12 @@ describe(`core rule pack on the ${clusterKind} cluster`, () => {
 
     const key = `Pod/${ns}/web`;
     await expect.poll(() => referrer(manager, POD, key)?.state, { timeout: 20_000 }).toBe('Resolved');
-    expect(manager.registry.referencesOf(POD, key).map((r) => [r.referent, r.fieldPath]).sort()).toEqual([
+    expect(
+      manager.registry
+        .referencesOf(POD, key)
+        .map((r) => [r.referent, r.fieldPath])
+        .sort(),
+    ).toEqual([
       [`ConfigMap/${ns}/web-config`, 'spec.volumes[0].configMap.name'],
       [`Secret/${ns}/web-secrets`, 'spec.containers[0].envFrom[0].secretRef.name'],
     ]);
@@ -87,16 +99,32 @@ describe(`core rule pack on the ${clusterKind} cluster`, () => {
 
   it('sees an Ingress reference its backend Service', async () => {
     const ns = await cluster.newNamespace('rules-ingress');
-    await create(`/api/v1/namespaces/${ns}/services`, { metadata: { name: 'storefront' }, spec: { selector: { app: 'storefront' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    await create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'storefront' },
+      spec: { selector: { app: 'storefront' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
     const manager = await observeCore();
     await create(`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
       metadata: { name: 'shop' },
-      spec: { rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'storefront', port: { number: 80 } } } }] } }] },
+      spec: {
+        rules: [
+          {
+            host: 'shop.example.com',
+            http: {
+              paths: [
+                { path: '/', pathType: 'Prefix', backend: { service: { name: 'storefront', port: { number: 80 } } } },
+              ],
+            },
+          },
+        ],
+      },
     });
 
     const key = `Ingress.networking.k8s.io/${ns}/shop`;
     await expect.poll(() => referrer(manager, INGRESS, key)?.state, { timeout: 20_000 }).toBe('Resolved');
-    expect(manager.registry.referencesOf(INGRESS, key)).toEqual([{ referent: `Service/${ns}/storefront`, fieldPath: 'spec.rules[0].http.paths[0].backend.service.name' }]);
+    expect(manager.registry.referencesOf(INGRESS, key)).toEqual([
+      { referent: `Service/${ns}/storefront`, fieldPath: 'spec.rules[0].http.paths[0].backend.service.name' },
+    ]);
   });
 
   it('explains a missing ConfigMap as NotFound, then resolves the Pod through the watch once it is created', async () => {
@@ -138,7 +166,9 @@ describe(`core rule pack on the ${clusterKind} cluster`, () => {
 
   it('leaves no watch running once the manager stops', async () => {
     const manager = await observeCore();
-    await expect.poll(() => manager.source.watches().filter((w) => w.primed).length, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => manager.source.watches().filter((w) => w.primed).length, { timeout: 20_000 })
+      .toBeGreaterThan(0);
     managers.splice(managers.indexOf(manager), 1);
     await manager.stop();
     expect(manager.source.watches()).toEqual([]);

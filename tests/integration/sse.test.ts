@@ -1,7 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ChangeLog, SNAPSHOT_FIELD, decodeDelta, decodeSnapshot, type ClusterInfo, type Delta, type EntityKind, type Snapshot } from '@/lib/changelog';
+import {
+  ChangeLog,
+  SNAPSHOT_FIELD,
+  decodeDelta,
+  decodeSnapshot,
+  type ClusterInfo,
+  type Delta,
+  type EntityKind,
+  type Snapshot,
+} from '@/lib/changelog';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { SSE_HEADERS, sseStream } from '@/server/http/sse';
@@ -124,7 +133,11 @@ interface SseServer {
 const HIGH_WATER_BYTES = 64 * 1024;
 
 async function serveSse(manager: Manager): Promise<SseServer> {
-  const info: ClusterInfo = { mode: clusterKind === 'embedded' ? 'embedded' : 'kubeconfig', server: cluster.url, reachable: true };
+  const info: ClusterInfo = {
+    mode: clusterKind === 'embedded' ? 'embedded' : 'kubeconfig',
+    server: cluster.url,
+    reachable: true,
+  };
   const streams = new Map<string, ServedStream>();
   let opened = 0;
   let closed = 0;
@@ -197,7 +210,11 @@ class SseClient {
    * reconnects as EventSource does: with that client's state, and its last id
    * as Last-Event-ID.
    */
-  static async connect(url: string, name: string, resume?: { state: Map<string, unknown>; lastId: number | undefined }): Promise<SseClient> {
+  static async connect(
+    url: string,
+    name: string,
+    resume?: { state: Map<string, unknown>; lastId: number | undefined },
+  ): Promise<SseClient> {
     const abort = new AbortController();
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (resume?.lastId !== undefined) headers['last-event-id'] = String(resume.lastId);
@@ -255,7 +272,11 @@ class SseClient {
 
   /** view is the compared part of the state, by `entity|id`. */
   view(): Record<string, unknown> {
-    return Object.fromEntries([...this.state].filter(([k]) => COMPARED.includes(k.slice(0, k.indexOf('|')) as EntityKind)).sort(([a], [b]) => (a < b ? -1 : 1)));
+    return Object.fromEntries(
+      [...this.state]
+        .filter(([k]) => COMPARED.includes(k.slice(0, k.indexOf('|')) as EntityKind))
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    );
   }
 
   async close(): Promise<void> {
@@ -282,7 +303,9 @@ class SseClient {
 
 /** viewOf is what a client holding the manager's current state has, for comparison. */
 function viewOf(manager: Manager): Record<string, unknown> {
-  const snap = JSON.parse(JSON.stringify(manager.changelog.snapshot())) as { entities: Record<string, { id: string }[]> };
+  const snap = JSON.parse(JSON.stringify(manager.changelog.snapshot())) as {
+    entities: Record<string, { id: string }[]>;
+  };
   const out: [string, unknown][] = [];
   for (const entity of COMPARED) for (const v of snap.entities[entity] ?? []) out.push([`${entity}|${v.id}`, v]);
   return Object.fromEntries(out.sort(([a], [b]) => (a < b ? -1 : 1)));
@@ -294,12 +317,18 @@ const CONTROLLER = 'configmaps';
 
 /** startManager reconciles the namespace's ConfigMaps, each data entry naming a referent by key. */
 function startManager(ns: string, changelog = new ChangeLog()): Manager {
-  const manager = new Manager({ source: new SharedInformerPool({ client }), changelog, grace: 1_000, statsIntervalMs: 0 });
+  const manager = new Manager({
+    source: new SharedInformerPool({ client }),
+    changelog,
+    grace: 1_000,
+    statsIntervalMs: 0,
+  });
   manager.addController({
     name: CONTROLLER,
     for: { group: '', kind: 'ConfigMap', namespace: ns },
     reconcile(ctx) {
-      for (const [field, referent] of Object.entries((ctx.object?.data ?? {}) as Record<string, string>)) ctx.resolve(referent, `data.${field}`);
+      for (const [field, referent] of Object.entries((ctx.object?.data ?? {}) as Record<string, string>))
+        ctx.resolve(referent, `data.${field}`);
     },
   });
   manager.start();
@@ -311,9 +340,12 @@ async function configMap(ns: string, name: string, data: Record<string, string>)
   await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name }, data } });
 }
 async function secret(ns: string, name: string): Promise<void> {
-  await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name }, stringData: { v: '1' } } });
+  await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+    body: { metadata: { name }, stringData: { v: '1' } },
+  });
 }
-const referrerState = (manager: Manager, ns: string, name: string) => manager.changelog.get('referrer', `${CONTROLLER}|ConfigMap/${ns}/${name}`)?.state;
+const referrerState = (manager: Manager, ns: string, name: string) =>
+  manager.changelog.get('referrer', `${CONTROLLER}|ConfigMap/${ns}/${name}`)?.state;
 
 // ------------------------------------------------------------------ the tests
 
@@ -338,7 +370,10 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
     // While away: the Secret appears (the referrer resolves), then a second reference comes and resolves.
     await secret(ns, 'db');
     await expect.poll(() => referrerState(manager, ns, 'app'), { timeout: 20_000 }).toBe('Resolved');
-    await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/app`, { contentType: 'application/merge-patch+json', body: { data: { cache: `Secret/${ns}/cache` } } });
+    await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/app`, {
+      contentType: 'application/merge-patch+json',
+      body: { data: { cache: `Secret/${ns}/cache` } },
+    });
     await expect.poll(() => referrerState(manager, ns, 'app'), { timeout: 20_000 }).toBe('NotFound');
     await secret(ns, 'cache');
     await expect.poll(() => referrerState(manager, ns, 'app'), { timeout: 20_000 }).toBe('Resolved');
@@ -356,7 +391,9 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
     const ids = delta.changes.map((c) => `${c.entity}|${c.id}`);
     expect(new Set(ids).size).toBe(ids.length);
     expect(delta.changes.length).toBeLessThan(delta.revision - seen);
-    expect(delta.changes.filter((c) => c.entity === 'referrer')).toEqual([expect.objectContaining({ value: expect.objectContaining({ state: 'Resolved', references: 2 }) })]);
+    expect(delta.changes.filter((c) => c.entity === 'referrer')).toEqual([
+      expect.objectContaining({ value: expect.objectContaining({ state: 'Resolved', references: 2 }) }),
+    ]);
 
     // The snapshot it held plus the delta is the state now.
     expect(again.view()).toEqual(viewOf(manager));
@@ -379,7 +416,11 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
     await expect.poll(() => referrerState(manager, ns, 'old'), { timeout: 20_000 }).toBeUndefined();
     for (let i = 0; i < 10; i++) await configMap(ns, `new-${i}`, { db: `Secret/${ns}/db-${i}` });
     await expect.poll(() => manager.changelog.compactedRevision, { timeout: 20_000 }).toBeGreaterThan(seen);
-    await expect.poll(() => [...Array(10).keys()].every((i) => referrerState(manager, ns, `new-${i}`) === 'NotFound'), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(() => [...Array(10).keys()].every((i) => referrerState(manager, ns, `new-${i}`) === 'NotFound'), {
+        timeout: 20_000,
+      })
+      .toBe(true);
 
     const again = await SseClient.connect(server.url, 'again', first);
     const resync = await again.next();
@@ -399,15 +440,22 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
     const server = await serveSse(manager);
     // Referrers whose references flip between two sets of Secrets: `fan` (200) makes ~200 KB
     // deltas to fill the slow client's socket, `trickle` (10) makes deltas of a few KB to fill its queue.
-    const refs = (n: number, set: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${String(i).padStart(3, '0')}`, `Secret/${ns}/${set}-${i}`]));
+    const refs = (n: number, set: string) =>
+      Object.fromEntries(
+        Array.from({ length: n }, (_, i) => [`s${String(i).padStart(3, '0')}`, `Secret/${ns}/${set}-${i}`]),
+      );
     const sizes = { fan: 200, trickle: 10 } as const;
     type Name = keyof typeof sizes;
     const holds = (name: Name, set: string) =>
-      manager.registry.referencesOf(CONTROLLER, `ConfigMap/${ns}/${name}`).filter((r) => r.referent.startsWith(`Secret/${ns}/${set}-`)).length === sizes[name];
+      manager.registry
+        .referencesOf(CONTROLLER, `ConfigMap/${ns}/${name}`)
+        .filter((r) => r.referent.startsWith(`Secret/${ns}/${set}-`)).length === sizes[name];
     let flips = 0;
     const flip = async (name: Name) => {
       const set = `${name}${++flips % 2}`;
-      await client.request('PUT', `/api/v1/namespaces/${ns}/configmaps/${name}`, { body: { metadata: { name, namespace: ns }, data: refs(sizes[name], set) } });
+      await client.request('PUT', `/api/v1/namespaces/${ns}/configmaps/${name}`, {
+        body: { metadata: { name, namespace: ns }, data: refs(sizes[name], set) },
+      });
       await expect.poll(() => holds(name, set), { timeout: 20_000 }).toBe(true);
     };
     for (const name of ['fan', 'trickle'] as const) {
@@ -423,7 +471,10 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
 
     // Flip until the slow client's socket is full (the kernel takes megabytes), then fill the stream's queue.
     while (!slowStream.blocked) {
-      if (flips > 200) throw new Error(`the slow client's socket never filled after ${flips} flips (${fast[0]!.bytes} bytes sent to a fast client)`);
+      if (flips > 200)
+        throw new Error(
+          `the slow client's socket never filled after ${flips} flips (${fast[0]!.bytes} bytes sent to a fast client)`,
+        );
       await flip('fan');
     }
     // Then small deltas until twice the queue's mark has gone to a fast client since: the slow one's queue
@@ -449,7 +500,9 @@ describe(`SSE stream over HTTP on the ${clusterKind} cluster`, () => {
     expect(queuedBytes).toBeGreaterThanOrEqual(HIGH_WATER_BYTES);
     expect(queuedBytes - queued.at(-1)!.byteLength).toBeLessThan(HIGH_WATER_BYTES);
     // Node's own buffer takes one chunk past its mark, then the pump waits for 'drain'.
-    expect(slowStream.res.writableLength).toBeLessThanOrEqual(slowStream.res.writableHighWaterMark + slowStream.largestWritten);
+    expect(slowStream.res.writableLength).toBeLessThanOrEqual(
+      slowStream.res.writableHighWaterMark + slowStream.largestWritten,
+    );
 
     // Reading again, it catches up with one coalesced delta (or resync and snapshot), not the backlog.
     await slow.readUntil(manager.changelog.revision);

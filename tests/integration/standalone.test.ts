@@ -2,7 +2,13 @@ import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSnapshot } from '@/lib/changelog';
-import { copyStandalone, startStandalone, waitReady, type StandaloneCopy, type StandaloneServer } from '../setup/standalone';
+import {
+  copyStandalone,
+  startStandalone,
+  waitReady,
+  type StandaloneCopy,
+  type StandaloneServer,
+} from '../setup/standalone';
 
 // The standalone server runs its own embedded cluster whichever test cluster is selected; the build is shared by both passes.
 let copy: StandaloneCopy;
@@ -51,14 +57,22 @@ describe('standalone server, copied outside the repository and read-only', () =>
     const plain = await rawGet(`${server.url}/api/v1/snapshot`, {});
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(decodeSnapshot(JSON.parse(plain.body.toString('utf8'))).revision).toBeGreaterThan(0);
-    const stream = await rawGet(`${server.url}/api/v1/stream`, { 'accept-encoding': 'gzip', accept: 'text/event-stream' }, '"format":"refwatch.lean/1"');
+    const stream = await rawGet(
+      `${server.url}/api/v1/stream`,
+      { 'accept-encoding': 'gzip', accept: 'text/event-stream' },
+      '"format":"refwatch.lean/1"',
+    );
     expect(stream.headers['content-encoding']).toBeUndefined();
     expect(stream.body.toString('utf8')).toMatch(/^id: \d+\nevent: snapshot\ndata: \{"format":"refwatch\.lean\/1"/);
   });
 });
 
 /** rawGet reads a response as sent (fetch would decompress it), up to `until` when given. */
-function rawGet(url: string, headers: Record<string, string>, until?: string): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+  until?: string,
+): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];

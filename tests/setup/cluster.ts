@@ -73,7 +73,8 @@ export function getTestCluster(): Promise<TestCluster> {
 
 async function connect(): Promise<TestCluster> {
   const provided = inject('refwatchCluster');
-  if (!provided) throw new Error('refwatchCluster not provided: run with --project integration (tests/setup/global-setup.ts)');
+  if (!provided)
+    throw new Error('refwatchCluster not provided: run with --project integration (tests/setup/global-setup.ts)');
   if (provided.kind === 'embedded') return connectEmbedded();
 
   const endpoint: KubeEndpoint = { url: provided.url, token: provided.token, ca: provided.ca };
@@ -82,11 +83,17 @@ async function connect(): Promise<TestCluster> {
     url: provided.url,
     token: provided.token,
     kubeconfig: kubeconfigFor(endpoint, 'refwatch-real'),
-    restrictedKubeconfig: kubeconfigFor({ ...endpoint, token: provided.restrictedToken }, 'refwatch-real', 'restricted'),
+    restrictedKubeconfig: kubeconfigFor(
+      { ...endpoint, token: provided.restrictedToken },
+      'refwatch-real',
+      'restricted',
+    ),
     newNamespace: (prefix) => createNamespace(endpoint, prefix),
     openWatches: () => scrapeOpenWatches(endpoint),
     restart: async () => {
-      const res = await kubeRequest({ url: provided.restartUrl, token: '' }, 'POST', provided.restartUrl, { timeoutMs: 180_000 });
+      const res = await kubeRequest({ url: provided.restartUrl, token: '' }, 'POST', provided.restartUrl, {
+        timeoutMs: 180_000,
+      });
       if (res.status !== 204) throw new Error(`restarting kube-apiserver failed (${res.status}): ${res.body}`);
     },
   };
@@ -127,7 +134,12 @@ export function toKubeConfig(kubeconfig: KubeconfigFile | string): KubeConfig {
 }
 
 async function createNamespace(endpoint: KubeEndpoint, prefix: string): Promise<string> {
-  const stem = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'test';
+  const stem =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 50) || 'test';
   const name = `${stem}-${randomBytes(4).toString('hex')}`;
   const res = await kubeRequest(endpoint, 'POST', '/api/v1/namespaces', {
     body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'refwatch.dev/test': 'true' } } },

@@ -66,14 +66,32 @@ export const SHOP = 'shop';
  */
 export async function seedShop(client: KubeClient): Promise<void> {
   const ns = SHOP;
-  await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
-  await client.request('POST', secretPath(ns), { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password', namespace: ns }, stringData: { password: 'example' } } });
-  const demo = (kind: 'Database' | 'Cache' | 'App', name: string, spec: object) => ({ apiVersion: 'demo.refwatch.dev/v1alpha1', kind, metadata: { name, namespace: ns }, spec });
+  await client.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+  });
+  await client.request('POST', secretPath(ns), {
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-password', namespace: ns },
+      stringData: { password: 'example' },
+    },
+  });
+  const demo = (kind: 'Database' | 'Cache' | 'App', name: string, spec: object) => ({
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind,
+    metadata: { name, namespace: ns },
+    spec,
+  });
   await client.request('POST', demoPath('Database', ns), { body: demo('Database', 'orders', {}) });
   await client.request('POST', demoPath('Cache', ns), { body: demo('Cache', 'sessions', {}) });
   await markReady(client, 'Cache', 'sessions');
   await client.request('POST', demoPath('App', ns), {
-    body: demo('App', 'web', { databaseRef: { name: 'orders' }, cacheRef: { name: 'sessions' }, secretRef: { name: 'db-password' } }),
+    body: demo('App', 'web', {
+      databaseRef: { name: 'orders' },
+      cacheRef: { name: 'sessions' },
+      secretRef: { name: 'db-password' },
+    }),
   });
 }
 
@@ -81,7 +99,14 @@ export async function markReady(client: KubeClient, kind: 'Database' | 'Cache', 
   const at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   await client.request('PATCH', demoPath(kind, SHOP, name, 'status'), {
     contentType: 'application/merge-patch+json',
-    body: { status: { readyAt: at, conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ready', lastTransitionTime: at }] } },
+    body: {
+      status: {
+        readyAt: at,
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ready', lastTransitionTime: at },
+        ],
+      },
+    },
   });
 }
 
@@ -91,10 +116,18 @@ export async function markReady(client: KubeClient, kind: 'Database' | 'Cache', 
  * Database becomes Ready, and driveShop resolves when the App's status says
  * Ready=True.
  */
-export async function driveShop(client: KubeClient, signal: AbortSignal, log: (line: string) => void = () => undefined): Promise<void> {
+export async function driveShop(
+  client: KubeClient,
+  signal: AbortSignal,
+  log: (line: string) => void = () => undefined,
+): Promise<void> {
   let databaseReady = false;
   for (;;) {
-    const app = await client.getJSON<{ apiVersion: string; kind: string; metadata: { name: string } }>(demoPath('App', SHOP, 'web'), {}, signal);
+    const app = await client.getJSON<{ apiVersion: string; kind: string; metadata: { name: string } }>(
+      demoPath('App', SHOP, 'web'),
+      {},
+      signal,
+    );
     const ready = conditionsOf(app as Parameters<typeof conditionsOf>[0]).find((c) => c.type === 'Ready');
     if (ready?.status === 'True') {
       log('App shop/web has Ready=True in its status');

@@ -60,7 +60,10 @@ export function binariesDir(): string {
   const build = spawnSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   const built = build.stdout?.trim().split('\n').pop() ?? '';
   if (build.status === 0 && hasBinaries(built)) return built;
-  const why = build.status === 3 ? 'no Go toolchain on PATH' : `build-real-cluster.sh exited with ${build.status ?? build.signal}`;
+  const why =
+    build.status === 3
+      ? 'no Go toolchain on PATH'
+      : `build-real-cluster.sh exited with ${build.status ?? build.signal}`;
   throw new RealClusterUnavailable(`kube-apiserver ${KUBE_VERSION} and etcd ${ETCD_VERSION} unavailable: ${why}`);
 }
 
@@ -79,7 +82,9 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     const startEtcd = async (): Promise<void> => {
       procs.etcd = supervise(path.join(bin, 'etcd'), etcdArgs(dir, etcdClient!, etcdPeer!), path.join(dir, 'etcd.log'));
       await waitFor('etcd', procs.etcd, readyTimeoutMs, async () => {
-        const res = await kubeRequest({ url: `http://127.0.0.1:${etcdClient}`, token: '' }, 'GET', '/health', { timeoutMs: 2000 });
+        const res = await kubeRequest({ url: `http://127.0.0.1:${etcdClient}`, token: '' }, 'GET', '/health', {
+          timeoutMs: 2000,
+        });
         return res.status === 200 && res.body.includes('"health":"true"');
       });
     };
@@ -268,11 +273,17 @@ function supervise(binary: string, args: string[], logPath: string): Supervised 
   };
 }
 
-async function waitFor(what: string, proc: Supervised, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+async function waitFor(
+  what: string,
+  proc: Supervised,
+  timeoutMs: number,
+  probe: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = 'no answer yet';
   while (Date.now() < deadline) {
-    if (proc.hasExited()) throw new Error(`${what} ${await proc.exited} before it became ready${logTail(proc.logPath)}`);
+    if (proc.hasExited())
+      throw new Error(`${what} ${await proc.exited} before it became ready${logTail(proc.logPath)}`);
     try {
       if (await probe()) return;
       lastError = 'not ready';
@@ -302,11 +313,15 @@ function logTail(logPath: string): string {
 /** freePorts asks the kernel for n distinct free loopback ports. */
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
-      const s = net.createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

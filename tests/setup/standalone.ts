@@ -58,7 +58,15 @@ export async function startStandalone(dir: string, env: Record<string, string> =
   const child: ChildProcess = spawn(process.execPath, [path.join(dir, 'server.js')], {
     // A cwd outside the server's folder: server.js must find its files on its own.
     cwd: os.tmpdir(),
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', ...env, HOSTNAME: '127.0.0.1', PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: os.tmpdir(),
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      ...env,
+      HOSTNAME: '127.0.0.1',
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...asNobody,
   });
@@ -78,7 +86,10 @@ export async function startStandalone(dir: string, env: Record<string, string> =
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (exited) throw new Error(`the standalone server exited before answering /healthz:\n${out}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       await stop();

@@ -34,7 +34,9 @@ manager.addController({
       if (e instanceof KubeRequestError && e.status === 409) return; // a newer App is on its way and queues it again
       throw e;
     }
-    console.log(`App ${namespace}/${name} ${ready.status === 'True' ? 'resolved' : `waiting: ${ready.reason} ${ready.message}`}`);
+    console.log(
+      `App ${namespace}/${name} ${ready.status === 'True' ? 'resolved' : `waiting: ${ready.reason} ${ready.message}`}`,
+    );
   },
 });
 

@@ -8,8 +8,13 @@ export function registerExplain(program: Command, bin: string): void {
   const cmd = program
     .command('explain')
     .summary('each reference of an object: its state, why, and what to do')
-    .description('Explain each reference of OBJECT: the referent, its state, the reason and the fix, as the dashboard\'s side panel gives them.\nExits 0 when every reference is resolved, 1 when one is not, 2 on a usage or connection error.')
-    .argument('<OBJECT>', 'a refwatch key (Pod/shop/web, App.demo.refwatch.dev/shop/web) or TYPE/NAME (pod/web, apps.demo.refwatch.dev/web)')
+    .description(
+      "Explain each reference of OBJECT: the referent, its state, the reason and the fix, as the dashboard's side panel gives them.\nExits 0 when every reference is resolved, 1 when one is not, 2 on a usage or connection error.",
+    )
+    .argument(
+      '<OBJECT>',
+      'a refwatch key (Pod/shop/web, App.demo.refwatch.dev/shop/web) or TYPE/NAME (pod/web, apps.demo.refwatch.dev/web)',
+    )
     .argument('[NAME]', 'the name, when OBJECT is only a TYPE (explain pod web)');
   addCommonOptions(cmd).addHelpText(
     'after',
@@ -17,8 +22,14 @@ export function registerExplain(program: Command, bin: string): void {
       [
         ['Why is this Pod not starting? (standalone, from your kubeconfig)', 'explain pod/web -n shop'],
         ['The same through a running refwatch server', 'explain Pod/shop/web --server http://127.0.0.1:3000'],
-        ['A custom resource, with the rules that say what it refers to', 'explain apps.demo.refwatch.dev/web -n shop --rules demo-rules.yaml'],
-        ['Every column, or the full answer for a script', 'explain pod/web -n shop -o wide\n  $ ' + bin + ' explain pod/web -n shop -o json'],
+        [
+          'A custom resource, with the rules that say what it refers to',
+          'explain apps.demo.refwatch.dev/web -n shop --rules demo-rules.yaml',
+        ],
+        [
+          'Every column, or the full answer for a script',
+          'explain pod/web -n shop -o wide\n  $ ' + bin + ' explain pod/web -n shop -o json',
+        ],
       ],
       bin,
     ),
@@ -46,13 +57,19 @@ export function printExplanation(p: Printer, e: Explanation, now: number | undef
   for (const view of e.controllers) {
     if (!p.noHeaders) {
       const why = view.state === 'Resolved' ? '' : view.reason ? ` (${view.reason})` : '';
-      p.write(`${c.bold(e.object)}: ${paintState(c, view.state)}${now === undefined ? '' : ` for ${age(now - view.since)}`}${why}, ${view.references.length} reference${view.references.length === 1 ? '' : 's'}, controller ${view.controller}`);
+      p.write(
+        `${c.bold(e.object)}: ${paintState(c, view.state)}${now === undefined ? '' : ` for ${age(now - view.since)}`}${why}, ${view.references.length} reference${view.references.length === 1 ? '' : 's'}, controller ${view.controller}`,
+      );
     }
     if (view.references.length === 0) continue;
-    const headers = wide ? ['REFERENT', 'FIELD', 'STATE', 'REASON', 'MESSAGE', 'FIX'] : ['REFERENT', 'STATE', 'REASON', 'FIX'];
+    const headers = wide
+      ? ['REFERENT', 'FIELD', 'STATE', 'REASON', 'MESSAGE', 'FIX']
+      : ['REFERENT', 'STATE', 'REASON', 'FIX'];
     const rows = view.references.map((r) => {
       const fix = isGood(r.state) ? '' : r.fix;
-      return wide ? [r.referent, r.fieldPath, paintState(c, r.state), r.reason, r.message, fix] : [r.referent, paintState(c, r.state), r.reason, fix];
+      return wide
+        ? [r.referent, r.fieldPath, paintState(c, r.state), r.reason, r.message, fix]
+        : [r.referent, paintState(c, r.state), r.reason, fix];
     });
     p.write(renderTable(headers, rows, { noHeaders: p.noHeaders }));
   }

@@ -10,18 +10,25 @@ export function registerStuck(program: Command, bin: string): void {
     .summary('the stuck referrers, oldest first')
     .description(
       'List the referrers unresolved for at least --older-than, oldest first, each with the reference that holds it up and the fix.\n' +
-        'Standalone, refwatch starts watching only now: a referrer\'s age is counted from its creationTimestamp.\n' +
+        "Standalone, refwatch starts watching only now: a referrer's age is counted from its creationTimestamp.\n" +
         'Exits 0 when nothing is stuck, 1 when something is, 2 on a usage or connection error.',
     );
   addCommonOptions(cmd, { allNamespaces: true })
-    .addOption(new Option('--older-than <duration>', 'only referrers unresolved at least this long').argParser(duration('--older-than')).default(30_000, '30s'))
+    .addOption(
+      new Option('--older-than <duration>', 'only referrers unresolved at least this long')
+        .argParser(duration('--older-than'))
+        .default(30_000, '30s'),
+    )
     .addOption(new Option('--kind <kind>', 'only referrers of this kind (pod, pods, Pod, App.demo.refwatch.dev)'))
     .addHelpText(
       'after',
       examples(
         [
           ['What is stuck in namespace shop?', 'stuck -n shop'],
-          ['Everything unresolved right now, in every namespace, through a server', 'stuck -A --older-than 0s --server http://127.0.0.1:3000'],
+          [
+            'Everything unresolved right now, in every namespace, through a server',
+            'stuck -A --older-than 0s --server http://127.0.0.1:3000',
+          ],
           ['Only Pods, as JSON for a CI step', 'stuck -n shop --kind pod -o json'],
         ],
         bin,
@@ -47,7 +54,9 @@ export function printStuck(p: Printer, items: StuckEntry[], olderThanMs: number)
   }
   const wide = p.format === 'wide';
   const c = p.colors;
-  const headers = wide ? ['REFERRER', 'AGE', 'REASON', 'REFERENT', 'CONTROLLER', 'STATE', 'MESSAGE', 'FIX'] : ['REFERRER', 'AGE', 'REASON', 'REFERENT', 'FIX'];
+  const headers = wide
+    ? ['REFERRER', 'AGE', 'REASON', 'REFERENT', 'CONTROLLER', 'STATE', 'MESSAGE', 'FIX']
+    : ['REFERRER', 'AGE', 'REASON', 'REFERENT', 'FIX'];
   const rows = items.map((s) => {
     const base = [s.key, age(s.ageMs), paintState(c, s.reason), s.referent ?? ''];
     return wide ? [...base, s.controller, paintState(c, s.state), s.message, s.fix] : [...base, s.fix];

@@ -9,7 +9,7 @@ export function registerTree(program: Command, bin: string): void {
     .command('tree')
     .summary('the references as a tree, referrer → referents, with states')
     .description(
-      'Show OBJECT\'s references as a tree: referrer → referents, followed further where a referent refers to objects itself; each line with its state.\n' +
+      "Show OBJECT's references as a tree: referrer → referents, followed further where a referent refers to objects itself; each line with its state.\n" +
         'With --reverse, who refers to OBJECT (and to them). Exits 0 when every object in the tree is resolved, 1 when one is not, 2 on a usage or connection error.',
     )
     .argument('<OBJECT>', 'a refwatch key (Pod/shop/web) or TYPE/NAME (pod/web, apps.demo.refwatch.dev/web)')
@@ -22,7 +22,10 @@ export function registerTree(program: Command, bin: string): void {
         [
           ['What does this Pod depend on?', 'tree pod/web -n shop'],
           ['Who uses this Secret? (-A: referrers in every namespace)', 'tree secret/db-password -n shop --reverse'],
-          ['With field paths and messages', 'tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000 -o wide'],
+          [
+            'With field paths and messages',
+            'tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000 -o wide',
+          ],
         ],
         bin,
       ),
@@ -49,7 +52,11 @@ export function printTree(p: Printer, root: TreeNode): void {
   const c = p.colors;
   const rows = treeLines(root).map(({ prefix, node }) => {
     const object = `${c.dim(prefix)}${node.key}${node.cycle ? c.dim(' (cycle)') : ''}`;
-    return wide ? [object, paintState(c, node.state), node.fieldPath ?? '', node.message ?? ''] : [object, paintState(c, node.state)];
+    return wide
+      ? [object, paintState(c, node.state), node.fieldPath ?? '', node.message ?? '']
+      : [object, paintState(c, node.state)];
   });
-  p.write(renderTable(wide ? ['OBJECT', 'STATE', 'FIELD', 'MESSAGE'] : ['OBJECT', 'STATE'], rows, { noHeaders: p.noHeaders }));
+  p.write(
+    renderTable(wide ? ['OBJECT', 'STATE', 'FIELD', 'MESSAGE'] : ['OBJECT', 'STATE'], rows, { noHeaders: p.noHeaders }),
+  );
 }

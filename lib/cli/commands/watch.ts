@@ -14,13 +14,16 @@ export function registerWatch(program: Command, bin: string): void {
       'Print the state of OBJECT and its referents (or of every referrer in a namespace, and their referents), then each change, until interrupted (Ctrl-C exits 0).\n' +
         'With -o json one JSON object per line; with -o yaml one document per change.',
     )
-    .argument('[OBJECT]', 'a refwatch key (Pod/shop/web) or TYPE/NAME (pod/web); omitted: the namespace (-n) or every namespace (-A)')
+    .argument(
+      '[OBJECT]',
+      'a refwatch key (Pod/shop/web) or TYPE/NAME (pod/web); omitted: the namespace (-n) or every namespace (-A)',
+    )
     .argument('[NAME]', 'the name, when OBJECT is only a TYPE (watch pod web)');
   addCommonOptions(cmd, { allNamespaces: true }).addHelpText(
     'after',
     examples(
       [
-        ['Watch a Pod\'s references resolve', 'watch pod/web -n shop'],
+        ["Watch a Pod's references resolve", 'watch pod/web -n shop'],
         ['Every referrer in namespace shop, through a server', 'watch -n shop --server http://127.0.0.1:3000'],
         ['Changes as JSON lines for a script', 'watch -A -o json'],
       ],
@@ -31,7 +34,8 @@ export function registerWatch(program: Command, bin: string): void {
     act(async (backend, printer, o, object: string | undefined, name: string | undefined) => {
       let scope: WatchScope;
       if (object !== undefined) {
-        if (o.allNamespaces) throw new CliError('flag -A watches every namespace: give it without OBJECT, or drop -A to watch OBJECT');
+        if (o.allNamespaces)
+          throw new CliError('flag -A watches every namespace: give it without OBJECT, or drop -A to watch OBJECT');
         const key = await resolveObject(backend, object, name);
         scope = { key, namespace: key.split('/')[1] || undefined };
       } else scope = o.allNamespaces ? {} : { namespace: backend.namespace };
@@ -73,7 +77,9 @@ class WatchOutput {
       return;
     }
     const wide = p.format === 'wide';
-    const headers = wide ? ['TIME', 'OBJECT', 'STATE', 'CONTROLLER', 'MESSAGE'] : ['TIME', 'OBJECT', 'STATE', 'MESSAGE'];
+    const headers = wide
+      ? ['TIME', 'OBJECT', 'STATE', 'CONTROLLER', 'MESSAGE']
+      : ['TIME', 'OBJECT', 'STATE', 'MESSAGE'];
     const cells = rows.map((r) => {
       const base = [time.slice(11, 19), r.object, paintState(p.colors, r.state)];
       return wide ? [...base, r.controller ?? '', r.message] : [...base, r.message];

@@ -28,9 +28,17 @@ export const corePack = definePack('core', {
       referrer: { kind: 'Pod' },
       references: [
         { path: 'spec.volumes[*].configMap.name', referent: { kind: 'ConfigMap' }, optionalField: 'optional' },
-        { path: 'spec.volumes[*].projected.sources[*].configMap.name', referent: { kind: 'ConfigMap' }, optionalField: 'optional' },
+        {
+          path: 'spec.volumes[*].projected.sources[*].configMap.name',
+          referent: { kind: 'ConfigMap' },
+          optionalField: 'optional',
+        },
         { path: 'spec.volumes[*].secret.secretName', referent: { kind: 'Secret' }, optionalField: 'optional' },
-        { path: 'spec.volumes[*].projected.sources[*].secret.name', referent: { kind: 'Secret' }, optionalField: 'optional' },
+        {
+          path: 'spec.volumes[*].projected.sources[*].secret.name',
+          referent: { kind: 'Secret' },
+          optionalField: 'optional',
+        },
         { path: 'spec.volumes[*].persistentVolumeClaim.claimName', referent: { kind: 'PersistentVolumeClaim' } },
         ...CONTAINER_LISTS.flatMap(containerReferences),
         { path: 'spec.imagePullSecrets[*].name', referent: { kind: 'Secret' } },
@@ -49,11 +57,20 @@ export const corePack = definePack('core', {
     {
       // roleRef.kind is Role or ClusterRole; the kinds table makes ClusterRole cluster-scoped.
       referrer: { group: RBAC, kind: 'RoleBinding' },
-      references: [{ path: 'roleRef.name', referent: { group: RBAC, kind: 'Role' }, kindField: 'kind', groupField: 'apiGroup' }],
+      references: [
+        { path: 'roleRef.name', referent: { group: RBAC, kind: 'Role' }, kindField: 'kind', groupField: 'apiGroup' },
+      ],
     },
     {
       referrer: { group: RBAC, kind: 'ClusterRoleBinding' },
-      references: [{ path: 'roleRef.name', referent: { group: RBAC, kind: 'ClusterRole' }, kindField: 'kind', groupField: 'apiGroup' }],
+      references: [
+        {
+          path: 'roleRef.name',
+          referent: { group: RBAC, kind: 'ClusterRole' },
+          kindField: 'kind',
+          groupField: 'apiGroup',
+        },
+      ],
     },
     {
       referrer: { kind: 'PersistentVolumeClaim' },
@@ -65,7 +82,14 @@ export const corePack = definePack('core', {
     {
       // scaleTargetRef says its kind, and its group through apiVersion (apps/v1).
       referrer: { group: 'autoscaling', kind: 'HorizontalPodAutoscaler' },
-      references: [{ path: 'spec.scaleTargetRef.name', referent: { group: 'apps', kind: 'Deployment' }, kindField: 'kind', apiVersionField: 'apiVersion' }],
+      references: [
+        {
+          path: 'spec.scaleTargetRef.name',
+          referent: { group: 'apps', kind: 'Deployment' },
+          kindField: 'kind',
+          apiVersionField: 'apiVersion',
+        },
+      ],
     },
   ],
   kinds: [

@@ -15,7 +15,11 @@ export const crossplanePack = definePack('crossplane', {
       referrers: { groupSuffixes: ['m.upbound.io', 'm.crossplane.io'] },
       under: ['spec', 'spec.forProvider', 'spec.initProvider'],
       fields: [
-        { field: 'providerConfigRef', referent: { group: { fromReferrer: true, lastLabels: 4 }, kind: 'ProviderConfig' }, kindField: 'kind' },
+        {
+          field: 'providerConfigRef',
+          referent: { group: { fromReferrer: true, lastLabels: 4 }, kind: 'ProviderConfig' },
+          kindField: 'kind',
+        },
         { field: 'writeConnectionSecretToRef', referent: { kind: 'Secret' } },
       ],
     },
@@ -25,7 +29,11 @@ export const crossplanePack = definePack('crossplane', {
       referrers: { categories: ['managed', 'composite', 'claim'] },
       under: ['spec', 'spec.crossplane', 'spec.forProvider', 'spec.initProvider'],
       fields: [
-        { field: 'providerConfigRef', referent: { group: { fromReferrer: true, lastLabels: 3 }, kind: 'ProviderConfig' }, scope: 'Cluster' },
+        {
+          field: 'providerConfigRef',
+          referent: { group: { fromReferrer: true, lastLabels: 3 }, kind: 'ProviderConfig' },
+          scope: 'Cluster',
+        },
         { field: 'writeConnectionSecretToRef', referent: { kind: 'Secret' }, namespaceField: 'namespace' },
         { field: 'compositionRef', referent: { group: APIEXTENSIONS, kind: 'Composition' } },
         { field: 'compositionRevisionRef', referent: { group: APIEXTENSIONS, kind: 'CompositionRevision' } },

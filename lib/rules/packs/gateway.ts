@@ -8,7 +8,11 @@ export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** Gateway API refs carry group, kind and namespace next to the name; absent fields take these defaults. */
 const refFields = { namespaceField: 'namespace', kindField: 'kind', groupField: 'group' } as const;
 
-const parentRef: ReferenceInput = { path: 'spec.parentRefs[*].name', referent: { group: GATEWAY_GROUP, kind: 'Gateway' }, ...refFields };
+const parentRef: ReferenceInput = {
+  path: 'spec.parentRefs[*].name',
+  referent: { group: GATEWAY_GROUP, kind: 'Gateway' },
+  ...refFields,
+};
 const backendRef = (path: string): ReferenceInput => ({ path, referent: { group: '', kind: 'Service' }, ...refFields });
 
 /** Routes whose filters can mirror requests to another backend. */
@@ -38,7 +42,11 @@ export const gatewayPack = definePack('gateway', {
       referrer: { group: GATEWAY_GROUP, kind: 'Gateway' },
       references: [
         { path: 'spec.gatewayClassName', referent: { group: GATEWAY_GROUP, kind: 'GatewayClass' } },
-        { path: 'spec.listeners[*].tls.certificateRefs[*].name', referent: { group: '', kind: 'Secret' }, ...refFields },
+        {
+          path: 'spec.listeners[*].tls.certificateRefs[*].name',
+          referent: { group: '', kind: 'Secret' },
+          ...refFields,
+        },
       ],
     },
   ],

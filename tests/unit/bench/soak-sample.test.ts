@@ -1,11 +1,22 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SharedInformerPool } from '@/lib/kube';
-import { LEFTOVER_FIGURES, leftovers, parseSample, released, settled, slopePerHour, type Sample } from '@/bench/soak/sample';
+import {
+  LEFTOVER_FIGURES,
+  leftovers,
+  parseSample,
+  released,
+  settled,
+  slopePerHour,
+  type Sample,
+} from '@/bench/soak/sample';
 import { createMetrics, type Metrics } from '@/server/metrics';
 import { app, appKey, database, dbKey, harness, type Harness } from '../engine/fixtures';
 
 /** A pool with no watches: the gauges read only the manager here. */
-const noPool = { watches: () => [], telemetry: { restartCounts: () => [], relistCounts: () => [] } } as unknown as SharedInformerPool;
+const noPool = {
+  watches: () => [],
+  telemetry: { restartCounts: () => [], relistCounts: () => [] },
+} as unknown as SharedInformerPool;
 
 let h: Harness | undefined;
 let metrics: Metrics | undefined;
@@ -21,7 +32,26 @@ async function scrape(): Promise<Sample> {
 }
 
 function sample(over: Partial<Sample>): Sample {
-  const zero = Object.fromEntries(['elapsedS', 'rssMB', 'heapUsedMB', 'changelogLive', 'changelogEvents', 'changelogTombstones', 'revisionsRetained', 'referrers', 'referents', 'references', 'watches', 'referenceControllers', 'timers', 'handles', 'sseClients', 'metricSeries'].map((k) => [k, 0]));
+  const zero = Object.fromEntries(
+    [
+      'elapsedS',
+      'rssMB',
+      'heapUsedMB',
+      'changelogLive',
+      'changelogEvents',
+      'changelogTombstones',
+      'revisionsRetained',
+      'referrers',
+      'referents',
+      'references',
+      'watches',
+      'referenceControllers',
+      'timers',
+      'handles',
+      'sseClients',
+      'metricSeries',
+    ].map((k) => [k, 0]),
+  );
   return { ...zero, ...over } as Sample;
 }
 
@@ -56,7 +86,9 @@ describe('soak samples read from /metrics', () => {
   });
 
   it('name the metric a server older than the soak lacks', () => {
-    expect(() => parseSample('# HELP x y\n# TYPE x gauge\nx 1\n', 0)).toThrow(/no refwatch_process_process_resident_memory_bytes: rebuild the server/);
+    expect(() => parseSample('# HELP x y\n# TYPE x gauge\nx 1\n', 0)).toThrow(
+      /no refwatch_process_process_resident_memory_bytes: rebuild the server/,
+    );
   });
 });
 
@@ -72,9 +104,21 @@ describe('soak figures', () => {
 
   it('leftovers compare the end with the start, tombstones with none, and settled holds only when none is above', () => {
     const start = sample({ referrers: 3, changelogLive: 10, changelogTombstones: 4 });
-    expect(leftovers(start, sample({ referrers: 3, changelogLive: 12, changelogTombstones: 2 }))).toMatchObject({ referrers: 0, changelogLive: 2, changelogTombstones: 2 });
+    expect(leftovers(start, sample({ referrers: 3, changelogLive: 12, changelogTombstones: 2 }))).toMatchObject({
+      referrers: 0,
+      changelogLive: 2,
+      changelogTombstones: 2,
+    });
     expect(settled(start, sample({ referrers: 3, changelogLive: 10 }))).toBe(true);
-    for (const figure of LEFTOVER_FIGURES) expect(settled(start, { ...start, changelogTombstones: 0, [figure]: (figure === 'changelogTombstones' ? 0 : start[figure]) + 1 }), figure).toBe(false);
+    for (const figure of LEFTOVER_FIGURES)
+      expect(
+        settled(start, {
+          ...start,
+          changelogTombstones: 0,
+          [figure]: (figure === 'changelogTombstones' ? 0 : start[figure]) + 1,
+        }),
+        figure,
+      ).toBe(false);
   });
 
   it('released looks at the registry, watches and reference controllers only', () => {

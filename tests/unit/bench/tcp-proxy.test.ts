@@ -81,13 +81,21 @@ describe('FaultProxy', () => {
     expect(await again.closed).toBe('ECONNRESET');
     expect(proxy.open).toBe(0);
     const refused = net.connect(Number(proxy.address.split(':')[1]), '127.0.0.1');
-    expect(await new Promise((resolve) => refused.on('error', (e: NodeJS.ErrnoException) => resolve(e.code)))).toBe('ECONNREFUSED');
+    expect(await new Promise((resolve) => refused.on('error', (e: NodeJS.ErrnoException) => resolve(e.code)))).toBe(
+      'ECONNREFUSED',
+    );
   });
 });
 
 describe('recoveryEnd', () => {
   // Each App: [when its last referent turned Ready, when it was resolved].
-  const apps = { early: [0, 500], waiting: [1_000, 9_000], stale: [12_000, 20_000], prompt: [12_000, 12_400], never: [3_000, undefined] } as const;
+  const apps = {
+    early: [0, 500],
+    waiting: [1_000, 9_000],
+    stale: [12_000, 20_000],
+    prompt: [12_000, 12_400],
+    never: [3_000, undefined],
+  } as const;
   type Name = keyof typeof apps;
   const at = (n: Name) => apps[n][1];
   const ready = (n: Name) => apps[n][0];

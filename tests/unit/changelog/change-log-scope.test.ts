@@ -3,7 +3,9 @@ import { ChangeLog, type AnyEntity, type EntityKind } from '@/lib/changelog';
 import { queue, reference, referent } from './fixtures';
 
 const ids = (log: ChangeLog, filter: Parameters<ChangeLog['snapshot']>[0]) =>
-  Object.entries(log.snapshot(filter).entities).flatMap(([entity, values]) => (values as AnyEntity[]).map((v) => `${entity} ${v.id}`));
+  Object.entries(log.snapshot(filter).entities).flatMap(([entity, values]) =>
+    (values as AnyEntity[]).map((v) => `${entity} ${v.id}`),
+  );
 
 describe('ChangeLog scopes', () => {
   it('matches q against the object keys an entity names, in any case', () => {
@@ -12,7 +14,10 @@ describe('ChangeLog scopes', () => {
     log.put('referent', referent('shop', 'users').id, referent('shop', 'users'));
     log.put('reference', reference('shop', 'web', 'orders').id, reference('shop', 'web', 'orders'));
     log.put('queue', 'apps', queue('apps'));
-    expect(ids(log, { q: 'ORDERS' })).toEqual(['referent Database.demo.refwatch.dev/shop/orders', `reference ${reference('shop', 'web', 'orders').id}`]);
+    expect(ids(log, { q: 'ORDERS' })).toEqual([
+      'referent Database.demo.refwatch.dev/shop/orders',
+      `reference ${reference('shop', 'web', 'orders').id}`,
+    ]);
     expect(ids(log, { q: 'shop/web' })).toEqual([`reference ${reference('shop', 'web', 'orders').id}`]);
     const seen = log.revision;
     log.put('referent', referent('shop', 'users').id, referent('shop', 'users', 'NotReady'));
@@ -23,7 +28,8 @@ describe('ChangeLog scopes', () => {
 
   it('serves a namespace from its index, tombstones and moves included', () => {
     const log = new ChangeLog();
-    for (const ns of ['shop', 'billing', 'shop']) log.put('referent', referent(ns, `db-${ns}`).id, referent(ns, `db-${ns}`));
+    for (const ns of ['shop', 'billing', 'shop'])
+      log.put('referent', referent(ns, `db-${ns}`).id, referent(ns, `db-${ns}`));
     log.put('referent', referent('shop', 'b').id, referent('shop', 'b'));
     log.remove('referent', referent('shop', 'b').id);
     expect(ids(log, { namespace: 'shop' })).toEqual(['referent Database.demo.refwatch.dev/shop/db-shop']);
@@ -51,7 +57,11 @@ describe('ChangeLog scopes', () => {
   it('tells observers each put and remove with the value it replaces', () => {
     const log = new ChangeLog();
     const seen: string[] = [];
-    const stop = log.observe((entity, id, prev, next) => seen.push(`${entity} ${id} ${(prev as { state?: string } | undefined)?.state ?? '-'} → ${(next as { state?: string } | undefined)?.state ?? '-'}`));
+    const stop = log.observe((entity, id, prev, next) =>
+      seen.push(
+        `${entity} ${id} ${(prev as { state?: string } | undefined)?.state ?? '-'} → ${(next as { state?: string } | undefined)?.state ?? '-'}`,
+      ),
+    );
     const a = referent('shop', 'a');
     log.put('referent', a.id, a);
     log.put('referent', a.id, referent('shop', 'a', 'NotReady'));
@@ -59,7 +69,12 @@ describe('ChangeLog scopes', () => {
     log.put('referent', a.id, a);
     stop();
     log.remove('referent', a.id);
-    expect(seen).toEqual([`referent ${a.id} - → Ready`, `referent ${a.id} Ready → NotReady`, `referent ${a.id} NotReady → -`, `referent ${a.id} - → Ready`]);
+    expect(seen).toEqual([
+      `referent ${a.id} - → Ready`,
+      `referent ${a.id} Ready → NotReady`,
+      `referent ${a.id} NotReady → -`,
+      `referent ${a.id} - → Ready`,
+    ]);
   });
 
   it('keeps the kinds named in always, whatever the other fields say, on both snapshot paths', () => {
@@ -67,8 +82,14 @@ describe('ChangeLog scopes', () => {
     log.put('queue', 'apps', queue('apps'));
     log.put('referent', referent('shop', 'a').id, referent('shop', 'a'));
     log.put('referent', referent('billing', 'b').id, referent('billing', 'b'));
-    expect(ids(log, { namespace: 'shop', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/shop/a', 'queue apps']);
-    expect(ids(log, { q: 'billing', always: ['queue'] })).toEqual(['referent Database.demo.refwatch.dev/billing/b', 'queue apps']);
+    expect(ids(log, { namespace: 'shop', always: ['queue'] })).toEqual([
+      'referent Database.demo.refwatch.dev/shop/a',
+      'queue apps',
+    ]);
+    expect(ids(log, { q: 'billing', always: ['queue'] })).toEqual([
+      'referent Database.demo.refwatch.dev/billing/b',
+      'queue apps',
+    ]);
   });
 
   it('reads a namespace in steps as it was at the first step, when entries move out, back in, or in from elsewhere meanwhile', () => {
@@ -93,6 +114,8 @@ describe('ChangeLog scopes', () => {
     log.put('referent', elsewhere.id, { ...elsewhere, namespace: 'shop' });
     let r = steps.next();
     while (!r.done) r = steps.next();
-    expect(r.value.entities.referent.map((e) => `${e.key} ${e.state}`).sort()).toEqual([a, b, c, d].map((e) => `${e.key} Ready`));
+    expect(r.value.entities.referent.map((e) => `${e.key} ${e.state}`).sort()).toEqual(
+      [a, b, c, d].map((e) => `${e.key} Ready`),
+    );
   });
 });

@@ -31,7 +31,16 @@ const filterArb: fc.Arbitrary<ChangeFilter> = fc.record(
   { requiredKeys: [] },
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('put' as const), entity: entityArb, id: idArb, kind: fc.constantFrom('A', 'A', 'B'), namespace: fc.constantFrom('x', 'x', 'y', undefined) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('put' as const),
+      entity: entityArb,
+      id: idArb,
+      kind: fc.constantFrom('A', 'A', 'B'),
+      namespace: fc.constantFrom('x', 'x', 'y', undefined),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('remove' as const), entity: entityArb, id: idArb }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('checkpoint' as const), filter: filterArb }) },
   { weight: 1, arbitrary: fc.constant({ op: 'compact' as const }) },
@@ -55,7 +64,8 @@ function filtered(state: State, filter: ChangeFilter): State {
 function fromSnapshot(snapshot: ReturnType<ChangeLog['snapshot']>): State {
   const state: State = new Map();
   for (const [entity, values] of Object.entries(snapshot.entities)) {
-    for (const value of values as AnyEntity[]) state.set(slot(entity as EntityKind, value.id), value as unknown as Value);
+    for (const value of values as AnyEntity[])
+      state.set(slot(entity as EntityKind, value.id), value as unknown as Value);
   }
   return state;
 }
@@ -85,7 +95,12 @@ describe('ChangeLog against a naive model', () => {
 
           for (const op of ops) {
             if (op.op === 'put') {
-              const value: Value = { id: op.id, kind: op.kind, v: ++v, ...(op.namespace === undefined ? {} : { namespace: op.namespace }) };
+              const value: Value = {
+                id: op.id,
+                kind: op.kind,
+                v: ++v,
+                ...(op.namespace === undefined ? {} : { namespace: op.namespace }),
+              };
               const revision = log.put(op.entity, op.id, value as unknown as AnyEntity as never);
               expect(revision).toBe(log.revision);
               state.set(slot(op.entity, op.id), value);
@@ -137,7 +152,10 @@ describe('ChangeLog against a naive model', () => {
             if (result.resnapshot) {
               // Only because a removal the client has not seen aged out of the window.
               expect(client.rev).toBeLessThan(log.compactedRevision);
-              const removals = [...history.values()].flat().filter((step) => step.value === undefined).map((step) => step.revision);
+              const removals = [...history.values()]
+                .flat()
+                .filter((step) => step.value === undefined)
+                .map((step) => step.revision);
               expect(removals.some((r) => r > client.rev && r < log.revision - retainRevisions)).toBe(true);
               continue;
             }
@@ -202,13 +220,31 @@ function since(steps: Step[], rev: number): { lives: number; moved: boolean } {
 /** Puts and removes over a few ids and two namespaces, for a log read in steps; values name a key, as a scope's `q` reads. */
 const stepIdsArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f');
 const stepChangeArb = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('put' as const), entity: entityArb, id: stepIdsArb, kind: fc.constantFrom('A', 'B'), namespace: fc.constantFrom('x', 'y', undefined) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('put' as const),
+      entity: entityArb,
+      id: stepIdsArb,
+      kind: fc.constantFrom('A', 'B'),
+      namespace: fc.constantFrom('x', 'y', undefined),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('remove' as const), entity: entityArb, id: stepIdsArb }) },
 );
-type StepChange = { op: 'put'; entity: Kind; id: string; kind: string; namespace: string | undefined } | { op: 'remove'; entity: Kind; id: string };
+type StepChange =
+  | { op: 'put'; entity: Kind; id: string; kind: string; namespace: string | undefined }
+  | { op: 'remove'; entity: Kind; id: string };
 
 /** readInSteps fills a log (entries compacted and expiring fast) with `before`, then reads it in steps with `between[i]` applied after step i. */
-function readInSteps(log: ChangeLog, before: StepChange[], between: StepChange[][], filter: ChangeFilter | undefined, step: number, atStart: () => void) {
+function readInSteps(
+  log: ChangeLog,
+  before: StepChange[],
+  between: StepChange[][],
+  filter: ChangeFilter | undefined,
+  step: number,
+  atStart: () => void,
+) {
   let v = 0;
   const apply = (c: StepChange) => {
     if (c.op === 'remove') {
@@ -216,7 +252,15 @@ function readInSteps(log: ChangeLog, before: StepChange[], between: StepChange[]
       return;
     }
     const key = `${c.namespace ?? '-'}/${c.id}`;
-    log.put(c.entity, c.id, { id: c.id, kind: c.kind, v: ++v, key, referrer: key, referent: key, ...(c.namespace ? { namespace: c.namespace } : {}) } as never);
+    log.put(c.entity, c.id, {
+      id: c.id,
+      kind: c.kind,
+      v: ++v,
+      key,
+      referrer: key,
+      referent: key,
+      ...(c.namespace ? { namespace: c.namespace } : {}),
+    } as never);
   };
   before.forEach(apply);
   atStart();
@@ -298,10 +342,15 @@ describe('ChangeLog.snapshotSteps over a namespace index', () => {
           let expected: State = new Map();
           const value = readInSteps(log, before, between, filter, step, () => {
             const whole = fromSnapshot(log.snapshot());
-            expected = new Map([...whole].filter(([s, v]) => inScope(s.split('/')[0] as EntityKind, v as Scoped, filter)));
+            expected = new Map(
+              [...whole].filter(([s, v]) => inScope(s.split('/')[0] as EntityKind, v as Scoped, filter)),
+            );
           });
           expect(fromSnapshot(value)).toEqual(expected);
-          for (const kind of KINDS) expect(value.entities[kind]).toHaveLength([...expected.keys()].filter((s) => s.startsWith(`${kind}/`)).length);
+          for (const kind of KINDS)
+            expect(value.entities[kind]).toHaveLength(
+              [...expected.keys()].filter((s) => s.startsWith(`${kind}/`)).length,
+            );
           expect(mirror).toEqual(fromSnapshot(log.snapshot()));
         },
       ),

@@ -11,7 +11,9 @@ function changes(result: ChangesSince): Change[] {
 
 /** What a client sees of each change: entity, id, and its state or a tombstone. */
 function summary(result: ChangesSince): string[] {
-  return changes(result).map((c) => `${c.entity} ${c.id} ${c.removed ? 'removed' : `${'state' in c.value ? c.value.state : 'value'}`}`);
+  return changes(result).map(
+    (c) => `${c.entity} ${c.id} ${c.removed ? 'removed' : `${'state' in c.value ? c.value.state : 'value'}`}`,
+  );
 }
 
 describe('ChangeLog revisions', () => {
@@ -62,7 +64,9 @@ describe('ChangeLog revisions', () => {
     expect(() => new ChangeLog({ maxEvents: -1 })).toThrow(/maxEvents must be a non-negative integer/);
     expect(() => new ChangeLog({ retainRevisions: 1.5 })).toThrow(RefwatchError);
     const log = new ChangeLog();
-    expect(() => log.put('nonsense' as 'queue', 'x', queue('x'))).toThrow(/unknown entity kind "nonsense"; use one of referrer/);
+    expect(() => log.put('nonsense' as 'queue', 'x', queue('x'))).toThrow(
+      /unknown entity kind "nonsense"; use one of referrer/,
+    );
   });
 });
 
@@ -182,7 +186,10 @@ describe('ChangeLog.changesSince', () => {
     log.put('reference', 'r', reference('shop', 'web', 'a'));
     log.put('queue', 'apps', queue('apps'));
     log.remove('referent', 'b');
-    expect(changes(log.changesSince(0, { namespace: 'shop' })).map((c) => `${c.entity} ${c.id}`)).toEqual(['referent a', 'reference r']);
+    expect(changes(log.changesSince(0, { namespace: 'shop' })).map((c) => `${c.entity} ${c.id}`)).toEqual([
+      'referent a',
+      'reference r',
+    ]);
     expect(changes(log.changesSince(0, { entities: ['queue'] })).map((c) => c.id)).toEqual(['apps']);
     expect(changes(log.changesSince(0, { kind: 'Cache.demo.refwatch.dev' }))).toEqual([]);
   });
@@ -206,7 +213,10 @@ describe('ChangeLog.changesSince', () => {
     log.put('referent', 'a', referent('billing', 'a'));
     log.put('referent', 'z', referent('billing', 'z', 'NotReady'));
     expect(summary(log.changesSince(seen, { namespace: 'shop' }))).toEqual(['referent a removed']);
-    expect(summary(log.changesSince(seen, { namespace: 'billing' }))).toEqual(['referent a Ready', 'referent z NotReady']);
+    expect(summary(log.changesSince(seen, { namespace: 'billing' }))).toEqual([
+      'referent a Ready',
+      'referent z NotReady',
+    ]);
   });
 });
 

@@ -27,52 +27,146 @@ import {
  * which the format must carry as exceptions.
  */
 
-const kinds = ['App.demo.refwatch.dev', 'Database.demo.refwatch.dev', 'Secret', 'ClusterRole.rbac.authorization.k8s.io'];
+const kinds = [
+  'App.demo.refwatch.dev',
+  'Database.demo.refwatch.dev',
+  'Secret',
+  'ClusterRole.rbac.authorization.k8s.io',
+];
 const namespaces = ['shop', 'team-1', ''];
 const key = fc.oneof(
-  { weight: 8, arbitrary: fc.tuple(fc.constantFrom(...kinds), fc.constantFrom(...namespaces), fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/)).map(([k, n, name]) => `${k}/${n}/${name}`) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...kinds), fc.constantFrom(...namespaces), fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/))
+      .map(([k, n, name]) => `${k}/${n}/${name}`),
+  },
   { weight: 1, arbitrary: fc.string() }, // not a key at all: carried whole
   { weight: 1, arbitrary: fc.constant('a/b/c/d') },
 );
-const text = fc.oneof(fc.constantFrom('Ready', 'NotFound: x', 'creating volume pvc-data-0'), fc.string({ unit: 'grapheme' }));
-const time = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 1_600_000_000_000, max: 1_800_000_000_000 }) }, { weight: 1, arbitrary: fc.double({ min: 0, max: 2e12, noNaN: true }) });
+const text = fc.oneof(
+  fc.constantFrom('Ready', 'NotFound: x', 'creating volume pvc-data-0'),
+  fc.string({ unit: 'grapheme' }),
+);
+const time = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1_600_000_000_000, max: 1_800_000_000_000 }) },
+  { weight: 1, arbitrary: fc.double({ min: 0, max: 2e12, noNaN: true }) },
+);
 const count = fc.nat({ max: 1000 });
 /** Mostly the engine's value of a derived field, sometimes another one. */
-const maybeOther = <T>(derived: T, other: fc.Arbitrary<T>) => fc.oneof({ weight: 8, arbitrary: fc.constant(derived) }, { weight: 1, arbitrary: other });
+const maybeOther = <T>(derived: T, other: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 8, arbitrary: fc.constant(derived) }, { weight: 1, arbitrary: other });
 const kindOf = (k: string) => k.slice(0, Math.max(0, k.indexOf('/')));
 const nsOf = (k: string) => k.split('/')[1] ?? '';
 const extra = fc.option(fc.record({ future: fc.oneof(fc.string(), fc.integer()) }), { nil: undefined, freq: 8 });
 
 const referrer: fc.Arbitrary<ReferrerEntity> = fc
-  .record({ controller: fc.constantFrom('watch', 'demo/backoff'), key, state: fc.constantFrom('Resolved', 'Waiting', 'NotFound', 'Error'), reason: fc.option(text, { nil: undefined }), message: fc.option(text, { nil: undefined }), since: time, references: count, reconciles: count, lastReconcileAt: fc.option(time, { nil: undefined }), resolvedAt: fc.option(time, { nil: undefined }), extra })
+  .record({
+    controller: fc.constantFrom('watch', 'demo/backoff'),
+    key,
+    state: fc.constantFrom('Resolved', 'Waiting', 'NotFound', 'Error'),
+    reason: fc.option(text, { nil: undefined }),
+    message: fc.option(text, { nil: undefined }),
+    since: time,
+    references: count,
+    reconciles: count,
+    lastReconcileAt: fc.option(time, { nil: undefined }),
+    resolvedAt: fc.option(time, { nil: undefined }),
+    extra,
+  })
   .chain((r) =>
-    fc.record({ id: maybeOther(`${r.controller}|${r.key}`, fc.string()), kind: maybeOther(kindOf(r.key), fc.string()), namespace: maybeOther(nsOf(r.key), fc.string()) }).map((d) => {
-      const { extra: more, ...rest } = r;
-      return strip({ ...rest, ...d, ...more }) as unknown as ReferrerEntity;
-    }),
+    fc
+      .record({
+        id: maybeOther(`${r.controller}|${r.key}`, fc.string()),
+        kind: maybeOther(kindOf(r.key), fc.string()),
+        namespace: maybeOther(nsOf(r.key), fc.string()),
+      })
+      .map((d) => {
+        const { extra: more, ...rest } = r;
+        return strip({ ...rest, ...d, ...more }) as unknown as ReferrerEntity;
+      }),
   );
 
 const referent: fc.Arbitrary<ReferentEntity> = fc
-  .record({ key, state: fc.constantFrom('Ready', 'NotReady', 'NotFound', 'NotPrimed'), message: fc.option(text, { nil: undefined }), referencedBy: count, uid: fc.option(fc.uuid(), { nil: undefined }), resourceVersion: fc.option(fc.nat().map(String), { nil: undefined }), changedAt: time })
-  .chain((r) => fc.record({ id: maybeOther(r.key, fc.string()), kind: maybeOther(kindOf(r.key), fc.string()), namespace: maybeOther(nsOf(r.key), fc.string()) }).map((d) => strip({ ...r, ...d }) as unknown as ReferentEntity));
-
-const reference: fc.Arbitrary<ReferenceEntity> = fc
-  .record({ controller: fc.constantFrom('watch', 'demo/backoff'), referrer: key, referent: key, fieldPath: fc.constantFrom('spec.databaseRef', 'spec.volumes[0].secret.secretName'), count: fc.integer({ min: 1, max: 3 }) })
+  .record({
+    key,
+    state: fc.constantFrom('Ready', 'NotReady', 'NotFound', 'NotPrimed'),
+    message: fc.option(text, { nil: undefined }),
+    referencedBy: count,
+    uid: fc.option(fc.uuid(), { nil: undefined }),
+    resourceVersion: fc.option(fc.nat().map(String), { nil: undefined }),
+    changedAt: time,
+  })
   .chain((r) =>
     fc
-      .record({ id: maybeOther(`${r.controller}|${r.referrer}|${r.referent}|${r.fieldPath}`, fc.string()), kind: maybeOther(kindOf(r.referent), fc.string()), namespace: maybeOther(nsOf(r.referrer), fc.string()) })
+      .record({
+        id: maybeOther(r.key, fc.string()),
+        kind: maybeOther(kindOf(r.key), fc.string()),
+        namespace: maybeOther(nsOf(r.key), fc.string()),
+      })
+      .map((d) => strip({ ...r, ...d }) as unknown as ReferentEntity),
+  );
+
+const reference: fc.Arbitrary<ReferenceEntity> = fc
+  .record({
+    controller: fc.constantFrom('watch', 'demo/backoff'),
+    referrer: key,
+    referent: key,
+    fieldPath: fc.constantFrom('spec.databaseRef', 'spec.volumes[0].secret.secretName'),
+    count: fc.integer({ min: 1, max: 3 }),
+  })
+  .chain((r) =>
+    fc
+      .record({
+        id: maybeOther(`${r.controller}|${r.referrer}|${r.referent}|${r.fieldPath}`, fc.string()),
+        kind: maybeOther(kindOf(r.referent), fc.string()),
+        namespace: maybeOther(nsOf(r.referrer), fc.string()),
+      })
       .map((d) => ({ ...r, ...d })),
   );
 
 const event: fc.Arbitrary<EventEntity> = fc
-  .record({ id: fc.string({ minLength: 1 }), at: time, type: fc.constantFrom('Resolved', 'Waiting', 'ControllerStarted'), message: text, key: fc.option(key, { nil: undefined }), kind: fc.option(fc.constantFrom(...kinds), { nil: undefined }), namespace: fc.option(fc.constantFrom(...namespaces), { nil: undefined }), controller: fc.option(fc.constantFrom('watch'), { nil: undefined }), latencyMs: fc.option(fc.double({ min: 0, max: 1e5, noNaN: true }), { nil: undefined }) })
+  .record({
+    id: fc.string({ minLength: 1 }),
+    at: time,
+    type: fc.constantFrom('Resolved', 'Waiting', 'ControllerStarted'),
+    message: text,
+    key: fc.option(key, { nil: undefined }),
+    kind: fc.option(fc.constantFrom(...kinds), { nil: undefined }),
+    namespace: fc.option(fc.constantFrom(...namespaces), { nil: undefined }),
+    controller: fc.option(fc.constantFrom('watch'), { nil: undefined }),
+    latencyMs: fc.option(fc.double({ min: 0, max: 1e5, noNaN: true }), { nil: undefined }),
+  })
   .map((e) => strip(e) as unknown as EventEntity);
 
 const stuckEntry: fc.Arbitrary<StuckEntry> = fc
-  .record({ controller: fc.constantFrom('watch'), key, state: fc.constantFrom('Waiting', 'NotFound'), since: time, ageMs: count, reason: fc.constantFrom('NotFound', 'NotReady'), message: text, fix: text, referent: fc.option(key, { nil: undefined }) })
-  .chain((s) => maybeOther(`${s.controller}|${s.key}`, fc.string()).map((id) => strip({ ...s, id }) as unknown as StuckEntry));
+  .record({
+    controller: fc.constantFrom('watch'),
+    key,
+    state: fc.constantFrom('Waiting', 'NotFound'),
+    since: time,
+    ageMs: count,
+    reason: fc.constantFrom('NotFound', 'NotReady'),
+    message: text,
+    fix: text,
+    referent: fc.option(key, { nil: undefined }),
+  })
+  .chain((s) =>
+    maybeOther(`${s.controller}|${s.key}`, fc.string()).map((id) => strip({ ...s, id }) as unknown as StuckEntry),
+  );
 
-const queue = fc.record({ id: fc.constant('watch'), controller: fc.constant('watch'), depth: count, processing: count, adds: count, retries: count, reconciles: count, errors: count, workers: count, longestRunningMs: count });
+const queue = fc.record({
+  id: fc.constant('watch'),
+  controller: fc.constant('watch'),
+  depth: count,
+  processing: count,
+  adds: count,
+  retries: count,
+  reconciles: count,
+  errors: count,
+  workers: count,
+  longestRunningMs: count,
+});
 
 const snapshot: fc.Arbitrary<Snapshot> = fc
   .record({
@@ -85,7 +179,15 @@ const snapshot: fc.Arbitrary<Snapshot> = fc
     queues: fc.array(queue, { maxLength: 2 }),
     stuckThresholdMs: fc.option(count, { nil: undefined }),
   })
-  .map((s) => strip({ ...s, cluster: { mode: 'embedded', server: 'http://127.0.0.1:1', reachable: true }, controllers: [], watches: [] }) as unknown as Snapshot);
+  .map(
+    (s) =>
+      strip({
+        ...s,
+        cluster: { mode: 'embedded', server: 'http://127.0.0.1:1', reachable: true },
+        controllers: [],
+        watches: [],
+      }) as unknown as Snapshot,
+  );
 
 const change: fc.Arbitrary<Omit<Change, 'revision'>> = fc.oneof(
   referrer.map((value) => ({ entity: 'referrer' as const, id: value.id, removed: false as const, value })),
@@ -93,14 +195,23 @@ const change: fc.Arbitrary<Omit<Change, 'revision'>> = fc.oneof(
   reference.map((value) => ({ entity: 'reference' as const, id: value.id, removed: false as const, value })),
   event.map((value) => ({ entity: 'event' as const, id: value.id, removed: false as const, value })),
   queue.map((value) => ({ entity: 'queue' as const, id: value.id, removed: false as const, value })),
-  fc.record({ entity: fc.constantFrom('referrer' as const, 'reference' as const, 'controller' as const), id: fc.string(), removed: fc.constant(true as const) }),
+  fc.record({
+    entity: fc.constantFrom('referrer' as const, 'reference' as const, 'controller' as const),
+    id: fc.string(),
+    removed: fc.constant(true as const),
+  }),
 );
 
-const delta: fc.Arbitrary<Delta> = fc.record({ from: fc.nat({ max: 1e6 }), changes: fc.array(fc.tuple(change, fc.integer({ min: 1, max: 5 })), { maxLength: 15 }) }).map(({ from, changes }) => {
-  let revision = from;
-  const out = changes.map(([c, step]) => ({ ...c, revision: (revision += step) }) as Change);
-  return { from, revision: revision + 1, changes: out };
-});
+const delta: fc.Arbitrary<Delta> = fc
+  .record({
+    from: fc.nat({ max: 1e6 }),
+    changes: fc.array(fc.tuple(change, fc.integer({ min: 1, max: 5 })), { maxLength: 15 }),
+  })
+  .map(({ from, changes }) => {
+    let revision = from;
+    const out = changes.map(([c, step]) => ({ ...c, revision: (revision += step) }) as Change);
+    return { from, revision: revision + 1, changes: out };
+  });
 
 /** Drops undefined-valued properties, as JSON does. */
 function strip<T extends object>(o: T): T {
@@ -127,7 +238,10 @@ describe('lean wire format', () => {
   });
 
   it('decodes snapshots of more rows than one encoding step (columns in several pieces, key tables of many keys)', () => {
-    const large = fc.record({ referrers: fc.array(referrer, { minLength: 501, maxLength: 1200 }), references: fc.array(reference, { minLength: 501, maxLength: 1200 }) });
+    const large = fc.record({
+      referrers: fc.array(referrer, { minLength: 501, maxLength: 1200 }),
+      references: fc.array(reference, { minLength: 501, maxLength: 1200 }),
+    });
     fc.assert(
       fc.property(snapshot, large, (s, { referrers, references }) => {
         const big = { ...s, referrers, references };
@@ -154,7 +268,11 @@ describe('lean wire format', () => {
         encodeDelta(d);
         encodeSnapshot(other);
         // A message mixing rows sent before with new ones, in another order.
-        const mixed = { ...s, referrers: [...other.referrers, ...s.referrers].reverse(), references: [...s.references, ...other.references] };
+        const mixed = {
+          ...s,
+          referrers: [...other.referrers, ...s.referrers].reverse(),
+          references: [...s.references, ...other.references],
+        };
         expect(decodeSnapshot(JSON.parse(encodeSnapshot(mixed)))).toEqual(mixed);
         expect(encodeSnapshot(s)).toBe(first);
         expect(encodeSnapshot(structuredClone(s))).toBe(first);
@@ -173,8 +291,16 @@ describe('lean wire format', () => {
       watches: [],
       // The same keys each round, with a message never sent before.
       referrers: Array.from({ length: 5000 }, (_, i) => ({
-        id: `watch|App.demo.refwatch.dev/shop/web-${i}`, controller: 'watch', key: `App.demo.refwatch.dev/shop/web-${i}`, kind: 'App.demo.refwatch.dev', namespace: 'shop',
-        state: 'Waiting', message: `round ${round}: waiting for orders-${i}`, since: 1_700_000_000_000, references: 1, reconciles: round,
+        id: `watch|App.demo.refwatch.dev/shop/web-${i}`,
+        controller: 'watch',
+        key: `App.demo.refwatch.dev/shop/web-${i}`,
+        kind: 'App.demo.refwatch.dev',
+        namespace: 'shop',
+        state: 'Waiting',
+        message: `round ${round}: waiting for orders-${i}`,
+        since: 1_700_000_000_000,
+        references: 1,
+        reconciles: round,
       })) as ReferrerEntity[],
       referents: [],
       references: [],
@@ -198,9 +324,29 @@ describe('lean wire format', () => {
       Array.from({ length: n }, (_, i) => {
         const referrer = `App.demo.refwatch.dev/team-${i % 50}/web-${i}`;
         const referent = `Database.demo.refwatch.dev/team-${i % 50}/orders-${i % 7000}`;
-        return { id: `watch|${referrer}|${referent}|spec.databaseRef`, controller: 'watch', referrer, referent, fieldPath: 'spec.databaseRef', count: 1, kind: 'Database.demo.refwatch.dev', namespace: `team-${i % 50}` };
+        return {
+          id: `watch|${referrer}|${referent}|spec.databaseRef`,
+          controller: 'watch',
+          referrer,
+          referent,
+          fieldPath: 'spec.databaseRef',
+          count: 1,
+          kind: 'Database.demo.refwatch.dev',
+          namespace: `team-${i % 50}`,
+        };
       });
-    const snapshotOf = (refs: ReferenceEntity[]): Snapshot => ({ revision: 1, cluster: { mode: 'embedded', server: '', reachable: true }, controllers: [], watches: [], referrers: [], referents: [], references: refs, queues: [], events: [], stuck: [] });
+    const snapshotOf = (refs: ReferenceEntity[]): Snapshot => ({
+      revision: 1,
+      cluster: { mode: 'embedded', server: '', reachable: true },
+      controllers: [],
+      watches: [],
+      referrers: [],
+      referents: [],
+      references: refs,
+      queues: [],
+      events: [],
+      stuck: [],
+    });
     // 200,000 rows: the registry kept between messages takes them, their codes kept in several maps.
     const kept = snapshotOf(references(200_000));
     const first = encodeSnapshot(kept);
@@ -225,19 +371,52 @@ describe('lean wire format', () => {
       kind: 'Database.demo.refwatch.dev',
       namespace: 'shop',
     };
-    const s = { revision: 1, cluster: { mode: 'embedded', server: '', reachable: true }, controllers: [], watches: [], referrers: [], referents: [], references: [ref], queues: [], events: [], stuck: [] } satisfies Snapshot;
+    const s = {
+      revision: 1,
+      cluster: { mode: 'embedded', server: '', reachable: true },
+      controllers: [],
+      watches: [],
+      referrers: [],
+      referents: [],
+      references: [ref],
+      queues: [],
+      events: [],
+      stuck: [],
+    } satisfies Snapshot;
     const wire = JSON.parse(encodeSnapshot(s));
-    expect(wire.references).toEqual({ n: 1, controller: [1], referrer: [0], referent: [1], fieldPath: [5], count: [1] });
+    expect(wire.references).toEqual({
+      n: 1,
+      controller: [1],
+      referrer: [0],
+      referent: [1],
+      fieldPath: [5],
+      count: [1],
+    });
     expect(wire.keys.name).toEqual(['web', 'orders']);
-    expect(wire.strings).toEqual(['watch', 'App.demo.refwatch.dev', 'shop', 'Database.demo.refwatch.dev', 'spec.databaseRef']);
+    expect(wire.strings).toEqual([
+      'watch',
+      'App.demo.refwatch.dev',
+      'shop',
+      'Database.demo.refwatch.dev',
+      'spec.databaseRef',
+    ]);
     expect(decodeSnapshot(wire).references).toEqual([ref]);
   });
 
   it('refuses a message of another format, naming it', () => {
     expect(() => decodeSnapshot({ revision: 1, referrers: [] })).toThrow(WireFormatError);
-    expect(() => decodeSnapshot({ revision: 1, referrers: [] })).toThrow(/format null, this client reads refwatch\.lean\/1/);
-    expect(() => decodeDelta({ format: WIRE_FORMAT, from: 1, revision: 2, changes: { entity: 'r', revision: [1], removed: [] }, keys: { kind: [], namespace: [], name: [] }, strings: [] })).toThrow(
-      /more referrer changes than referrers/,
+    expect(() => decodeSnapshot({ revision: 1, referrers: [] })).toThrow(
+      /format null, this client reads refwatch\.lean\/1/,
     );
+    expect(() =>
+      decodeDelta({
+        format: WIRE_FORMAT,
+        from: 1,
+        revision: 2,
+        changes: { entity: 'r', revision: [1], removed: [] },
+        keys: { kind: [], namespace: [], name: [] },
+        strings: [],
+      }),
+    ).toThrow(/more referrer changes than referrers/);
   });
 });

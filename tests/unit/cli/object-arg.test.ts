@@ -6,13 +6,23 @@ import { keyOfTyped, matchResource, parseObjectArg, type DiscoveredResource } fr
 describe('parseObjectArg', () => {
   it('reads refwatch keys, namespaced, core and cluster-scoped', () => {
     expect(parseObjectArg('Pod/shop/web')).toEqual({ form: 'key', key: 'Pod/shop/web' });
-    expect(parseObjectArg('App.demo.refwatch.dev/shop/web')).toEqual({ form: 'key', key: 'App.demo.refwatch.dev/shop/web' });
-    expect(parseObjectArg('ClusterRole.rbac.authorization.k8s.io//view')).toEqual({ form: 'key', key: 'ClusterRole.rbac.authorization.k8s.io//view' });
+    expect(parseObjectArg('App.demo.refwatch.dev/shop/web')).toEqual({
+      form: 'key',
+      key: 'App.demo.refwatch.dev/shop/web',
+    });
+    expect(parseObjectArg('ClusterRole.rbac.authorization.k8s.io//view')).toEqual({
+      form: 'key',
+      key: 'ClusterRole.rbac.authorization.k8s.io//view',
+    });
   });
 
   it("reads kubectl's TYPE/NAME and TYPE NAME", () => {
     expect(parseObjectArg('pod/web')).toEqual({ form: 'type', type: 'pod', name: 'web' });
-    expect(parseObjectArg('apps.demo.refwatch.dev/web')).toEqual({ form: 'type', type: 'apps.demo.refwatch.dev', name: 'web' });
+    expect(parseObjectArg('apps.demo.refwatch.dev/web')).toEqual({
+      form: 'type',
+      type: 'apps.demo.refwatch.dev',
+      name: 'web',
+    });
     expect(parseObjectArg('App/web')).toEqual({ form: 'type', type: 'App', name: 'web' });
     expect(parseObjectArg('pods', 'web')).toEqual({ form: 'type', type: 'pods', name: 'web' });
   });
@@ -42,15 +52,30 @@ describe('parseObjectArg', () => {
 
 const RESOURCES: DiscoveredResource[] = [
   { group: '', kind: 'Pod', namespaced: true, resource: 'pods', singularName: 'pod', shortNames: ['po'] },
-  { group: '', kind: 'Namespace', namespaced: false, resource: 'namespaces', singularName: 'namespace', shortNames: ['ns'] },
-  { group: 'apps', kind: 'Deployment', namespaced: true, resource: 'deployments', singularName: 'deployment', shortNames: ['deploy'] },
+  {
+    group: '',
+    kind: 'Namespace',
+    namespaced: false,
+    resource: 'namespaces',
+    singularName: 'namespace',
+    shortNames: ['ns'],
+  },
+  {
+    group: 'apps',
+    kind: 'Deployment',
+    namespaced: true,
+    resource: 'deployments',
+    singularName: 'deployment',
+    shortNames: ['deploy'],
+  },
   { group: 'demo.refwatch.dev', kind: 'App', namespaced: true, resource: 'apps', singularName: 'app' },
   { group: 'example.com', kind: 'Pod', namespaced: true, resource: 'pods', singularName: 'pod' },
 ];
 
 describe('matchResource', () => {
   it('matches plural, singular, short name and kind, case-insensitively', () => {
-    for (const t of ['pods', 'pod', 'po', 'Pod', 'PODS']) expect(matchResource(RESOURCES, t)[0], t).toMatchObject({ group: '', kind: 'Pod' });
+    for (const t of ['pods', 'pod', 'po', 'Pod', 'PODS'])
+      expect(matchResource(RESOURCES, t)[0], t).toMatchObject({ group: '', kind: 'Pod' });
     expect(matchResource(RESOURCES, 'deploy')[0]).toMatchObject({ group: 'apps', kind: 'Deployment' });
   });
 
@@ -75,12 +100,20 @@ describe('keyOfTyped', () => {
 
   it('names the flag or argument at fault', () => {
     expect(() => keyOfTyped({ group: '', kind: 'Pod', namespaced: true }, 'web', 'Bad_NS')).toThrow(/flag --namespace/);
-    expect(() => keyOfTyped({ group: '', kind: 'Pod', namespaced: true }, 'Web!', 'shop')).toThrow(/argument OBJECT name/);
+    expect(() => keyOfTyped({ group: '', kind: 'Pod', namespaced: true }, 'Web!', 'shop')).toThrow(
+      /argument OBJECT name/,
+    );
   });
 });
 
 describe('pluralOf', () => {
   it('spells plurals as kinds are usually served', () => {
-    expect(['database', 'policy', 'ingress', 'gateway', 'box'].map(pluralOf)).toEqual(['databases', 'policies', 'ingresses', 'gateways', 'boxes']);
+    expect(['database', 'policy', 'ingress', 'gateway', 'box'].map(pluralOf)).toEqual([
+      'databases',
+      'policies',
+      'ingresses',
+      'gateways',
+      'boxes',
+    ]);
   });
 });

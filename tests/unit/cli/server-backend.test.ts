@@ -9,7 +9,8 @@ import { demoSnapshot } from '@/tests/fixtures/snapshot';
 /** A stand-in refwatch server on 127.0.0.1: the snapshot body, and the stream's messages, as given. */
 async function serve(snapshotBody: string, streamBody: string): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
-    if (req.url!.startsWith('/api/v1/snapshot')) res.writeHead(200, { 'content-type': 'application/json' }).end(snapshotBody);
+    if (req.url!.startsWith('/api/v1/snapshot'))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(snapshotBody);
     else if (req.url!.startsWith('/api/v1/stream')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(streamBody);
@@ -26,7 +27,11 @@ async function serve(snapshotBody: string, streamBody: string): Promise<{ url: s
 }
 
 const snapshot: Snapshot = demoSnapshot(0, 20);
-const delta: Delta = { from: snapshot.revision, revision: snapshot.revision + 1, changes: [{ entity: 'referrer', id: snapshot.referrers[0]!.id, revision: snapshot.revision + 1, removed: true }] };
+const delta: Delta = {
+  from: snapshot.revision,
+  revision: snapshot.revision + 1,
+  changes: [{ entity: 'referrer', id: snapshot.referrers[0]!.id, revision: snapshot.revision + 1, removed: true }],
+};
 const sse = (event: string, id: number, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
 
 let stop: (() => Promise<void>) | undefined;
@@ -37,7 +42,10 @@ afterEach(async () => {
 
 describe('ServerBackend', () => {
   it('decodes the lean snapshot and stream into the graph and changes', async () => {
-    const server = await serve(encodeSnapshot(snapshot), sse('snapshot', snapshot.revision, encodeSnapshot(snapshot)) + sse('delta', delta.revision, encodeDelta(delta)));
+    const server = await serve(
+      encodeSnapshot(snapshot),
+      sse('snapshot', snapshot.revision, encodeSnapshot(snapshot)) + sse('delta', delta.revision, encodeDelta(delta)),
+    );
     stop = server.close;
     const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
     expect(await backend.graph()).toEqual(snapshot);
@@ -59,7 +67,9 @@ describe('ServerBackend', () => {
     stop = server.close;
     const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
     await expect(backend.graph()).rejects.toThrow(CliError);
-    await expect(backend.graph()).rejects.toThrow(/has format null, this client reads refwatch\.lean\/1: use a client and server of the same refwatch version/);
+    await expect(backend.graph()).rejects.toThrow(
+      /has format null, this client reads refwatch\.lean\/1: use a client and server of the same refwatch version/,
+    );
     const abort = new AbortController();
     const watching = (async () => {
       for await (const m of backend.watch({}, abort.signal)) void m;

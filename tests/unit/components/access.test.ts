@@ -82,7 +82,11 @@ describe('the dashboard token', () => {
       return { readyState: 0, onopen: null, onerror: null, addEventListener() {}, close() {} };
     };
     const sink = { snapshot() {}, deltas() {}, cluster() {}, resync() {}, state() {} };
-    const stream = new SnapshotStream(sink, { createEventSource: source, requestFrame: () => 0, cancelFrame: () => {} });
+    const stream = new SnapshotStream(sink, {
+      createEventSource: source,
+      requestFrame: () => 0,
+      cancelFrame: () => {},
+    });
     stream.start();
     access.provideToken(TOKEN);
     stream.reconnect();

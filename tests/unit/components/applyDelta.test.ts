@@ -19,7 +19,11 @@ function event(i: number): EventEntity {
 describe('applyDelta', () => {
   it('replaces an updated entity in place and advances the revision, leaving the input untouched', () => {
     const s = demoSnapshot(NOW, 100);
-    const delta: Delta = { from: 100, revision: 101, changes: [referrerChange(s, checkoutId, { state: 'Resolved' }, 101)] };
+    const delta: Delta = {
+      from: 100,
+      revision: 101,
+      changes: [referrerChange(s, checkoutId, { state: 'Resolved' }, 101)],
+    };
     const next = applyDelta(s, delta);
     expect(next.revision).toBe(101);
     expect(next.referrers.find((r) => r.id === checkoutId)?.state).toBe('Resolved');
@@ -49,7 +53,10 @@ describe('applyDelta', () => {
     const next = applyDelta(s, {
       from: 98,
       revision: 101,
-      changes: [referrerChange(s, checkoutId, { state: 'Error' }, 99), referrerChange(s, 'app-watch|App.demo.refwatch.dev/shop/search', { state: 'Waiting' }, 101)],
+      changes: [
+        referrerChange(s, checkoutId, { state: 'Error' }, 99),
+        referrerChange(s, 'app-watch|App.demo.refwatch.dev/shop/search', { state: 'Waiting' }, 101),
+      ],
     });
     expect(next.referrers.find((r) => r.id === checkoutId)?.state).toBe('Waiting');
     expect(next.referrers.find((r) => r.key.endsWith('/shop/search'))?.state).toBe('Waiting');
@@ -57,7 +64,13 @@ describe('applyDelta', () => {
 
   it('keeps only the newest events past the cap', () => {
     const s = { ...demoSnapshot(NOW, 0), events: [] };
-    const changes: Change[] = Array.from({ length: 30 }, (_, i) => ({ entity: 'event', id: `e${i}`, revision: i + 1, removed: false, value: event(i) }));
+    const changes: Change[] = Array.from({ length: 30 }, (_, i) => ({
+      entity: 'event',
+      id: `e${i}`,
+      revision: i + 1,
+      removed: false,
+      value: event(i),
+    }));
     const next = applyDelta(s, { from: 0, revision: 30, changes }, 10);
     expect(next.events).toHaveLength(10);
     expect(next.events.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => `e${i + 20}`));
@@ -69,7 +82,10 @@ describe('applyDelta', () => {
     const next = applyDelta(s, {
       from: 100,
       revision: 102,
-      changes: [referrerChange(s, payments, { state: 'Resolved' }, 101), { entity: 'referrer', id: 'app-watch|App.demo.refwatch.dev/shop/catalog', revision: 102, removed: true }],
+      changes: [
+        referrerChange(s, payments, { state: 'Resolved' }, 101),
+        { entity: 'referrer', id: 'app-watch|App.demo.refwatch.dev/shop/catalog', revision: 102, removed: true },
+      ],
     });
     expect(next.stuck.map((x) => x.key)).toEqual(['App.demo.refwatch.dev/billing/refunds']);
   });

@@ -14,7 +14,13 @@ const observer: ReferenceControllerEntity = {
   referents: 2,
   startedAt: NOW - 60_000,
   dispatches: 4,
-  errors: [{ reason: 'ObserveTimeout', message: 'HealthCheck.probes.example.com/shop/hung: no answer within 500 ms', at: NOW - 2_000 }],
+  errors: [
+    {
+      reason: 'ObserveTimeout',
+      message: 'HealthCheck.probes.example.com/shop/hung: no answer within 500 ms',
+      at: NOW - 2_000,
+    },
+  ],
   history: [],
   source: 'poll',
   intervalMs: 5_000,
@@ -34,7 +40,13 @@ describe('ControllersPanel', () => {
 
   it('keeps showing a watch as before', () => {
     const { source: _source, intervalMs: _i, polls: _p, lastPollAt: _l, ...watch } = observer;
-    const html = renderToStaticMarkup(<ControllersPanel controllers={[{ ...watch, kind: 'Database.demo.refwatch.dev', id: 'Database.demo.refwatch.dev', errors: [] }]} now={NOW} onSelectKind={() => {}} />);
+    const html = renderToStaticMarkup(
+      <ControllersPanel
+        controllers={[{ ...watch, kind: 'Database.demo.refwatch.dev', id: 'Database.demo.refwatch.dev', errors: [] }]}
+        now={NOW}
+        onSelectKind={() => {}}
+      />,
+    );
     expect(html).toContain('Watching since');
     expect(html).toMatch(/Referents cached<\/dt><dd>2</);
   });

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { parseExplanation } from '@/components/data/explain';
 
-const ref = { referent: 'Database.demo.refwatch.dev/shop/ordrs', fieldPath: 'spec.databaseRef', state: 'NotFound', reason: 'NotFound', message: 'not found', fix: 'Fix the typo', suggestions: ['Database.demo.refwatch.dev/shop/orders'] };
+const ref = {
+  referent: 'Database.demo.refwatch.dev/shop/ordrs',
+  fieldPath: 'spec.databaseRef',
+  state: 'NotFound',
+  reason: 'NotFound',
+  message: 'not found',
+  fix: 'Fix the typo',
+  suggestions: ['Database.demo.refwatch.dev/shop/orders'],
+};
 
 describe('parseExplanation', () => {
   it('reads the per-controller answer and merges its references', () => {
@@ -27,9 +35,14 @@ describe('parseExplanation', () => {
   });
 
   it('survives missing and mistyped fields instead of throwing', () => {
-    const e = parseExplanation({ references: [null, 7, { referent: 3, suggestions: 'no' }] }, 'App.demo.refwatch.dev/shop/x');
+    const e = parseExplanation(
+      { references: [null, 7, { referent: 3, suggestions: 'no' }] },
+      'App.demo.refwatch.dev/shop/x',
+    );
     expect(e.object).toBe('App.demo.refwatch.dev/shop/x');
-    expect(e.references).toEqual([{ referent: '', fieldPath: '', state: '', reason: '', message: '', fix: '', suggestions: [] }]);
+    expect(e.references).toEqual([
+      { referent: '', fieldPath: '', state: '', reason: '', message: '', fix: '', suggestions: [] },
+    ]);
     expect(parseExplanation(null, 'k').references).toEqual([]);
   });
 });

@@ -3,29 +3,55 @@ import { describe, expect, it } from 'vitest';
 import { attention, orderRows, rowWindow, scrollToShow } from '@/components/dashboard/rows';
 import type { GraphNode, NodeState } from '@/components/graph/model';
 
-const node = (key: string, state: NodeState, context = false): GraphNode => ({ id: `obj:${key}`, type: 'object', key, label: key, kind: 'App', namespace: 'shop', state, roles: ['referrer'], ...(context ? { context } : {}) });
+const node = (key: string, state: NodeState, context = false): GraphNode => ({
+  id: `obj:${key}`,
+  type: 'object',
+  key,
+  label: key,
+  kind: 'App',
+  namespace: 'shop',
+  state,
+  roles: ['referrer'],
+  ...(context ? { context } : {}),
+});
 
 /** The table's order, spelled out as a comparison sort. */
 const naive = (nodes: GraphNode[]) =>
-  nodes.filter((n) => n.type !== 'group').sort((a, b) => (a.context === b.context ? 0 : a.context ? 1 : -1) || attention(b) - attention(a) || a.key.localeCompare(b.key));
+  nodes
+    .filter((n) => n.type !== 'group')
+    .sort(
+      (a, b) =>
+        (a.context === b.context ? 0 : a.context ? 1 : -1) || attention(b) - attention(a) || a.key.localeCompare(b.key),
+    );
 
 describe('orderRows', () => {
   it('lists matches before context, the ones needing attention first, then by key; groups are not rows', () => {
-    const nodes = [node('b', 'resolved'), node('a', 'resolved'), node('c', 'stuck'), node('d', 'error', true), { ...node('g', 'resolved'), type: 'group' as const }];
+    const nodes = [
+      node('b', 'resolved'),
+      node('a', 'resolved'),
+      node('c', 'stuck'),
+      node('d', 'error', true),
+      { ...node('g', 'resolved'), type: 'group' as const },
+    ];
     expect(orderRows(nodes).rows.map((n) => n.key)).toEqual(['c', 'a', 'b', 'd']);
   });
 
   it('re-sorts a change of states exactly as a full sort does, reusing the key order', () => {
     const states: NodeState[] = ['resolved', 'waiting', 'notfound', 'stuck', 'error'];
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 40 }), fc.array(fc.nat(), { minLength: 40, maxLength: 40 }), fc.array(fc.nat(), { minLength: 40, maxLength: 40 }), (keys, before, after) => {
-        const first = keys.map((k, i) => node(k, states[before[i]! % 5]!, before[i]! % 7 === 0));
-        const prev = orderRows(first);
-        const second = first.map((n, i) => ({ ...n, state: states[after[i]! % 5]! }));
-        const next = orderRows(second, prev);
-        expect(next.byKey).toBe(prev.byKey);
-        expect(next.rows).toEqual(naive(second));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        (keys, before, after) => {
+          const first = keys.map((k, i) => node(k, states[before[i]! % 5]!, before[i]! % 7 === 0));
+          const prev = orderRows(first);
+          const second = first.map((n, i) => ({ ...n, state: states[after[i]! % 5]! }));
+          const next = orderRows(second, prev);
+          expect(next.byKey).toBe(prev.byKey);
+          expect(next.rows).toEqual(naive(second));
+        },
+      ),
     );
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { OVERVIEW_ABOVE_REFERENCES, chooseMode, isSummary, modeKey, scopeQuery, type ScopeParams } from '@/components/data/scope';
+import {
+  OVERVIEW_ABOVE_REFERENCES,
+  chooseMode,
+  isSummary,
+  modeKey,
+  scopeQuery,
+  type ScopeParams,
+} from '@/components/data/scope';
 
 const none: ScopeParams = { ns: '', kind: '', q: '', object: '', stuck: false, view: '' };
 const large = OVERVIEW_ABOVE_REFERENCES + 1;
@@ -13,7 +20,10 @@ describe('chooseMode', () => {
 
   it('scopes a large registry to what the URL names, and filters a small one in the browser', () => {
     const p = { ...none, ns: 'shop', q: ' orders ', stuck: true };
-    expect(chooseMode(p, large)).toEqual({ mode: 'scoped', scope: { namespace: 'shop', kind: '', q: 'orders', object: '', stuck: true } });
+    expect(chooseMode(p, large)).toEqual({
+      mode: 'scoped',
+      scope: { namespace: 'shop', kind: '', q: 'orders', object: '', stuck: true },
+    });
     expect(chooseMode(p, 10)).toEqual({ mode: 'all' });
   });
 
@@ -43,7 +53,10 @@ describe('isSummary', () => {
 
 describe('view=scope', () => {
   it('asks the server for the scope on a small registry too', () => {
-    expect(chooseMode({ ...none, ns: 'shop', view: 'scope' }, 10)).toMatchObject({ mode: 'scoped', scope: { namespace: 'shop' } });
+    expect(chooseMode({ ...none, ns: 'shop', view: 'scope' }, 10)).toMatchObject({
+      mode: 'scoped',
+      scope: { namespace: 'shop' },
+    });
     expect(chooseMode({ ...none, view: 'scope' }, 10)).toEqual({ mode: 'overview' });
   });
 });

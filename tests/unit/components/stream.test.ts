@@ -23,7 +23,12 @@ class FakeEventSource implements EventSourceLike {
   }
   /** emit sends a message as the server does: snapshots and deltas in the lean wire format. */
   emit(type: string, data: unknown) {
-    const text = type === 'snapshot' ? encodeSnapshot(data as Snapshot) : type === 'delta' ? encodeDelta(data as Delta) : JSON.stringify(data);
+    const text =
+      type === 'snapshot'
+        ? encodeSnapshot(data as Snapshot)
+        : type === 'delta'
+          ? encodeDelta(data as Delta)
+          : JSON.stringify(data);
     for (const l of this.listeners.get(type) ?? []) l(new MessageEvent(type, { data: text }));
   }
   fail(readyState: number) {
@@ -127,7 +132,9 @@ describe('SnapshotStream', () => {
     const listeners = (es as unknown as { listeners: Map<string, ((ev: MessageEvent) => void)[]> }).listeners;
     expect(() => listeners.get('delta')![0]!(new MessageEvent('delta', { data: '{not json' }))).not.toThrow();
     // A delta in the old, verbose format is not the wire format: skipped too.
-    expect(() => listeners.get('delta')![0]!(new MessageEvent('delta', { data: JSON.stringify(delta(1)) }))).not.toThrow();
+    expect(() =>
+      listeners.get('delta')![0]!(new MessageEvent('delta', { data: JSON.stringify(delta(1)) })),
+    ).not.toThrow();
     h.runFrames();
     expect(h.batches).toHaveLength(0);
   });

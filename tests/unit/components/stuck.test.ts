@@ -16,7 +16,14 @@ describe('stuckList', () => {
 
   it('adds referrers unresolved past the threshold that the server has not listed yet', () => {
     const list = stuckList(demoSnapshot(NOW), NOW + 60_000);
-    expect(list.map((s) => s.key.split('/').pop())).toEqual(['payments', 'catalog', 'refunds', 'reports', 'ingest', 'checkout']);
+    expect(list.map((s) => s.key.split('/').pop())).toEqual([
+      'payments',
+      'catalog',
+      'refunds',
+      'reports',
+      'ingest',
+      'checkout',
+    ]);
     expect(list.find((s) => s.key.endsWith('/checkout'))?.message).toContain('2/3 replicas');
   });
 
@@ -47,7 +54,8 @@ describe('objectDetails', () => {
 describe('the stuck threshold', () => {
   it('follows the server’s threshold from the snapshot, and 30 s from a server that sends none', () => {
     const s = demoSnapshot(NOW);
-    const extra = (list: ReturnType<typeof stuckList>) => list.filter((x) => x.fix === '').map((x) => x.key.split('/').pop());
+    const extra = (list: ReturnType<typeof stuckList>) =>
+      list.filter((x) => x.fix === '').map((x) => x.key.split('/').pop());
     expect(extra(stuckList(s, NOW + 10_000))).not.toContain('checkout');
     expect(extra(stuckList({ ...s, stuckThresholdMs: 2000 }, NOW + 10_000))).toContain('checkout');
   });

@@ -3,7 +3,16 @@ import { DEFAULT_VIEW, parseViewState, serializeViewState } from '@/components/d
 
 describe('URL view state', () => {
   it('round-trips selection, search and filters through the query string', () => {
-    const view = { ...DEFAULT_VIEW, select: 'Database.demo.refwatch.dev/shop/orders', q: 'not found', ns: 'shop', kind: 'App.demo.refwatch.dev', state: 'stuck', group: 'kind' as const, tab: 'events' as const };
+    const view = {
+      ...DEFAULT_VIEW,
+      select: 'Database.demo.refwatch.dev/shop/orders',
+      q: 'not found',
+      ns: 'shop',
+      kind: 'App.demo.refwatch.dev',
+      state: 'stuck',
+      group: 'kind' as const,
+      tab: 'events' as const,
+    };
     const query = serializeViewState(view);
     expect(parseViewState(new URLSearchParams(query))).toEqual(view);
   });

@@ -15,8 +15,8 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-describe('the panel\'s run actions', () => {
-  it('Stop posts to the run\'s stop endpoint and keeps the run, Delete deletes it', async () => {
+describe("the panel's run actions", () => {
+  it("Stop posts to the run's stop endpoint and keeps the run, Delete deletes it", async () => {
     const calls = answer(200, { id: 'abc123', phase: 'Stopped' });
     expect(await stopRun('abc123')).toMatchObject({ id: 'abc123', phase: 'Stopped' });
     await deleteRun('abc123');

@@ -33,25 +33,34 @@ describe('cdfPoints', () => {
 
   it('keeps within the point budget, monotonic, ending at the true last point', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 3000 }), fc.integer({ min: 2, max: 300 }), (raw, budget) => {
-        const sorted = [...raw].sort((a, b) => a - b);
-        const full = cdfPoints(sorted, sorted.length, { maxPoints: 1_000_000 });
-        const pts = cdfPoints(sorted, sorted.length, { maxPoints: budget });
-        expect(pts.length).toBeLessThanOrEqual(budget);
-        expect(pts.at(-1)).toEqual(full.at(-1));
-        expect(pts[0]).toEqual(full[0]);
-        for (let i = 1; i < pts.length; i++) {
-          expect(pts[i]!.x).toBeGreaterThan(pts[i - 1]!.x);
-          expect(pts[i]!.y).toBeGreaterThan(pts[i - 1]!.y);
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 3000 }),
+        fc.integer({ min: 2, max: 300 }),
+        (raw, budget) => {
+          const sorted = [...raw].sort((a, b) => a - b);
+          const full = cdfPoints(sorted, sorted.length, { maxPoints: 1_000_000 });
+          const pts = cdfPoints(sorted, sorted.length, { maxPoints: budget });
+          expect(pts.length).toBeLessThanOrEqual(budget);
+          expect(pts.at(-1)).toEqual(full.at(-1));
+          expect(pts[0]).toEqual(full[0]);
+          for (let i = 1; i < pts.length; i++) {
+            expect(pts[i]!.x).toBeGreaterThan(pts[i - 1]!.x);
+            expect(pts[i]!.y).toBeGreaterThan(pts[i - 1]!.y);
+          }
+        },
+      ),
     );
   });
 });
 
 describe('logAxisRange', () => {
   it('spans whole decades around both series', () => {
-    expect(logAxisRange([[3, 40], [250, 12_000]])).toEqual({ min: 1, max: 100_000 });
+    expect(
+      logAxisRange([
+        [3, 40],
+        [250, 12_000],
+      ]),
+    ).toEqual({ min: 1, max: 100_000 });
     expect(logAxisRange([[15], [900]])).toEqual({ min: 10, max: 1000 });
   });
 

@@ -22,7 +22,10 @@ describe('formToRequest', () => {
 
   it('adds churn of the Cache kind only when it is on', () => {
     expect(formToRequest({ ...DEFAULT_FORM, churn: false, churnAfterS: '5' }).churn).toBeUndefined();
-    expect(formToRequest({ ...DEFAULT_FORM, churn: true, churnAfterS: '2.5' }).churn).toEqual({ dropKind: 'Cache', afterMs: 2500 });
+    expect(formToRequest({ ...DEFAULT_FORM, churn: true, churnAfterS: '2.5' }).churn).toEqual({
+      dropKind: 'Cache',
+      afterMs: 2500,
+    });
   });
 
   it('sends an empty or non-numeric required value as null, so the API names the field', () => {
@@ -32,7 +35,11 @@ describe('formToRequest', () => {
   });
 
   it('treats empty dangling shares as none', () => {
-    expect(formToRequest({ ...DEFAULT_FORM, typo: '', wrongNamespace: '', kindNotInstalled: '' }).dangling).toEqual({ typo: 0, wrongNamespace: 0, kindNotInstalled: 0 });
+    expect(formToRequest({ ...DEFAULT_FORM, typo: '', wrongNamespace: '', kindNotInstalled: '' }).dangling).toEqual({
+      typo: 0,
+      wrongNamespace: 0,
+      kindNotInstalled: 0,
+    });
   });
 
   it('sends the chosen backoff preset', () => {
@@ -59,13 +66,23 @@ describe('API errors next to their input', () => {
   it('drops the field prefix, and states millisecond bounds in seconds for inputs typed in seconds', () => {
     expect(fieldMessage('apps', 'apps: must be at most 5000')).toBe('must be at most 5000');
     expect(fieldMessage('timeoutMs', 'timeoutMs: must be at least 1000 ms')).toBe('must be at least 1 s');
-    expect(fieldMessage('readyAfter.maxMs', 'readyAfter.maxMs: must be at most 600000 ms (10 minutes)')).toBe('must be at most 600 s (10 minutes)');
-    expect(fieldMessage('timeoutMs', 'timeoutMs: must be a number of milliseconds from 1000 to 600000')).toBe('must be a number of seconds from 1 to 600');
-    expect(fieldMessage('dangling.typo', 'dangling.typo: the fractions must add up to at most 1')).toBe('the fractions must add up to at most 1');
+    expect(fieldMessage('readyAfter.maxMs', 'readyAfter.maxMs: must be at most 600000 ms (10 minutes)')).toBe(
+      'must be at most 600 s (10 minutes)',
+    );
+    expect(fieldMessage('timeoutMs', 'timeoutMs: must be a number of milliseconds from 1000 to 600000')).toBe(
+      'must be a number of seconds from 1 to 600',
+    );
+    expect(fieldMessage('dangling.typo', 'dangling.typo: the fractions must add up to at most 1')).toBe(
+      'the fractions must add up to at most 1',
+    );
   });
 
   it('reads the error envelope, and names the request when the body is not one', () => {
-    const e = parseApiError(400, { error: { code: 'InvalidBody', message: 'apps: must be at least 1', field: 'apps' } }, 'POST /api/v1/demo/runs');
+    const e = parseApiError(
+      400,
+      { error: { code: 'InvalidBody', message: 'apps: must be at least 1', field: 'apps' } },
+      'POST /api/v1/demo/runs',
+    );
     expect([e.status, e.code, e.field, e.message]).toEqual([400, 'InvalidBody', 'apps', 'apps: must be at least 1']);
     const plain = parseApiError(502, 'Bad Gateway', 'POST /api/v1/demo/runs');
     expect(plain.message).toBe('POST /api/v1/demo/runs answered 502');

@@ -6,13 +6,25 @@ import { callHandler } from '../server/call';
 
 let rt: Runtime;
 
-const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) => callHandler(rt, fn, path, init);
+const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) =>
+  callHandler(rt, fn, path, init);
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
-  call(postDemoRun, '/api/v1/demo/runs', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  call(postDemoRun, '/api/v1/demo/runs', {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'on', REFWATCH_EXAMPLE: 'none' }));
+  rt = await startRuntime(
+    parseConfig({
+      REFWATCH_GRACE: '300ms',
+      REFWATCH_RULE_PACKS: 'none',
+      REFWATCH_DEMO: 'on',
+      REFWATCH_EXAMPLE: 'none',
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -44,7 +56,10 @@ describe('demo API', () => {
     expect(created.status).toBe(201);
     const id: string = created.body.id;
     expect(created.headers.get('location')).toBe(`/api/v1/demo/runs/${id}`);
-    expect(created.body).toMatchObject({ namespace: `refwatch-demo-${id}`, config: { apps: 3, backoffPreset: 'client-go' } });
+    expect(created.body).toMatchObject({
+      namespace: `refwatch-demo-${id}`,
+      config: { apps: 3, backoffPreset: 'client-go' },
+    });
 
     const second = await post({ apps: 1 });
     expect(second.status).toBe(409);
@@ -63,7 +78,11 @@ describe('demo API', () => {
     // The watch controller ran on the runtime's engine, where the dashboard sees it.
     const controller: string = created.body.watchController;
     expect(controller).toBe(`demo/watch/${id}`);
-    expect(rt.changelog.snapshot({ entities: ['event'] }).entities.event.some((e) => e.controller === controller && e.type === 'Resolved')).toBe(true);
+    expect(
+      rt.changelog
+        .snapshot({ entities: ['event'] })
+        .entities.event.some((e) => e.controller === controller && e.type === 'Resolved'),
+    ).toBe(true);
     // Completed, the run's graph stays on the engine until it is deleted.
     expect(rt.manager.controllerNames()).toContain(controller);
     expect(rt.manager.registry.referrers(controller)).toHaveLength(3);
@@ -82,7 +101,9 @@ describe('demo API', () => {
     const gone = await call(getDemoRun, `/api/v1/demo/runs/${id}`);
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('NotFound');
-    const ns = await rt.connection.client.getJSON<{ items: unknown[] }>(`/apis/demo.refwatch.dev/v1alpha1/namespaces/refwatch-demo-${id}/apps`).catch(() => ({ items: [] }));
+    const ns = await rt.connection.client
+      .getJSON<{ items: unknown[] }>(`/apis/demo.refwatch.dev/v1alpha1/namespaces/refwatch-demo-${id}/apps`)
+      .catch(() => ({ items: [] }));
     expect(ns.items).toHaveLength(0);
     expect(rt.manager.controllerNames()).not.toContain(controller);
   });
@@ -92,9 +113,15 @@ describe('demo API', () => {
     expect(created.status).toBe(201);
     const id: string = created.body.id;
     const stopPath = `/api/v1/demo/runs/${id}/stop`;
-    const apps = () => rt.connection.client.getJSON<{ items: unknown[] }>(`/apis/demo.refwatch.dev/v1alpha1/namespaces/refwatch-demo-${id}/apps`).catch(() => ({ items: [] }));
+    const apps = () =>
+      rt.connection.client
+        .getJSON<{ items: unknown[] }>(`/apis/demo.refwatch.dev/v1alpha1/namespaces/refwatch-demo-${id}/apps`)
+        .catch(() => ({ items: [] }));
 
-    const crossOrigin = await call(stopDemoRun, stopPath, { method: 'POST', headers: { origin: 'http://evil.example' } });
+    const crossOrigin = await call(stopDemoRun, stopPath, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example' },
+    });
     expect(crossOrigin.status).toBe(403);
     expect(rt.demo!.get(id)!.isActive()).toBe(true);
     const unknown = await call(stopDemoRun, '/api/v1/demo/runs/abcdef/stop', { method: 'POST' });

@@ -33,7 +33,11 @@ describe('demo config', () => {
   });
 
   it('accepts a fixed delay, churn and the crossplane preset', () => {
-    const c = parseDemoConfig({ readyAfter: { distribution: 'fixed', ms: 500 }, churn: { dropKind: 'Cache', afterMs: 3000 }, backoffPreset: 'crossplane' });
+    const c = parseDemoConfig({
+      readyAfter: { distribution: 'fixed', ms: 500 },
+      churn: { dropKind: 'Cache', afterMs: 3000 },
+      backoffPreset: 'crossplane',
+    });
     expect(c.readyAfter).toEqual({ distribution: 'fixed', ms: 500 });
     expect(c.churn).toEqual({ dropKind: 'Cache', afterMs: 3000 });
     expect(c.backoffPreset).toBe('crossplane');

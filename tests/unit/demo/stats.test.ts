@@ -37,8 +37,15 @@ describe('resolution latency', () => {
 });
 
 describe('latency of a churned App', () => {
-  const latency = (resolvedAt: number, ready: { database?: number; secret?: number; cache?: number }, cacheDroppedAt?: number) =>
-    resolutionLatency(resolvedAt, requiredReadyAts({ database: ready.database, secret: ready.secret, cache: ready.cache }, cacheDroppedAt));
+  const latency = (
+    resolvedAt: number,
+    ready: { database?: number; secret?: number; cache?: number },
+    cacheDroppedAt?: number,
+  ) =>
+    resolutionLatency(
+      resolvedAt,
+      requiredReadyAts({ database: ready.database, secret: ready.secret, cache: ready.cache }, cacheDroppedAt),
+    );
 
   it('counts an App freed by the churn patch from the patch, not from its Database and Secret ready long before', () => {
     // Database ready at 1.0 s, Secret at 0, Cache not ready; the patch dropping cacheRef went out at 3.0 s.
@@ -68,6 +75,11 @@ describe('CSV export', () => {
       { app: 'App.demo.refwatch.dev/ns/shop-1', note: 'plain', ms: 12 },
       { app: 'App.demo.refwatch.dev/ns/shop-2', note: 'says "hi", twice', ms: undefined },
     ]);
-    expect(csv.split('\r\n')).toEqual(['app,note,ms', 'App.demo.refwatch.dev/ns/shop-1,plain,12', 'App.demo.refwatch.dev/ns/shop-2,"says ""hi"", twice",', '']);
+    expect(csv.split('\r\n')).toEqual([
+      'app,note,ms',
+      'App.demo.refwatch.dev/ns/shop-1,plain,12',
+      'App.demo.refwatch.dev/ns/shop-2,"says ""hi"", twice",',
+      '',
+    ]);
   });
 });

@@ -14,7 +14,10 @@ describe('in-cluster mode with REFWATCH_IN_CLUSTER_ROOT', () => {
   });
 
   it('is carried into the config only in in-cluster mode', () => {
-    expect(parseConfig({ REFWATCH_CLUSTER: 'in-cluster', REFWATCH_IN_CLUSTER_ROOT: '/tmp/pod' }).cluster).toEqual({ mode: 'in-cluster', root: '/tmp/pod' });
+    expect(parseConfig({ REFWATCH_CLUSTER: 'in-cluster', REFWATCH_IN_CLUSTER_ROOT: '/tmp/pod' }).cluster).toEqual({
+      mode: 'in-cluster',
+      root: '/tmp/pod',
+    });
     expect(parseConfig({ REFWATCH_CLUSTER: 'in-cluster' }).cluster).toEqual({ mode: 'in-cluster' });
     expect(parseConfig({ REFWATCH_IN_CLUSTER_ROOT: '/tmp/pod' }).cluster).toEqual({ mode: 'embedded' });
   });
@@ -30,13 +33,19 @@ describe('in-cluster mode with REFWATCH_IN_CLUSTER_ROOT', () => {
     vi.stubEnv('KUBERNETES_SERVICE_HOST', '127.0.0.1');
     vi.stubEnv('KUBERNETES_SERVICE_PORT', '6443');
     const client = KubeClient.inCluster({ pathPrefix: root });
-    expect(client.describe()).toMatchObject({ server: 'https://127.0.0.1:6443', source: 'in-cluster', namespace: 'tools' });
+    expect(client.describe()).toMatchObject({
+      server: 'https://127.0.0.1:6443',
+      source: 'in-cluster',
+      namespace: 'tools',
+    });
     expect(client.redact('Bearer service-account-token-0123456789')).not.toContain('service-account-token-0123456789');
   });
 
   it('names the token file it could not read', () => {
     vi.stubEnv('KUBERNETES_SERVICE_HOST', '127.0.0.1');
     vi.stubEnv('KUBERNETES_SERVICE_PORT', '6443');
-    expect(() => KubeClient.inCluster({ pathPrefix: '/nonexistent/pod' })).toThrow('/nonexistent/pod/var/run/secrets/kubernetes.io/serviceaccount/token');
+    expect(() => KubeClient.inCluster({ pathPrefix: '/nonexistent/pod' })).toThrow(
+      '/nonexistent/pod/var/run/secrets/kubernetes.io/serviceaccount/token',
+    );
   });
 });

@@ -3,12 +3,21 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { builtinRuleSet, PACK_NAMES, type PackName } from '@/lib/rules';
-import { SERVER_RULES, clusterRoleRules, generatedFiles, grantsFor, serverRules, type PolicyRule } from '@/scripts/rbac';
+import {
+  SERVER_RULES,
+  clusterRoleRules,
+  generatedFiles,
+  grantsFor,
+  serverRules,
+  type PolicyRule,
+} from '@/scripts/rbac';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
 /** Every subset of the built-in packs, the empty one included. */
-const subsets: PackName[][] = Array.from({ length: 1 << PACK_NAMES.length }, (_, bits) => PACK_NAMES.filter((_, i) => bits & (1 << i)));
+const subsets: PackName[][] = Array.from({ length: 1 << PACK_NAMES.length }, (_, bits) =>
+  PACK_NAMES.filter((_, i) => bits & (1 << i)),
+);
 
 /**
  * watchedKinds reads the kinds a set of packs makes refwatch watch from the
@@ -41,26 +50,34 @@ function isPluralOf(resource: string, kind: string): boolean {
 }
 
 function flatten(rules: PolicyRule[]): string[] {
-  return rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res} ${r.verbs.join(',')}`))).sort();
+  return rules
+    .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res} ${r.verbs.join(',')}`)))
+    .sort();
 }
 
 describe('ClusterRole derived from the rule packs', () => {
-  it.each(subsets.map((s) => [s.join('+') || 'no packs', s] as const))('%s: get/list/watch on every watched kind and nothing else', (_name, packs) => {
-    const rules = clusterRoleRules(grantsFor(packs));
-    for (const r of rules) {
-      expect(r.verbs).toEqual(['get', 'list', 'watch']);
-      expect([...r.apiGroups, ...r.resources]).not.toContain('*');
-    }
-    const granted = rules.flatMap((r) => r.resources.map((resource) => ({ group: r.apiGroups[0]!, resource })));
-    const kinds = watchedKinds(packs);
-    for (const gk of kinds) {
-      const [group, kind] = gk.split('/') as [string, string];
-      expect(granted.some((g) => g.group === group && isPluralOf(g.resource, kind)), `no rule grants ${kind} in group '${group}'`).toBe(true);
-    }
-    // One resource per watched kind: no rule beyond what the packs watch.
-    expect(granted).toHaveLength(kinds.size);
-    expect(new Set(granted.map((g) => `${g.group}/${g.resource}`)).size).toBe(granted.length);
-  });
+  it.each(subsets.map((s) => [s.join('+') || 'no packs', s] as const))(
+    '%s: get/list/watch on every watched kind and nothing else',
+    (_name, packs) => {
+      const rules = clusterRoleRules(grantsFor(packs));
+      for (const r of rules) {
+        expect(r.verbs).toEqual(['get', 'list', 'watch']);
+        expect([...r.apiGroups, ...r.resources]).not.toContain('*');
+      }
+      const granted = rules.flatMap((r) => r.resources.map((resource) => ({ group: r.apiGroups[0]!, resource })));
+      const kinds = watchedKinds(packs);
+      for (const gk of kinds) {
+        const [group, kind] = gk.split('/') as [string, string];
+        expect(
+          granted.some((g) => g.group === group && isPluralOf(g.resource, kind)),
+          `no rule grants ${kind} in group '${group}'`,
+        ).toBe(true);
+      }
+      // One resource per watched kind: no rule beyond what the packs watch.
+      expect(granted).toHaveLength(kinds.size);
+      expect(new Set(granted.map((g) => `${g.group}/${g.resource}`)).size).toBe(granted.length);
+    },
+  );
 
   it('grants Secrets only with a pack that names Secret', () => {
     for (const packs of subsets) {
@@ -70,11 +87,15 @@ describe('ClusterRole derived from the rule packs', () => {
   });
 
   it('the committed files are what scripts/rbac.ts generates (run `npx tsx scripts/rbac.ts` after changing a pack)', () => {
-    for (const [file, text] of Object.entries(generatedFiles())) expect(readFileSync(path.join(root, file), 'utf8'), file).toBe(text);
+    for (const [file, text] of Object.entries(generatedFiles()))
+      expect(readFileSync(path.join(root, file), 'utf8'), file).toBe(text);
   });
 
   it("the kustomize base's ClusterRole holds the core pack's rules and the server's own", () => {
-    const role = parse(readFileSync(path.join(root, 'deploy/kubernetes/base/clusterrole.yaml'), 'utf8')) as { kind: string; rules: PolicyRule[] };
+    const role = parse(readFileSync(path.join(root, 'deploy/kubernetes/base/clusterrole.yaml'), 'utf8')) as {
+      kind: string;
+      rules: PolicyRule[];
+    };
     expect(role.kind).toBe('ClusterRole');
     expect(flatten(role.rules)).toEqual(flatten([...clusterRoleRules(grantsFor(['core'])), ...SERVER_RULES]));
     expect(flatten(serverRules(['core']))).toEqual(flatten(role.rules));
@@ -84,18 +105,26 @@ describe('ClusterRole derived from the rule packs', () => {
     expect(flatten([...SERVER_RULES])).toEqual(['/events list']);
     const template = readFileSync(path.join(root, 'deploy/helm/refwatch/templates/clusterrole.yaml'), 'utf8');
     // Unconditional in the chart: outside every pack's if-block.
-    expect(template).toMatch(/\{\{- end \}\}\n {2}- apiGroups: \[""\]\n {4}resources: \["events"\]\n {4}verbs: \["list"\]\n/);
+    expect(template).toMatch(
+      /\{\{- end \}\}\n {2}- apiGroups: \[""\]\n {4}resources: \["events"\]\n {4}verbs: \["list"\]\n/,
+    );
   });
 
   it("the chart's ClusterRole renders each resource when, and only when, a pack that watches it is enabled", () => {
     const template = readFileSync(path.join(root, 'deploy/helm/refwatch/templates/clusterrole.yaml'), 'utf8');
-    const blocks = [...template.matchAll(/\{\{- if (.+?) \}\}\n {2}- apiGroups: \[("[^"]*")\]\n {4}resources: \[("[^"]+")\]\n {4}verbs: \[(.+?)\]\n/g)];
+    const blocks = [
+      ...template.matchAll(
+        /\{\{- if (.+?) \}\}\n {2}- apiGroups: \[("[^"]*")\]\n {4}resources: \[("[^"]+")\]\n {4}verbs: \[(.+?)\]\n/g,
+      ),
+    ];
     const all = grantsFor(PACK_NAMES);
     expect(blocks).toHaveLength(all.length);
     for (const [, cond, group, resource, verbs] of blocks) {
       expect(verbs).toBe('"get", "list", "watch"');
       const packs = [...cond!.matchAll(/has "(\w+)" \$packs/g)].map((m) => m[1]).sort();
-      const needing = PACK_NAMES.filter((p) => grantsFor([p]).some((g) => JSON.stringify(g.apiGroup) === group && JSON.stringify(g.resource) === resource)).sort();
+      const needing = PACK_NAMES.filter((p) =>
+        grantsFor([p]).some((g) => JSON.stringify(g.apiGroup) === group && JSON.stringify(g.resource) === resource),
+      ).sort();
       expect(packs, `${group} ${resource}`).toEqual(needing);
     }
   });

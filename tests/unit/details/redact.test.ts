@@ -13,32 +13,54 @@ function secret(data: Record<string, string>, stringData: Record<string, string>
   const obj: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'db-password', namespace: 'shop', managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': {} } }], labels: { app: 'shop' } },
+    metadata: {
+      name: 'db-password',
+      namespace: 'shop',
+      managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': {} } }],
+      labels: { app: 'shop' },
+    },
     type: 'Opaque',
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
     stringData,
   };
-  if (lastApplied) obj.metadata.annotations = { [LAST_APPLIED]: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: obj.data, stringData }), note: 'kept' };
+  if (lastApplied)
+    obj.metadata.annotations = {
+      [LAST_APPLIED]: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: obj.data, stringData }),
+      note: 'kept',
+    };
   return obj;
 }
 
 describe('presentable', () => {
   it('never shows a value of a Secret’s data or stringData, in any form, in its YAML', () => {
     fc.assert(
-      fc.property(fc.dictionary(key, value, { maxKeys: 6 }), fc.dictionary(key, value, { maxKeys: 6 }), fc.boolean(), (data, stringData, lastApplied) => {
-        const obj = secret(data, stringData, lastApplied);
-        const out = stringify(presentable(obj));
-        const json = JSON.stringify(presentable(obj));
-        for (const v of [...Object.values(data), ...Object.values(stringData)]) {
-          for (const form of [v, Buffer.from(v).toString('base64'), JSON.stringify(v).slice(1, -1)]) {
-            expect(out).not.toContain(form);
-            expect(json).not.toContain(form);
+      fc.property(
+        fc.dictionary(key, value, { maxKeys: 6 }),
+        fc.dictionary(key, value, { maxKeys: 6 }),
+        fc.boolean(),
+        (data, stringData, lastApplied) => {
+          const obj = secret(data, stringData, lastApplied);
+          const out = stringify(presentable(obj));
+          const json = JSON.stringify(presentable(obj));
+          for (const v of [...Object.values(data), ...Object.values(stringData)]) {
+            for (const form of [v, Buffer.from(v).toString('base64'), JSON.stringify(v).slice(1, -1)]) {
+              expect(out).not.toContain(form);
+              expect(json).not.toContain(form);
+            }
           }
-        }
-        // The keys stay, each with its size.
-        for (const [k, v] of Object.entries(data)) expect(presentable(obj).data).toHaveProperty([k], `hidden, ${Buffer.byteLength(v)} byte${Buffer.byteLength(v) === 1 ? '' : 's'}`);
-        for (const [k, v] of Object.entries(stringData)) expect(presentable(obj).stringData).toHaveProperty([k], `hidden, ${Buffer.byteLength(v)} byte${Buffer.byteLength(v) === 1 ? '' : 's'}`);
-      }),
+          // The keys stay, each with its size.
+          for (const [k, v] of Object.entries(data))
+            expect(presentable(obj).data).toHaveProperty(
+              [k],
+              `hidden, ${Buffer.byteLength(v)} byte${Buffer.byteLength(v) === 1 ? '' : 's'}`,
+            );
+          for (const [k, v] of Object.entries(stringData))
+            expect(presentable(obj).stringData).toHaveProperty(
+              [k],
+              `hidden, ${Buffer.byteLength(v)} byte${Buffer.byteLength(v) === 1 ? '' : 's'}`,
+            );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -54,7 +76,12 @@ describe('presentable', () => {
     const cm: KubeObject = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'settings', namespace: 'shop', managedFields: [{ manager: 'kubectl' }], annotations: { [LAST_APPLIED]: '{"data":{"mode":"fast"}}' } },
+      metadata: {
+        name: 'settings',
+        namespace: 'shop',
+        managedFields: [{ manager: 'kubectl' }],
+        annotations: { [LAST_APPLIED]: '{"data":{"mode":"fast"}}' },
+      },
       data: { mode: 'fast' },
     };
     const before = structuredClone(cm);
@@ -66,7 +93,12 @@ describe('presentable', () => {
   });
 
   it('hides a Secret’s data that is not a map of strings whole', () => {
-    const odd = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' }, data: 'c2VjcmV0LXZhbHVl' } as unknown as KubeObject;
+    const odd = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'x' },
+      data: 'c2VjcmV0LXZhbHVl',
+    } as unknown as KubeObject;
     expect(stringify(presentable(odd))).not.toContain('c2VjcmV0LXZhbHVl');
   });
 });

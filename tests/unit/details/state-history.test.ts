@@ -7,7 +7,18 @@ import { StateHistory } from '@/server/state-history';
 const KEY = 'App.demo.refwatch.dev/shop/web';
 
 function referrer(state: ReferrerEntity['state'], since: number, reason?: string): ReferrerEntity {
-  return { id: `watch|${KEY}`, key: KEY, controller: 'watch', kind: 'App.demo.refwatch.dev', namespace: 'shop', state, since, references: 1, reconciles: 1, ...(reason ? { reason } : {}) };
+  return {
+    id: `watch|${KEY}`,
+    key: KEY,
+    controller: 'watch',
+    kind: 'App.demo.refwatch.dev',
+    namespace: 'shop',
+    state,
+    since,
+    references: 1,
+    reconciles: 1,
+    ...(reason ? { reason } : {}),
+  };
 }
 
 function referent(key: string, state: ReferentEntity['state'], changedAt: number): ReferentEntity {
@@ -34,18 +45,24 @@ describe('StateHistory', () => {
 
   it('keeps at most capacity transitions per object, the newest ones', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(fc.constantFrom<ReferrerEntity['state']>('Resolved', 'Waiting', 'NotFound', 'Error'), { maxLength: 60 }), (capacity, states) => {
-        const log = new ChangeLog();
-        const h = new StateHistory(log, { capacity });
-        h.start();
-        const entered: string[] = [];
-        states.forEach((s, i) => {
-          if (entered.at(-1) !== s) entered.push(s);
-          log.put('referrer', `watch|${KEY}`, referrer(s, i));
-        });
-        expect(h.of(KEY).map((t) => t.state)).toEqual(entered.slice(-capacity).reverse());
-        h.stop();
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.constantFrom<ReferrerEntity['state']>('Resolved', 'Waiting', 'NotFound', 'Error'), {
+          maxLength: 60,
+        }),
+        (capacity, states) => {
+          const log = new ChangeLog();
+          const h = new StateHistory(log, { capacity });
+          h.start();
+          const entered: string[] = [];
+          states.forEach((s, i) => {
+            if (entered.at(-1) !== s) entered.push(s);
+            log.put('referrer', `watch|${KEY}`, referrer(s, i));
+          });
+          expect(h.of(KEY).map((t) => t.state)).toEqual(entered.slice(-capacity).reverse());
+          h.stop();
+        },
+      ),
     );
   });
 

@@ -4,7 +4,9 @@ import { editDistance } from '@/lib/diagnose';
 
 /** The textbook full-matrix Levenshtein distance, as the model to compare against. */
 function naive(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
@@ -31,16 +33,27 @@ describe('editDistance', () => {
   });
 
   it('respects its bound: the distance when within it, bound + 1 otherwise', () => {
-    fc.assert(fc.property(word, word, bound, (a, b, max) => editDistance(a, b, max) === Math.min(naive(a, b), max + 1)));
+    fc.assert(
+      fc.property(word, word, bound, (a, b, max) => editDistance(a, b, max) === Math.min(naive(a, b), max + 1)),
+    );
   });
 
   it('is symmetric', () => {
-    fc.assert(fc.property(word, word, fc.option(bound, { nil: undefined }), (a, b, max) => editDistance(a, b, max) === editDistance(b, a, max)));
+    fc.assert(
+      fc.property(
+        word,
+        word,
+        fc.option(bound, { nil: undefined }),
+        (a, b, max) => editDistance(a, b, max) === editDistance(b, a, max),
+      ),
+    );
   });
 
   it('satisfies the triangle inequality', () => {
     const small = fc.string({ unit: fc.constantFrom('a', 'b', 'c'), maxLength: 6 });
-    fc.assert(fc.property(small, small, small, (a, b, c) => editDistance(a, c) <= editDistance(a, b) + editDistance(b, c)));
+    fc.assert(
+      fc.property(small, small, small, (a, b, c) => editDistance(a, c) <= editDistance(a, b) + editDistance(b, c)),
+    );
   });
 
   it('is zero exactly for equal strings and at least the difference in length', () => {

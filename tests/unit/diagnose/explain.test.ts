@@ -83,19 +83,25 @@ describe('explain', () => {
 
     const ref = onlyReference(h, appKey('web'));
     expect(ref.message).toBe('Database.demo.refwatch.dev/shop/payments-primary not found');
-    expect(ref.fix).toBe('create Database.demo.refwatch.dev/shop/payments-primary, or point spec.databaseRef at an existing Database.demo.refwatch.dev (kubectl get databases.demo.refwatch.dev -n shop)');
+    expect(ref.fix).toBe(
+      'create Database.demo.refwatch.dev/shop/payments-primary, or point spec.databaseRef at an existing Database.demo.refwatch.dev (kubectl get databases.demo.refwatch.dev -n shop)',
+    );
     expect(ref.suggestions).toBeUndefined();
   });
 
   it('a not-ready referent shows its condition reason and message', async () => {
     const h = start(harness());
-    h.source.apply(database('orders', false, 'shop', { reason: 'VolumePending', message: 'waiting for the volume to attach' }));
+    h.source.apply(
+      database('orders', false, 'shop', { reason: 'VolumePending', message: 'waiting for the volume to attach' }),
+    );
     h.source.apply(app('web', { databaseRef: 'orders' }));
     await vi.waitFor(() => expect(h.state(appKey('web'))).toBe('Waiting'));
 
     const ref = onlyReference(h, appKey('web'));
     expect(ref).toMatchObject({ state: 'NotReady', reason: 'VolumePending' });
-    expect(ref.message).toBe('Database.demo.refwatch.dev/shop/orders is not Ready: VolumePending: waiting for the volume to attach');
+    expect(ref.message).toBe(
+      'Database.demo.refwatch.dev/shop/orders is not Ready: VolumePending: waiting for the volume to attach',
+    );
     expect(ref.fix).toBe(
       'wait for Database.demo.refwatch.dev/shop/orders to become Ready, or fix what its condition reports (kubectl describe databases.demo.refwatch.dev -n shop orders)',
     );
@@ -114,13 +120,20 @@ describe('explain', () => {
 
   it('a kind whose CRD is not installed says which CustomResourceDefinition to install', async () => {
     const h = await unprimedDatabase();
-    h.source.fail(DB, { reason: 'KindUnknown', message: 'no resource serves kind Database.demo.refwatch.dev: is its CustomResourceDefinition installed?' });
+    h.source.fail(DB, {
+      reason: 'KindUnknown',
+      message: 'no resource serves kind Database.demo.refwatch.dev: is its CustomResourceDefinition installed?',
+    });
 
     const ref = onlyReference(h, appKey('web'));
     expect(ref.state).toBe('KindUnknown');
     expect(ref.reason).toBe('KindUnknown');
-    expect(ref.message).toBe('no resource serves kind Database.demo.refwatch.dev: is its CustomResourceDefinition installed?');
-    expect(ref.fix).toBe('install the CustomResourceDefinition for databases.demo.refwatch.dev, or correct the kind spec.databaseRef refers to');
+    expect(ref.message).toBe(
+      'no resource serves kind Database.demo.refwatch.dev: is its CustomResourceDefinition installed?',
+    );
+    expect(ref.fix).toBe(
+      'install the CustomResourceDefinition for databases.demo.refwatch.dev, or correct the kind spec.databaseRef refers to',
+    );
   });
 
   it('a forbidden watch shows the exact RBAC rule that is missing', async () => {
@@ -132,7 +145,11 @@ describe('explain', () => {
     });
 
     const ref = onlyReference(h, appKey('web'));
-    expect(ref).toMatchObject({ state: 'Forbidden', reason: 'Forbidden', message: 'forbidden to list and watch Database.demo.refwatch.dev' });
+    expect(ref).toMatchObject({
+      state: 'Forbidden',
+      reason: 'Forbidden',
+      message: 'forbidden to list and watch Database.demo.refwatch.dev',
+    });
     expect(ref.fix).toBe(
       'grant the controller\'s service account this ClusterRole rule: apiGroups: ["demo.refwatch.dev"], resources: ["databases"], verbs: ["get","list","watch"]',
     );
@@ -140,7 +157,16 @@ describe('explain', () => {
 
   it('a forbidden namespaced watch asks for a Role in that namespace', async () => {
     const h = await unprimedDatabase();
-    h.source.fail(DB, { reason: 'Forbidden', message: 'forbidden', missingRule: { verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases', namespace: 'shop' } });
+    h.source.fail(DB, {
+      reason: 'Forbidden',
+      message: 'forbidden',
+      missingRule: {
+        verbs: ['list', 'watch'],
+        apiGroup: 'demo.refwatch.dev',
+        resource: 'databases',
+        namespace: 'shop',
+      },
+    });
     expect(onlyReference(h, appKey('web')).fix).toBe(
       'grant the controller\'s service account this rule in a Role in namespace shop: apiGroups: ["demo.refwatch.dev"], resources: ["databases"], verbs: ["list","watch"]',
     );
@@ -168,7 +194,9 @@ describe('explain', () => {
     const ref = onlyReference(h, appKey('web'), now);
     expect(ref).toMatchObject({ state: 'WatchError', reason: 'Unreachable' });
     expect(ref.message).toBe('the Database.demo.refwatch.dev watch is failing: connect ECONNREFUSED 127.0.0.1:6443');
-    expect(ref.fix).toBe('check that the API server is reachable from refwatch (its address, the network, any proxy); the watch retries in 4.0 s');
+    expect(ref.fix).toBe(
+      'check that the API server is reachable from refwatch (its address, the network, any proxy); the watch retries in 4.0 s',
+    );
     expect(onlyReference(h, appKey('web'), now + 5000).fix).toMatch(/the watch is retrying now$/);
 
     h.source.apply(database('orders', true));
@@ -185,7 +213,9 @@ describe('explain', () => {
 
     const ref = onlyReference(h, appKey('web'));
     expect(ref.state).toBe('NotFound');
-    expect(ref.message).toBe('Database.demo.refwatch.dev/shop/orders not found (the Database.demo.refwatch.dev watch is failing with Throttled, so the cache may be stale)');
+    expect(ref.message).toBe(
+      'Database.demo.refwatch.dev/shop/orders not found (the Database.demo.refwatch.dev watch is failing with Throttled, so the cache may be stale)',
+    );
   });
 
   it('lists every reference in declaration order, each with its own state', async () => {
@@ -203,7 +233,11 @@ describe('explain', () => {
 
   it('shows each controller that reconciles the referrer, or only the one asked for', async () => {
     const h = harness();
-    h.manager.addController({ name: 'backoff', for: { group: 'demo.refwatch.dev', kind: 'App' }, reconcile: reconcileApp });
+    h.manager.addController({
+      name: 'backoff',
+      for: { group: 'demo.refwatch.dev', kind: 'App' },
+      reconcile: reconcileApp,
+    });
     start(h);
     h.source.apply(app('web', { databaseRef: 'orders' }));
     await vi.waitFor(() => {
@@ -219,7 +253,9 @@ describe('explain', () => {
     if (!unknown.ok) {
       expect(unknown.error.code).toBe('NotFound');
       expect(unknown.error.field).toBe('controller');
-      expect(unknown.error.message).toBe('controller "nope" does not exist; controllers: watch, backoff (example: watch)');
+      expect(unknown.error.message).toBe(
+        'controller "nope" does not exist; controllers: watch, backoff (example: watch)',
+      );
     }
   });
 
@@ -254,7 +290,9 @@ describe('explain', () => {
     if (typo.ok) return;
     expect(typo.error.code).toBe('NotFound');
     expect(typo.error.field).toBe('object');
-    expect(typo.error.message).toBe('App.demo.refwatch.dev/shop/webb is not a referrer of any controller; did you mean App.demo.refwatch.dev/shop/web?');
+    expect(typo.error.message).toBe(
+      'App.demo.refwatch.dev/shop/webb is not a referrer of any controller; did you mean App.demo.refwatch.dev/shop/web?',
+    );
     expect(typo.error.suggestions).toEqual([appKey('web')]);
 
     const elsewhere = explain(h.manager, appKey('web', 'prod'));
@@ -266,7 +304,9 @@ describe('explain', () => {
     );
 
     const far = explain(h.manager, appKey('checkout-frontend'));
-    expect(!far.ok && far.error.message).toBe('App.demo.refwatch.dev/shop/checkout-frontend is not a referrer of any controller');
+    expect(!far.ok && far.error.message).toBe(
+      'App.demo.refwatch.dev/shop/checkout-frontend is not a referrer of any controller',
+    );
   });
 
   it('an invalid key is an error naming the object parameter', () => {
@@ -297,7 +337,15 @@ describe('explain', () => {
       opened: h.source.opened,
     };
 
-    for (const key of [appKey('web'), appKey('api'), appKey('nope'), dbKey('orders'), 'Secret/shop/db-password', `${CACHE}/shop/sessions`]) explain(h.manager, key);
+    for (const key of [
+      appKey('web'),
+      appKey('api'),
+      appKey('nope'),
+      dbKey('orders'),
+      'Secret/shop/db-password',
+      `${CACHE}/shop/sessions`,
+    ])
+      explain(h.manager, key);
 
     expect({
       referrers: registry.referrers().map((r) => [r.controller, r.key, registry.referencesOf(r.controller, r.key)]),

@@ -16,12 +16,26 @@ export function app(name: string, refs: Record<string, Ref>, namespace = 'shop')
   return { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'App', metadata: { name, namespace }, spec: refs };
 }
 
-export function database(name: string, ready: boolean, namespace = 'shop', why = { reason: 'Provisioning', message: 'creating volume' }): KubeObject {
+export function database(
+  name: string,
+  ready: boolean,
+  namespace = 'shop',
+  why = { reason: 'Provisioning', message: 'creating volume' },
+): KubeObject {
   return {
     apiVersion: 'demo.refwatch.dev/v1alpha1',
     kind: 'Database',
     metadata: { name, namespace },
-    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Provisioned' : why.reason, message: ready ? '' : why.message }] },
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          reason: ready ? 'Provisioned' : why.reason,
+          message: ready ? '' : why.message,
+        },
+      ],
+    },
   };
 }
 
@@ -36,7 +50,10 @@ export function reconcileApp(ctx: ReconcileContext): void {
     const kind = KIND_OF_FIELD[field];
     if (!kind) continue;
     const { name, namespace } = typeof ref === 'string' ? { name: ref, namespace: undefined } : ref;
-    ctx.resolve(`${kind}/${namespace ?? own}/${name}`, typeof ref === 'string' ? `spec.${field}` : `spec.${field}.name`);
+    ctx.resolve(
+      `${kind}/${namespace ?? own}/${name}`,
+      typeof ref === 'string' ? `spec.${field}` : `spec.${field}.name`,
+    );
   }
 }
 
@@ -47,9 +64,23 @@ export interface Harness {
 }
 
 /** A manager with one controller "watch" reconciling Apps with reconcileApp. */
-export function harness(opts: { priming?: 'sync' | 'microtask' | 'manual'; clock?: Clock; reconcile?: (ctx: ReconcileContext) => unknown } = {}): Harness {
+export function harness(
+  opts: {
+    priming?: 'sync' | 'microtask' | 'manual';
+    clock?: Clock;
+    reconcile?: (ctx: ReconcileContext) => unknown;
+  } = {},
+): Harness {
   const source = new MemoryInformerSource({ priming: opts.priming ?? 'microtask' });
   const manager = new Manager({ source, grace: 50, statsIntervalMs: 0, clock: opts.clock });
-  manager.addController({ name: 'watch', for: { group: 'demo.refwatch.dev', kind: 'App' }, reconcile: (opts.reconcile as never) ?? reconcileApp });
-  return { source, manager, state: (key, controller = 'watch') => manager.changelog.get('referrer', `${controller}|${key}`)?.state };
+  manager.addController({
+    name: 'watch',
+    for: { group: 'demo.refwatch.dev', kind: 'App' },
+    reconcile: (opts.reconcile as never) ?? reconcileApp,
+  });
+  return {
+    source,
+    manager,
+    state: (key, controller = 'watch') => manager.changelog.get('referrer', `${controller}|${key}`)?.state,
+  };
 }

@@ -38,13 +38,20 @@ describe('the fix for a referent found in another namespace', () => {
     const ref = await observe(
       [
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'billing' } },
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { volumes: [{ name: 'config', configMap: { name: 'settings' } }] } },
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'web', namespace: 'shop' },
+          spec: { volumes: [{ name: 'config', configMap: { name: 'settings' } }] },
+        },
       ],
       'Pod/shop/web',
     );
     expect(ref.fieldPath).toBe('spec.volumes[0].configMap.name');
     expect(ref.message).toBe('ConfigMap/shop/settings not found; settings exists in namespace billing');
-    expect(ref.fix).toBe("spec.volumes[0].configMap.name can only name a ConfigMap in the referrer's own namespace shop: create ConfigMap settings in shop (a copy of the one in namespace billing)");
+    expect(ref.fix).toBe(
+      "spec.volumes[0].configMap.name can only name a ConfigMap in the referrer's own namespace shop: create ConfigMap settings in shop (a copy of the one in namespace billing)",
+    );
     expect(ref.fix).not.toContain('.namespace');
     expect(ref.suggestions).toEqual(['ConfigMap/billing/settings']);
   });
@@ -53,7 +60,12 @@ describe('the fix for a referent found in another namespace', () => {
     const ref = await observe(
       [
         { apiVersion: `${GATEWAY}/v1`, kind: 'Gateway', metadata: { name: 'edge', namespace: 'infra' }, spec: {} },
-        { apiVersion: `${GATEWAY}/v1`, kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'shop' }, spec: { parentRefs: [{ name: 'edge' }] } },
+        {
+          apiVersion: `${GATEWAY}/v1`,
+          kind: 'HTTPRoute',
+          metadata: { name: 'web', namespace: 'shop' },
+          spec: { parentRefs: [{ name: 'edge' }] },
+        },
       ],
       `HTTPRoute.${GATEWAY}/shop/web`,
     );
@@ -67,7 +79,9 @@ describe('namespaceFieldOf', () => {
   it('is null for a field the rules read without a namespace, the namespace beside the name otherwise, undefined when no rule yields the path', () => {
     expect(namespaceFieldOf(rs, { group: '', kind: 'Pod' }, 'spec.volumes[3].configMap.name')).toBeNull();
     expect(namespaceFieldOf(rs, { group: '', kind: 'Pod' }, 'spec.containers[0].envFrom[1].secretRef.name')).toBeNull();
-    expect(namespaceFieldOf(rs, { group: GATEWAY, kind: 'HTTPRoute' }, 'spec.rules[1].backendRefs[0].name')).toBe('spec.rules[1].backendRefs[0].namespace');
+    expect(namespaceFieldOf(rs, { group: GATEWAY, kind: 'HTTPRoute' }, 'spec.rules[1].backendRefs[0].name')).toBe(
+      'spec.rules[1].backendRefs[0].namespace',
+    );
     expect(namespaceFieldOf(rs, { group: '', kind: 'Pod' }, 'spec.nodeName')).toBeUndefined();
   });
 });

@@ -6,7 +6,11 @@ const key = (ns: string, name: string) => `Database.demo.refwatch.dev/${ns}/${na
 
 describe('SimilarNames', () => {
   it('suggests at most three close names of the same namespace, nearest first', () => {
-    const index = new SimilarNames(['orders', 'order', 'ordrs1', 'orderz', 'orders-db', 'users'].map((n) => key('shop', n)).concat(key('billing', 'ordes')));
+    const index = new SimilarNames(
+      ['orders', 'order', 'ordrs1', 'orderz', 'orders-db', 'users']
+        .map((n) => key('shop', n))
+        .concat(key('billing', 'ordes')),
+    );
     expect(index.similarIn('shop', 'ordes').matches.map((s) => [s.name, s.distance])).toEqual([
       ['order', 1],
       ['orders', 1],
@@ -16,7 +20,12 @@ describe('SimilarNames', () => {
   });
 
   it('finds the same name in other namespaces and cluster-scoped', () => {
-    const index = new SimilarNames([key('billing', 'orders'), key('ops', 'orders'), key('', 'orders'), key('shop', 'users')]);
+    const index = new SimilarNames([
+      key('billing', 'orders'),
+      key('ops', 'orders'),
+      key('', 'orders'),
+      key('shop', 'users'),
+    ]);
     expect(index.namespacesWith('orders', 'shop')).toEqual(['', 'billing', 'ops']);
     expect(index.namespacesWith('orders', 'billing')).toEqual(['', 'ops']);
   });

@@ -70,7 +70,10 @@ describe('stuck', () => {
         referent: dbKey('orders'),
       },
     ]);
-    expect(stuck(h.manager, { olderThan: 15_000, now }).map((s) => s.key)).toEqual([appKey('missing'), appKey('waiting')]);
+    expect(stuck(h.manager, { olderThan: 15_000, now }).map((s) => s.key)).toEqual([
+      appKey('missing'),
+      appKey('waiting'),
+    ]);
     expect(stuck(h.manager, { olderThan: 20_000, now }).map((s) => s.key)).toEqual([appKey('missing')]);
     expect(stuck(h.manager, { olderThan: 30_000, now })).toEqual([]);
   });
@@ -98,7 +101,11 @@ describe('stuck', () => {
     h.source.apply(app('web', { databaseRef: 'orders', cacheRef: 'sessions' }));
     await vi.waitFor(() => expect(h.state(appKey('web'))).toBe('NotFound'));
     const [entry] = stuck(h.manager, { olderThan: 0 });
-    expect(entry).toMatchObject({ reason: 'NotFound', referent: `${CACHE}/shop/sessions`, message: 'Cache.demo.refwatch.dev/shop/sessions not found' });
+    expect(entry).toMatchObject({
+      reason: 'NotFound',
+      referent: `${CACHE}/shop/sessions`,
+      message: 'Cache.demo.refwatch.dev/shop/sessions not found',
+    });
   });
 
   it('a kind that is not installed is the reason of every referrer waiting on it', async () => {
@@ -131,7 +138,13 @@ describe('stuck', () => {
     h.source.apply(app('broken', { databaseRef: 'orders' }));
     await vi.waitFor(() => expect(h.state(appKey('broken'))).toBe('Error'));
     expect(stuck(h.manager, { olderThan: 0 })).toEqual([
-      expect.objectContaining({ key: appKey('broken'), state: 'Error', reason: 'ReconcileError', message: 'spec.port must be a number', fix: 'fix what the watch reconciler reports; it retries the referrer with backoff' }),
+      expect.objectContaining({
+        key: appKey('broken'),
+        state: 'Error',
+        reason: 'ReconcileError',
+        message: 'spec.port must be a number',
+        fix: 'fix what the watch reconciler reports; it retries the referrer with backoff',
+      }),
     ]);
   });
 
@@ -146,7 +159,8 @@ describe('stuck', () => {
       expect.objectContaining({
         key: appKey('web'),
         reason: 'Requeued',
-        message: 'every reference of App.demo.refwatch.dev/shop/web is ready; it waits for controller watch to reconcile it again',
+        message:
+          'every reference of App.demo.refwatch.dev/shop/web is ready; it waits for controller watch to reconcile it again',
       }),
     ]);
   });

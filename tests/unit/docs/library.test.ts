@@ -21,7 +21,10 @@ function blocks(): Block[] {
   for (const m of doc.matchAll(/```(\w*)\n([\s\S]*?)```/g)) {
     if (m[1] === 'ts') out.push({ code: m[2]!, output: undefined });
     else if (m[1] === 'text' && out.length > 0 && out.at(-1)!.output === undefined) out.at(-1)!.output = m[2]!;
-    else throw new Error(`docs/library.md: a \`\`\`${m[1]} block no test runs; use \`\`\`ts (a program) or \`\`\`text (its output)`);
+    else
+      throw new Error(
+        `docs/library.md: a \`\`\`${m[1]} block no test runs; use \`\`\`ts (a program) or \`\`\`text (its output)`,
+      );
   }
   return out;
 }
@@ -62,7 +65,9 @@ beforeAll(() => {
   );
   blocks().forEach((b, i) => writeFileSync(path.join(dir, `block-${i + 1}.ts`), b.code));
   // The package's own README (what npm shows) is type-checked with them.
-  [...readFileSync(path.join(root, 'lib/README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].forEach((m, i) => writeFileSync(path.join(dir, `package-readme-${i + 1}.ts`), m[1]!));
+  [...readFileSync(path.join(root, 'lib/README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].forEach((m, i) =>
+    writeFileSync(path.join(dir, `package-readme-${i + 1}.ts`), m[1]!),
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -78,7 +83,10 @@ describe('docs/library.md', () => {
   });
 
   it('type-checks every block, and those of lib/README.md, against the library', async () => {
-    const { code, output } = await runNode([path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(dir, 'tsconfig.json')], {});
+    const { code, output } = await runNode(
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(dir, 'tsconfig.json')],
+      {},
+    );
     expect(output, output).toBe('');
     expect(code).toBe(0);
   }, 120_000);
@@ -91,7 +99,15 @@ describe('docs/library.md', () => {
         await seedShop(cluster.client);
         const driving = driveShop(cluster.client, stop.signal).catch(() => undefined);
         // REFWATCH_LOG_LEVEL=warn: the library's info lines on stderr (leadership, say) carry times; the doc shows what the program prints.
-        const { code, output } = await runNode(['--import', 'tsx', path.join(dir, `block-${i + 1}.ts`)], { KUBECONFIG: cluster.kubeconfigPath, TSX_TSCONFIG_PATH: path.join(dir, 'tsconfig.json'), REFWATCH_LOG_LEVEL: 'warn' }, run.until);
+        const { code, output } = await runNode(
+          ['--import', 'tsx', path.join(dir, `block-${i + 1}.ts`)],
+          {
+            KUBECONFIG: cluster.kubeconfigPath,
+            TSX_TSCONFIG_PATH: path.join(dir, 'tsconfig.json'),
+            REFWATCH_LOG_LEVEL: 'warn',
+          },
+          run.until,
+        );
         stop.abort();
         await driving;
         expect(output).toBe(blocks()[i]!.output);
@@ -105,9 +121,17 @@ describe('docs/library.md', () => {
 });
 
 /** runNode runs node with args; once `until` is printed it sends one SIGTERM, as Kubernetes does. Output is stdout then stderr. */
-function runNode(args: string[], env: Record<string, string>, until?: string): Promise<{ code: number | null; output: string }> {
+function runNode(
+  args: string[],
+  env: Record<string, string>,
+  until?: string,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let signalled = false;

@@ -14,7 +14,11 @@ describe('README library quick start', () => {
   });
 
   it('runs as written: the referrer goes from NotFound to Ready when the Secret appears', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const lines = out.trim().split('\n');
     expect(lines).toContain('ConfigMap/shop/web: NotFound');
     expect(lines.at(-1)).toBe('ConfigMap/shop/web: Ready');

@@ -19,7 +19,12 @@ describe('embedded API server with @kubernetes/client-node', () => {
     const namespaces = await core.listNamespace();
     expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(expect.arrayContaining(['default', 'shop']));
 
-    const dbs = (await custom.listNamespacedCustomObject({ group: 'demo.refwatch.dev', version: 'v1alpha1', namespace: 'shop', plural: 'databases' })) as {
+    const dbs = (await custom.listNamespacedCustomObject({
+      group: 'demo.refwatch.dev',
+      version: 'v1alpha1',
+      namespace: 'shop',
+      plural: 'databases',
+    })) as {
       items: { metadata: { name: string } }[];
       metadata: { resourceVersion: string };
     };
@@ -31,7 +36,8 @@ describe('embedded API server with @kubernetes/client-node', () => {
     const req = await new Watch(kc).watch(
       '/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/databases',
       { resourceVersion: dbs.metadata.resourceVersion, allowWatchBookmarks: true },
-      (phase: string, obj: { metadata?: { name?: string } }) => seen.push(`${phase} ${obj.metadata?.name ?? ''}`.trim()),
+      (phase: string, obj: { metadata?: { name?: string } }) =>
+        seen.push(`${phase} ${obj.metadata?.name ?? ''}`.trim()),
       () => ended(),
     );
     await expect.poll(() => s.openWatches()['databases.demo.refwatch.dev']).toBe(1);
@@ -50,7 +56,9 @@ describe('embedded API server with @kubernetes/client-node', () => {
     // The kubeconfig the server hands out loads too.
     const fromFile = new KubeConfig();
     fromFile.loadFromString(JSON.stringify(s.kubeconfig()));
-    const cm = await fromFile.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'shop', body: { metadata: { name: 'via-kubeconfig' } } });
+    const cm = await fromFile
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: 'shop', body: { metadata: { name: 'via-kubeconfig' } } });
     expect(cm.metadata?.resourceVersion).toMatch(/^\d+$/);
   });
 });

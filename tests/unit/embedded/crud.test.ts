@@ -12,7 +12,12 @@ describe('embedded API server: CRUD', () => {
     const s = await withShop();
     const created = await api(s, 'POST', CM, { metadata: { name: 'settings' }, data: { mode: 'fast' } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'shop' }, data: { mode: 'fast' } });
+    expect(created.body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'shop' },
+      data: { mode: 'fast' },
+    });
     expect(created.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.body.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const rv1 = Number(created.body.metadata.resourceVersion);
@@ -51,25 +56,43 @@ describe('embedded API server: CRUD', () => {
     await api(s, 'POST', CM, { metadata: { name: 'a' } });
     const dup = await api(s, 'POST', CM, { metadata: { name: 'a' } });
     expect(dup.status).toBe(409);
-    expect(dup.body).toMatchObject({ reason: 'AlreadyExists', message: 'configmaps "a" already exists', details: { name: 'a', kind: 'configmaps' } });
+    expect(dup.body).toMatchObject({
+      reason: 'AlreadyExists',
+      message: 'configmaps "a" already exists',
+      details: { name: 'a', kind: 'configmaps' },
+    });
 
     const bad = await api(s, 'POST', CM, { metadata: { name: 'Not_Valid' } });
     expect(bad.status).toBe(422);
     expect(bad.body).toMatchObject({ reason: 'Invalid', details: { name: 'Not_Valid', kind: 'ConfigMap' } });
-    expect(bad.body.message).toMatch(/^ConfigMap "Not_Valid" is invalid: metadata\.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/);
+    expect(bad.body.message).toMatch(
+      /^ConfigMap "Not_Valid" is invalid: metadata\.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/,
+    );
 
     const nameless = await api(s, 'POST', CM, { metadata: {} });
     expect(nameless.status).toBe(422);
-    expect(nameless.body.details.causes).toEqual([{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }]);
+    expect(nameless.body.details.causes).toEqual([
+      {
+        reason: 'FieldValueRequired',
+        message: 'Required value: name or generateName is required',
+        field: 'metadata.name',
+      },
+    ]);
 
     const noNs = await api(s, 'POST', '/api/v1/namespaces/absent/configmaps', { metadata: { name: 'x' } });
     expect(noNs.status).toBe(404);
-    expect(noNs.body).toMatchObject({ message: 'namespaces "absent" not found', details: { name: 'absent', kind: 'namespaces' } });
+    expect(noNs.body).toMatchObject({
+      message: 'namespaces "absent" not found',
+      details: { name: 'absent', kind: 'namespaces' },
+    });
 
     expect((await api(s, 'PUT', `${CM}/ghost`, { metadata: { name: 'ghost' } })).status).toBe(404);
     expect((await api(s, 'POST', CM, '{not json')).status).toBe(400);
     expect((await api(s, 'POST', `${CM}/a`, { metadata: { name: 'a' } })).status).toBe(405);
-    expect((await api(s, 'GET', '/api/v1/widgets')).body).toMatchObject({ code: 404, message: 'the server could not find the requested resource' });
+    expect((await api(s, 'GET', '/api/v1/widgets')).body).toMatchObject({
+      code: 404,
+      message: 'the server could not find the requested resource',
+    });
   });
 
   it('rejects a stale resourceVersion with 409 Conflict', async () => {
@@ -80,7 +103,8 @@ describe('embedded API server: CRUD', () => {
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({
       reason: 'Conflict',
-      message: 'Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your changes to the latest version and try again',
+      message:
+        'Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your changes to the latest version and try again',
     });
   });
 
@@ -93,7 +117,10 @@ describe('embedded API server: CRUD', () => {
 
   it('refuses bodies over 3 MiB with 413', async () => {
     const s = await withShop();
-    const res = await api(s, 'POST', CM, { metadata: { name: 'big' }, data: { blob: 'x'.repeat(3 * 1024 * 1024 + 10) } });
+    const res = await api(s, 'POST', CM, {
+      metadata: { name: 'big' },
+      data: { blob: 'x'.repeat(3 * 1024 * 1024 + 10) },
+    });
     expect(res.status).toBe(413);
     expect(res.body.reason).toBe('RequestEntityTooLarge');
   });
@@ -105,14 +132,40 @@ describe('embedded API server: CRUD', () => {
     expect(created.status).toBeUndefined();
     expect(created.metadata.generation).toBe(1);
 
-    const statusWrite = await api(s, 'PUT', `${path}/orders/status`, { ...created, spec: { engine: 'ignored' }, status: { ready: true } });
-    expect(statusWrite.body).toMatchObject({ spec: { engine: 'postgres' }, status: { ready: true }, metadata: { generation: 1 } });
+    const statusWrite = await api(s, 'PUT', `${path}/orders/status`, {
+      ...created,
+      spec: { engine: 'ignored' },
+      status: { ready: true },
+    });
+    expect(statusWrite.body).toMatchObject({
+      spec: { engine: 'postgres' },
+      status: { ready: true },
+      metadata: { generation: 1 },
+    });
 
-    const mainWrite = await api(s, 'PUT', `${path}/orders`, { ...statusWrite.body, spec: { engine: 'mysql' }, status: { ready: false } });
-    expect(mainWrite.body).toMatchObject({ spec: { engine: 'mysql' }, status: { ready: true }, metadata: { generation: 2 } });
+    const mainWrite = await api(s, 'PUT', `${path}/orders`, {
+      ...statusWrite.body,
+      spec: { engine: 'mysql' },
+      status: { ready: false },
+    });
+    expect(mainWrite.body).toMatchObject({
+      spec: { engine: 'mysql' },
+      status: { ready: true },
+      metadata: { generation: 2 },
+    });
 
-    const statusPatch = await api(s, 'PATCH', `${path}/orders/status`, { status: { ready: false }, spec: { engine: 'x' } }, { 'content-type': 'application/merge-patch+json' });
-    expect(statusPatch.body).toMatchObject({ spec: { engine: 'mysql' }, status: { ready: false }, metadata: { generation: 2 } });
+    const statusPatch = await api(
+      s,
+      'PATCH',
+      `${path}/orders/status`,
+      { status: { ready: false }, spec: { engine: 'x' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    expect(statusPatch.body).toMatchObject({
+      spec: { engine: 'mysql' },
+      status: { ready: false },
+      metadata: { generation: 2 },
+    });
     expect((await api(s, 'GET', `${path}/orders/status`)).body.status).toEqual({ ready: false });
   });
 
@@ -126,28 +179,60 @@ describe('embedded API server: CRUD', () => {
   it('applies merge patches, JSON patches, and strategic merge patches to built-in kinds', async () => {
     const s = await withShop();
     await api(s, 'POST', CM, { metadata: { name: 'p', labels: { a: '1', b: '2' } }, data: { x: '1' } });
-    const merged = await api(s, 'PATCH', `${CM}/p`, { metadata: { labels: { b: null, c: '3' } }, data: { y: '2' } }, { 'content-type': 'application/merge-patch+json' });
+    const merged = await api(
+      s,
+      'PATCH',
+      `${CM}/p`,
+      { metadata: { labels: { b: null, c: '3' } }, data: { y: '2' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
     expect(merged.body.metadata.labels).toEqual({ a: '1', c: '3' });
     expect(merged.body.data).toEqual({ x: '1', y: '2' });
 
-    const json = await api(s, 'PATCH', `${CM}/p`, [{ op: 'replace', path: '/data/x', value: 'changed' }, { op: 'remove', path: '/data/y' }], {
-      'content-type': 'application/json-patch+json',
-    });
+    const json = await api(
+      s,
+      'PATCH',
+      `${CM}/p`,
+      [
+        { op: 'replace', path: '/data/x', value: 'changed' },
+        { op: 'remove', path: '/data/y' },
+      ],
+      {
+        'content-type': 'application/json-patch+json',
+      },
+    );
     expect(json.body.data).toEqual({ x: 'changed' });
 
-    const smp = await api(s, 'PATCH', `${CM}/p`, { data: { z: '9' } }, { 'content-type': 'application/strategic-merge-patch+json' });
+    const smp = await api(
+      s,
+      'PATCH',
+      `${CM}/p`,
+      { data: { z: '9' } },
+      { 'content-type': 'application/strategic-merge-patch+json' },
+    );
     expect(smp.body.data).toEqual({ x: 'changed', z: '9' });
 
     const crSmp = await api(s, 'POST', `${DB_PATH}/namespaces/shop/databases`, database('d'));
     expect(crSmp.status).toBe(201);
-    const refused = await api(s, 'PATCH', `${DB_PATH}/namespaces/shop/databases/d`, { spec: {} }, { 'content-type': 'application/strategic-merge-patch+json' });
+    const refused = await api(
+      s,
+      'PATCH',
+      `${DB_PATH}/namespaces/shop/databases/d`,
+      { spec: {} },
+      { 'content-type': 'application/strategic-merge-patch+json' },
+    );
     expect(refused.status).toBe(415);
-    expect((await api(s, 'PATCH', `${CM}/absent`, {}, { 'content-type': 'application/merge-patch+json' })).status).toBe(404);
+    expect((await api(s, 'PATCH', `${CM}/absent`, {}, { 'content-type': 'application/merge-patch+json' })).status).toBe(
+      404,
+    );
   });
 
   it('serves cluster-scoped resources and all-namespace lists', async () => {
     const s = await start({ objects: [namespace('a'), namespace('b')] });
-    const role = await api(s, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: 'system:reader' }, rules: [] });
+    const role = await api(s, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      metadata: { name: 'system:reader' },
+      rules: [],
+    });
     expect(role.status).toBe(201);
     expect(role.body.metadata.namespace).toBeUndefined();
     await api(s, 'POST', '/api/v1/namespaces/a/secrets', { metadata: { name: 's1' } });
@@ -189,16 +274,35 @@ describe('embedded API server: CRUD', () => {
   it('keeps an object with finalizers until they are removed', async () => {
     const s = await withShop();
     const path = `${DB_PATH}/namespaces/shop/databases/held`;
-    await api(s, 'POST', `${DB_PATH}/namespaces/shop/databases`, database('held', 'shop', { metadata: { name: 'held', namespace: 'shop', finalizers: ['demo.refwatch.dev/cleanup'] } }));
+    await api(
+      s,
+      'POST',
+      `${DB_PATH}/namespaces/shop/databases`,
+      database('held', 'shop', {
+        metadata: { name: 'held', namespace: 'shop', finalizers: ['demo.refwatch.dev/cleanup'] },
+      }),
+    );
     const first = await api(s, 'DELETE', path);
     expect(first.status).toBe(200);
     expect(first.body.metadata.deletionTimestamp).toBeDefined();
     expect((await api(s, 'GET', path)).status).toBe(200);
 
-    const added = await api(s, 'PATCH', path, { metadata: { finalizers: ['demo.refwatch.dev/cleanup', 'another'] } }, { 'content-type': 'application/merge-patch+json' });
+    const added = await api(
+      s,
+      'PATCH',
+      path,
+      { metadata: { finalizers: ['demo.refwatch.dev/cleanup', 'another'] } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
     expect(added.status).toBe(422);
 
-    const released = await api(s, 'PATCH', path, { metadata: { finalizers: null } }, { 'content-type': 'application/merge-patch+json' });
+    const released = await api(
+      s,
+      'PATCH',
+      path,
+      { metadata: { finalizers: null } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
     expect(released.status).toBe(200);
     expect((await api(s, 'GET', path)).status).toBe(404);
   });

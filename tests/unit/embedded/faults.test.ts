@@ -36,7 +36,12 @@ describe('embedded API server: faults', () => {
     const first = await api(s, 'GET', CM);
     expect(first.status).toBe(429);
     expect(first.headers.get('retry-after')).toBe('3');
-    expect(first.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', details: { retryAfterSeconds: 3 }, code: 429 });
+    expect(first.body).toMatchObject({
+      kind: 'Status',
+      reason: 'TooManyRequests',
+      details: { retryAfterSeconds: 3 },
+      code: 429,
+    });
     expect((await api(s, 'GET', CM)).status).toBe(429);
     expect((await api(s, 'GET', CM)).status).toBe(200);
 
@@ -57,13 +62,16 @@ describe('embedded API server: faults', () => {
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
-      message: 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "shop"',
+      message:
+        'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "shop"',
       reason: 'Forbidden',
       details: { kind: 'configmaps' },
       code: 403,
     });
     const watched = await api(s, 'GET', '/api/v1/configmaps?watch=1');
-    expect(watched.body.message).toBe('configmaps is forbidden: User "system:anonymous" cannot watch resource "configmaps" in API group "" at the cluster scope');
+    expect(watched.body.message).toBe(
+      'configmaps is forbidden: User "system:anonymous" cannot watch resource "configmaps" in API group "" at the cluster scope',
+    );
     expect((await api(s, 'GET', '/api/v1/secrets')).status).toBe(200);
     s.faults.unforbid('', 'configmaps');
     expect((await api(s, 'GET', CM)).status).toBe(200);
@@ -98,7 +106,15 @@ describe('embedded API server: faults', () => {
     const s = await start({ token: 'sekret' });
     const denied = await api(s, 'GET', '/api/v1/namespaces');
     expect(denied.status).toBe(401);
-    expect(denied.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+    expect(denied.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Unauthorized',
+      reason: 'Unauthorized',
+      code: 401,
+    });
     expect((await api(s, 'GET', '/api/v1/namespaces', undefined, { authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await api(s, 'GET', '/api/v1/namespaces', undefined, { authorization: 'Bearer sekret' })).status).toBe(200);
     expect((await api(s, 'GET', '/healthz')).status).toBe(200);
@@ -129,7 +145,9 @@ describe('embedded API server: faults', () => {
     await expect.poll(() => w.ended).toBe(true);
     expect(s.openWatches()).toEqual({});
     expect(await refused(s.port)).toBe(true);
-    const timers = (process as unknown as { getActiveResourcesInfo(): string[] }).getActiveResourcesInfo().filter((r) => r === 'Timeout');
+    const timers = (process as unknown as { getActiveResourcesInfo(): string[] })
+      .getActiveResourcesInfo()
+      .filter((r) => r === 'Timeout');
     // vitest's own test timeout is the only timer that may remain.
     expect(timers.length).toBeLessThanOrEqual(1);
     await s.stop(); // idempotent

@@ -16,7 +16,7 @@ export async function start(opts: EmbeddedServerOptions = {}): Promise<EmbeddedS
 export interface Reply {
   status: number;
   headers: Headers;
-   
+
   body: any;
 }
 
@@ -45,7 +45,7 @@ export async function api(
 
 export interface WatchEvent {
   type: string;
-   
+
   object: any;
 }
 
@@ -120,8 +120,18 @@ export const DATABASE_CRD = {
 
 export const DB_PATH = '/apis/demo.refwatch.dev/v1alpha1';
 
-export function database(name: string, namespace = 'shop', extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database', metadata: { name, namespace }, spec: { engine: 'postgres' }, ...extra };
+export function database(
+  name: string,
+  namespace = 'shop',
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind: 'Database',
+    metadata: { name, namespace },
+    spec: { engine: 'postgres' },
+    ...extra,
+  };
 }
 
 export function namespace(name: string): Record<string, unknown> {

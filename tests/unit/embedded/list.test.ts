@@ -6,7 +6,12 @@ const CM = '/api/v1/namespaces/shop/configmaps';
 async function seeded(n: number, retainedEvents?: number) {
   const s = await start({ objects: [namespace('shop'), namespace('other')], retainedEvents });
   for (let i = 0; i < n; i++) {
-    await api(s, 'POST', CM, { metadata: { name: `cm-${String(i).padStart(2, '0')}`, labels: { tier: i % 2 === 0 ? 'even' : 'odd', idx: String(i) } } });
+    await api(s, 'POST', CM, {
+      metadata: {
+        name: `cm-${String(i).padStart(2, '0')}`,
+        labels: { tier: i % 2 === 0 ? 'even' : 'odd', idx: String(i) },
+      },
+    });
   }
   return s;
 }
@@ -48,14 +53,16 @@ describe('embedded API server: list', () => {
   it('expires continue tokens that fell out of the retained window', async () => {
     const s = await seeded(3, 5);
     const first = await api(s, 'GET', `${CM}?limit=1`);
-    for (let i = 0; i < 6; i++) await api(s, 'POST', '/api/v1/namespaces/other/configmaps', { metadata: { name: `churn-${i}` } });
+    for (let i = 0; i < 6; i++)
+      await api(s, 'POST', '/api/v1/namespaces/other/configmaps', { metadata: { name: `churn-${i}` } });
     expect((await api(s, 'GET', `${CM}?limit=1&continue=${first.body.metadata.continue}`)).status).toBe(410);
   });
 
   it('filters by label selectors: =, ==, !=, in, notin, exists, !exists', async () => {
     const s = await seeded(4);
     await api(s, 'POST', CM, { metadata: { name: 'unlabelled' } });
-    const q = async (sel: string) => names((await api(s, 'GET', `${CM}?labelSelector=${encodeURIComponent(sel)}`)).body);
+    const q = async (sel: string) =>
+      names((await api(s, 'GET', `${CM}?labelSelector=${encodeURIComponent(sel)}`)).body);
     expect(await q('tier=even')).toEqual(['cm-00', 'cm-02']);
     expect(await q('tier==odd')).toEqual(['cm-01', 'cm-03']);
     expect(await q('tier!=even')).toEqual(['cm-01', 'cm-03', 'unlabelled']);
@@ -84,11 +91,18 @@ describe('embedded API server: list', () => {
     const s = await seeded(0);
     const EV = '/api/v1/namespaces/shop/events';
     const event = (name: string, kind: string, subject: string, reason: string) =>
-      api(s, 'POST', EV, { metadata: { name }, involvedObject: { apiVersion: 'v1', kind, name: subject, namespace: 'shop' }, reason, type: 'Warning', source: { component: 'kubelet' } });
+      api(s, 'POST', EV, {
+        metadata: { name },
+        involvedObject: { apiVersion: 'v1', kind, name: subject, namespace: 'shop' },
+        reason,
+        type: 'Warning',
+        source: { component: 'kubelet' },
+      });
     await event('a', 'Pod', 'web', 'FailedMount');
     await event('b', 'ConfigMap', 'web', 'Other');
     await event('c', 'Pod', 'db', 'FailedMount');
-    const q = async (sel: string) => names((await api(s, 'GET', `${EV}?fieldSelector=${encodeURIComponent(sel)}`)).body);
+    const q = async (sel: string) =>
+      names((await api(s, 'GET', `${EV}?fieldSelector=${encodeURIComponent(sel)}`)).body);
     expect(await q('involvedObject.kind=Pod,involvedObject.name=web')).toEqual(['a']);
     expect(await q('involvedObject.kind!=Pod')).toEqual(['b']);
     expect(await q('reason=FailedMount,source=kubelet,type=Warning,involvedObject.namespace=shop')).toEqual(['a', 'c']);

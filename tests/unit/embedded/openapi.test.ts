@@ -7,7 +7,14 @@ describe('embedded API server: OpenAPI v3 and TLS', () => {
   it('indexes every served group version and follows CRDs', async () => {
     const s = await start({ objects: demoManifests() });
     const index = await api(s, 'GET', '/openapi/v3');
-    expect(Object.keys(index.body.paths)).toEqual(expect.arrayContaining(['api/v1', 'apis/apps/v1', 'apis/demo.refwatch.dev/v1alpha1', 'apis/apiextensions.k8s.io/v1']));
+    expect(Object.keys(index.body.paths)).toEqual(
+      expect.arrayContaining([
+        'api/v1',
+        'apis/apps/v1',
+        'apis/demo.refwatch.dev/v1alpha1',
+        'apis/apiextensions.k8s.io/v1',
+      ]),
+    );
     const url: string = index.body.paths['apis/demo.refwatch.dev/v1alpha1'].serverRelativeURL;
     expect(url).toMatch(/^\/openapi\/v3\/apis\/demo\.refwatch\.dev\/v1alpha1\?hash=[0-9A-F]+$/);
     expect((await api(s, 'GET', '/openapi/v3/apis/nowhere.example.com/v1')).status).toBe(404);
@@ -17,18 +24,26 @@ describe('embedded API server: OpenAPI v3 and TLS', () => {
     expect(after.body.paths['apis/demo.refwatch.dev/v1alpha1'].serverRelativeURL).not.toBe(url);
   });
 
-  it("gives each kind its PATCH operation with fieldValidation, and a CRD its own schema", async () => {
+  it('gives each kind its PATCH operation with fieldValidation, and a CRD its own schema', async () => {
     const s = await start({ objects: demoManifests() });
     const doc = (await api(s, 'GET', '/openapi/v3/apis/demo.refwatch.dev/v1alpha1')).body;
     const patch = doc.paths['/apis/demo.refwatch.dev/v1alpha1/namespaces/{namespace}/databases/{name}'].patch;
-    expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Database' });
+    expect(patch['x-kubernetes-group-version-kind']).toEqual({
+      group: 'demo.refwatch.dev',
+      version: 'v1alpha1',
+      kind: 'Database',
+    });
     expect(patch.parameters).toContainEqual(expect.objectContaining({ name: 'fieldValidation', in: 'query' }));
     const schema = doc.components.schemas['dev.refwatch.demo.v1alpha1.Database'];
     expect(schema.properties.spec.properties.readyAfterMs).toMatchObject({ type: 'integer', minimum: 0 });
     expect(schema.properties).toHaveProperty('metadata');
 
     const core = (await api(s, 'GET', '/openapi/v3/api/v1')).body;
-    expect(core.paths['/api/v1/namespaces/{name}'].patch['x-kubernetes-group-version-kind']).toEqual({ group: '', version: 'v1', kind: 'Namespace' });
+    expect(core.paths['/api/v1/namespaces/{name}'].patch['x-kubernetes-group-version-kind']).toEqual({
+      group: '',
+      version: 'v1',
+      kind: 'Namespace',
+    });
     expect(core.components.schemas['io.k8s.api.core.v1.Pod']['x-kubernetes-preserve-unknown-fields']).toBe(true);
   });
 
@@ -39,10 +54,12 @@ describe('embedded API server: OpenAPI v3 and TLS', () => {
     expect(cluster['insecure-skip-tls-verify']).toBeUndefined();
     const ca = Buffer.from(cluster['certificate-authority-data']!, 'base64').toString();
     const status = await new Promise<number>((resolve, reject) => {
-      https.get(`${s.url}/api/v1/namespaces`, { ca, headers: { authorization: `Bearer ${'t'.repeat(32)}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      }).on('error', reject);
+      https
+        .get(`${s.url}/api/v1/namespaces`, { ca, headers: { authorization: `Bearer ${'t'.repeat(32)}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
     });
     expect(status).toBe(200);
   });

@@ -17,7 +17,9 @@ describe('embedded API server: watch', () => {
     // Watch events carry kind and apiVersion, and the DELETED object has the deletion's resourceVersion.
     const deleted = w.events[3]!.object;
     expect(deleted).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1', data: { a: '1' } });
-    expect(Number(deleted.metadata.resourceVersion)).toBeGreaterThan(Number(w.events[2]!.object.metadata.resourceVersion));
+    expect(Number(deleted.metadata.resourceVersion)).toBeGreaterThan(
+      Number(w.events[2]!.object.metadata.resourceVersion),
+    );
     await w.close();
   });
 
@@ -41,8 +43,16 @@ describe('embedded API server: watch', () => {
     await expect.poll(() => w.ended).toBe(true);
     expect(w.events).toHaveLength(1);
     expect(w.events[0]!.type).toBe('ERROR');
-    expect(w.events[0]!.object).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 });
-    expect(w.events[0]!.object.message).toMatch(new RegExp(`^too old resource version: ${a.metadata.resourceVersion} \\(\\d+\\)$`));
+    expect(w.events[0]!.object).toMatchObject({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+    });
+    expect(w.events[0]!.object.message).toMatch(
+      new RegExp(`^too old resource version: ${a.metadata.resourceVersion} \\(\\d+\\)$`),
+    );
   });
 
   it('sends BOOKMARK events carrying the current resourceVersion when asked', async () => {
@@ -74,10 +84,16 @@ describe('embedded API server: watch', () => {
     await api(s, 'POST', CM, { metadata: { name: 'one' } });
     await api(s, 'POST', CM, { metadata: { name: 'two' } });
     const current = (await api(s, 'GET', CM)).body.metadata.resourceVersion;
-    const w = await watch(s, `${CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
+    const w = await watch(
+      s,
+      `${CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
+    );
     await expect.poll(() => w.events.length).toBe(3);
     expect(w.names()).toEqual(['ADDED one', 'ADDED two', 'BOOKMARK']);
-    expect(w.events[2]!.object.metadata).toEqual({ resourceVersion: current, annotations: { 'k8s.io/initial-events-end': 'true' } });
+    expect(w.events[2]!.object.metadata).toEqual({
+      resourceVersion: current,
+      annotations: { 'k8s.io/initial-events-end': 'true' },
+    });
     await api(s, 'POST', CM, { metadata: { name: 'three' } });
     await expect.poll(() => w.names()).toEqual(['ADDED one', 'ADDED two', 'BOOKMARK', 'ADDED three']);
     await w.close();
@@ -95,10 +111,22 @@ describe('embedded API server: watch', () => {
   it('delivers an object leaving the selector as DELETED and entering it as ADDED', async () => {
     const s = await start({ objects: [DATABASE_CRD, namespace('shop')] });
     const path = `${DB_PATH}/namespaces/shop/databases`;
-    await api(s, 'POST', path, database('orders', 'shop', { metadata: { name: 'orders', namespace: 'shop', labels: { team: 'a' } } }));
+    await api(
+      s,
+      'POST',
+      path,
+      database('orders', 'shop', { metadata: { name: 'orders', namespace: 'shop', labels: { team: 'a' } } }),
+    );
     const w = await watch(s, `${path}?watch=1&labelSelector=team%3Da`);
     await expect.poll(() => w.names()).toEqual(['ADDED orders']);
-    const relabel = (team: string) => api(s, 'PATCH', `${path}/orders`, { metadata: { labels: { team } } }, { 'content-type': 'application/merge-patch+json' });
+    const relabel = (team: string) =>
+      api(
+        s,
+        'PATCH',
+        `${path}/orders`,
+        { metadata: { labels: { team } } },
+        { 'content-type': 'application/merge-patch+json' },
+      );
     await relabel('b');
     await expect.poll(() => w.names()).toEqual(['ADDED orders', 'DELETED orders']);
     // The DELETED event carries the last matching content.

@@ -12,7 +12,19 @@ export function database(name: string, ready: boolean | undefined, namespace = '
     apiVersion: 'demo.refwatch.dev/v1alpha1',
     kind: 'Database',
     metadata: { name, namespace },
-    status: ready === undefined ? {} : { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Provisioned' : 'Provisioning', message: ready ? '' : 'creating volume' }] },
+    status:
+      ready === undefined
+        ? {}
+        : {
+            conditions: [
+              {
+                type: 'Ready',
+                status: ready ? 'True' : 'False',
+                reason: ready ? 'Provisioned' : 'Provisioning',
+                message: ready ? '' : 'creating volume',
+              },
+            ],
+          },
   };
 }
 
@@ -31,10 +43,21 @@ export interface Harness {
  * spec.*Ref Databases, in its own namespace, or in another one for a value `namespace/name`.
  */
 export function harness(
-  opts: { grace?: number; priming?: 'sync' | 'microtask' | 'manual'; reconcile?: (ctx: ReconcileContext) => unknown; source?: MemoryInformerSource; namespaces?: string[] } = {},
+  opts: {
+    grace?: number;
+    priming?: 'sync' | 'microtask' | 'manual';
+    reconcile?: (ctx: ReconcileContext) => unknown;
+    source?: MemoryInformerSource;
+    namespaces?: string[];
+  } = {},
 ): Harness {
   const source = opts.source ?? new MemoryInformerSource({ priming: opts.priming ?? 'microtask' });
-  const manager = new Manager({ source, grace: opts.grace ?? 50, statsIntervalMs: 0, ...(opts.namespaces ? { namespaces: opts.namespaces } : {}) });
+  const manager = new Manager({
+    source,
+    grace: opts.grace ?? 50,
+    statsIntervalMs: 0,
+    ...(opts.namespaces ? { namespaces: opts.namespaces } : {}),
+  });
   const seen = new Map<string, Resolution[][]>();
   manager.addController({
     name: 'watch',

@@ -25,7 +25,9 @@ describe('LeaseLock', () => {
   });
 
   it('creates, reads and updates a Lease, and a write on a stale version fails with 409', async () => {
-    server = await startEmbeddedServer({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } }] });
+    server = await startEmbeddedServer({
+      objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } }],
+    });
     const client = KubeClient.fromKubeconfig(server.kubeconfig());
     const a = new LeaseLock(client, 'ops', 'controller');
     const b = new LeaseLock(client, 'ops', 'controller');
@@ -35,8 +37,16 @@ describe('LeaseLock', () => {
     await a.create(record('a', t0), signal);
     const seen = await b.get(signal);
     expect(seen?.record).toEqual(record('a', t0));
-    const lease = (await client.request('GET', '/apis/coordination.k8s.io/v1/namespaces/ops/leases/controller')) as { spec: Record<string, unknown> };
-    expect(lease.spec).toEqual({ holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-11-23T13:00:00.000000Z', renewTime: '2026-11-23T13:00:00.000000Z', leaseTransitions: 0 });
+    const lease = (await client.request('GET', '/apis/coordination.k8s.io/v1/namespaces/ops/leases/controller')) as {
+      spec: Record<string, unknown>;
+    };
+    expect(lease.spec).toEqual({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      acquireTime: '2026-11-23T13:00:00.000000Z',
+      renewTime: '2026-11-23T13:00:00.000000Z',
+      leaseTransitions: 0,
+    });
 
     await a.update({ ...record('a', t0), renewTime: t0 + 2_000 }, signal);
     const lost = await b.update(record('b', t0 + 2_500, 1), signal).catch((e: unknown) => e);
@@ -47,7 +57,9 @@ describe('LeaseLock', () => {
   });
 
   it('watch reports each write, a release included', async () => {
-    server = await startEmbeddedServer({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } }] });
+    server = await startEmbeddedServer({
+      objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } }],
+    });
     const client = KubeClient.fromKubeconfig(server.kubeconfig());
     const lock = new LeaseLock(client, 'ops', 'controller');
     const stop = new AbortController();

@@ -16,7 +16,9 @@ export class LockServer {
 
   watch(fn: (read: LockRead | undefined) => void, signal: AbortSignal): Promise<void> {
     this.watchers.add(fn);
-    return new Promise((resolve) => signal.addEventListener('abort', () => (this.watchers.delete(fn), resolve()), { once: true }));
+    return new Promise((resolve) =>
+      signal.addEventListener('abort', () => (this.watchers.delete(fn), resolve()), { once: true }),
+    );
   }
 }
 

@@ -22,12 +22,26 @@ interface Replica {
 function replica(server: LockServer, identity: string): Replica {
   const source = new MemoryInformerSource({ priming: 'microtask' });
   const lock = new MemoryLock(server);
-  const r: Replica = { source, lock, reconciled: [], stopped: [], log: new LogCapture(), manager: undefined as unknown as Manager };
+  const r: Replica = {
+    source,
+    lock,
+    reconciled: [],
+    stopped: [],
+    log: new LogCapture(),
+    manager: undefined as unknown as Manager,
+  };
   r.manager = new Manager({
     source,
     statsIntervalMs: 0,
     logger: r.log,
-    leaderElection: { lock, identity, leaseDuration: 1_000, renewDeadline: 800, retryPeriod: 100, onStoppedLeading: (reason) => r.stopped.push(reason) },
+    leaderElection: {
+      lock,
+      identity,
+      leaseDuration: 1_000,
+      renewDeadline: 800,
+      retryPeriod: 100,
+      onStoppedLeading: (reason) => r.stopped.push(reason),
+    },
   });
   r.manager.addController({ name: 'apps', for: APP_KIND, reconcile: (ctx) => void r.reconciled.push(ctx.key) });
   source.apply(app('web', {}));
@@ -43,7 +57,9 @@ describe('Manager with leader election', () => {
     await vi.waitFor(() => expect(a.reconciled).toEqual([appKey('web')]));
     const b = replica(server, 'b');
     b.manager.start();
-    await vi.waitFor(() => expect(b.manager.leadership()).toMatchObject({ identity: 'b', isLeader: false, holder: 'a' }));
+    await vi.waitFor(() =>
+      expect(b.manager.leadership()).toMatchObject({ identity: 'b', isLeader: false, holder: 'a' }),
+    );
     expect(b.source.watches()).toEqual([expect.objectContaining({ primed: true, objects: 1 })]);
     await new Promise((r) => setTimeout(r, 300));
     expect(b.reconciled).toEqual([]);
@@ -74,12 +90,21 @@ describe('Manager with leader election', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(a.reconciled).toEqual([appKey('web')]);
     expect(a.manager.leadership()).toMatchObject({ isLeader: false, ended: 'lost' });
-    expect(a.log.text).toContain('warn a stopped leading: lost the lease (renewal failed): this manager will not lead again; restart the process');
+    expect(a.log.text).toContain(
+      'warn a stopped leading: lost the lease (renewal failed): this manager will not lead again; restart the process',
+    );
   });
 
   it('refuses a Lease without a name, naming the field', () => {
     try {
-      new Manager({ source: new MemoryInformerSource(), leaderElection: { client: { request: async () => undefined, openStream: async () => ({ lines: async function* () {} }) }, namespace: 'ops', name: '' } });
+      new Manager({
+        source: new MemoryInformerSource(),
+        leaderElection: {
+          client: { request: async () => undefined, openStream: async () => ({ lines: async function* () {} }) },
+          namespace: 'ops',
+          name: '',
+        },
+      });
       expect.unreachable('the options were accepted');
     } catch (e) {
       expect(isRefwatchError(e) && e.field).toBe('leaderElection.name');
@@ -87,8 +112,12 @@ describe('Manager with leader election', () => {
   });
 
   it('refuses bad timings before anything starts', () => {
-    expect(() => new Manager({ source: new MemoryInformerSource(), leaderElection: { lock: new MemoryLock(new LockServer()), renewDeadline: 20_000 } })).toThrow(
-      /renewDeadline \(20000 ms\) must be less than leaseDuration \(15000 ms\)/,
-    );
+    expect(
+      () =>
+        new Manager({
+          source: new MemoryInformerSource(),
+          leaderElection: { lock: new MemoryLock(new LockServer()), renewDeadline: 20_000 },
+        }),
+    ).toThrow(/renewDeadline \(20000 ms\) must be less than leaseDuration \(15000 ms\)/);
   });
 });

@@ -34,9 +34,20 @@ async function advance(ms: number): Promise<void> {
   await flush();
 }
 
-function candidate(server: LockServer, identity: string, opts: Partial<LeaderElectorOptions> & { watchable?: boolean } = {}): Candidate {
+function candidate(
+  server: LockServer,
+  identity: string,
+  opts: Partial<LeaderElectorOptions> & { watchable?: boolean } = {},
+): Candidate {
   const lock = new MemoryLock(server, opts.watchable);
-  const c: Candidate = { lock, log: [], startedAt: [], stoppedAt: [], leaders: [], elector: undefined as unknown as LeaderElector };
+  const c: Candidate = {
+    lock,
+    log: [],
+    startedAt: [],
+    stoppedAt: [],
+    leaders: [],
+    elector: undefined as unknown as LeaderElector,
+  };
   c.elector = new LeaderElector({
     lock,
     identity,
@@ -64,7 +75,12 @@ function candidate(server: LockServer, identity: string, opts: Partial<LeaderEle
 
 function refused(opts: Partial<LeaderElectorOptions>): { field: string | undefined; message: string } {
   try {
-    new LeaderElector({ lock: new MemoryLock(new LockServer()), identity: 'a', callbacks: { onStartedLeading() {}, onStoppedLeading() {} }, ...opts });
+    new LeaderElector({
+      lock: new MemoryLock(new LockServer()),
+      identity: 'a',
+      callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
+      ...opts,
+    });
   } catch (e) {
     if (!isRefwatchError(e)) throw e;
     return { field: e.field, message: e.message };
@@ -80,7 +96,10 @@ describe('LeaderElector options', () => {
   });
 
   it('refuses an empty identity', () => {
-    expect(refused({ identity: '' })).toMatchObject({ field: 'identity', message: expect.stringMatching(/identity must not be empty/) });
+    expect(refused({ identity: '' })).toMatchObject({
+      field: 'identity',
+      message: expect.stringMatching(/identity must not be empty/),
+    });
     expect(refused({ identity: '  ' }).field).toBe('identity');
   });
 
@@ -93,11 +112,18 @@ describe('LeaderElector options', () => {
   it('refuses durations that are not positive, and lease durations in fractions of a second', () => {
     expect(refused({ retryPeriod: 0 }).field).toBe('retryPeriod');
     expect(refused({ leaseDuration: Number.NaN }).field).toBe('leaseDuration');
-    expect(refused({ leaseDuration: 2_500, renewDeadline: 2_000, retryPeriod: 500 })).toMatchObject({ field: 'leaseDuration', message: expect.stringMatching(/whole number of seconds.*try 3000/) });
+    expect(refused({ leaseDuration: 2_500, renewDeadline: 2_000, retryPeriod: 500 })).toMatchObject({
+      field: 'leaseDuration',
+      message: expect.stringMatching(/whole number of seconds.*try 3000/),
+    });
   });
 
   it('takes client-go defaults: 15 s, 10 s, 2 s', () => {
-    const e = new LeaderElector({ lock: new MemoryLock(new LockServer()), identity: 'a', callbacks: { onStartedLeading() {}, onStoppedLeading() {} } });
+    const e = new LeaderElector({
+      lock: new MemoryLock(new LockServer()),
+      identity: 'a',
+      callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
+    });
     expect([e.leaseDuration, e.renewDeadline, e.retryPeriod]).toEqual([15_000, 10_000, 2_000]);
   });
 });
@@ -180,7 +206,13 @@ describe('LeaderElector', () => {
   it('judges expiry by its own clock from when it saw the record change, not by renewTime', async () => {
     const server = new LockServer();
     // A holder whose clock ran an hour behind: by renewTime the lease expired long ago.
-    server.write({ holderIdentity: 'skewed', leaseDurationSeconds: 3, acquireTime: clock.now() - 3_600_000, renewTime: clock.now() - 3_600_000, leaseTransitions: 4 });
+    server.write({
+      holderIdentity: 'skewed',
+      leaseDurationSeconds: 3,
+      acquireTime: clock.now() - 3_600_000,
+      renewTime: clock.now() - 3_600_000,
+      leaseTransitions: 4,
+    });
     const b = candidate(server, 'b');
     const seenAt = clock.now();
     b.elector.start();
@@ -201,7 +233,13 @@ describe('LeaderElector', () => {
     const c = candidate(server, 'c');
     c.elector.start();
     for (let i = 0; i < 10; i++) {
-      server.write({ holderIdentity: 'other', leaseDurationSeconds: 3, acquireTime: 0, renewTime: i, leaseTransitions: 9 });
+      server.write({
+        holderIdentity: 'other',
+        leaseDurationSeconds: 3,
+        acquireTime: 0,
+        renewTime: i,
+        leaseTransitions: 9,
+      });
       await advance(1_000);
     }
     expect(c.startedAt).toEqual([]);
@@ -266,7 +304,13 @@ describe('LeaderElector', () => {
 
   it('jitters retries between retryPeriod and retryPeriod × 2.2', async () => {
     const server = new LockServer();
-    server.write({ holderIdentity: 'other', leaseDurationSeconds: 3600, acquireTime: 0, renewTime: 0, leaseTransitions: 0 });
+    server.write({
+      holderIdentity: 'other',
+      leaseDurationSeconds: 3600,
+      acquireTime: 0,
+      renewTime: 0,
+      leaseTransitions: 0,
+    });
     const slow = candidate(server, 'slow', { random: () => 0.999 });
     const fast = candidate(server, 'fast', { random: () => 0 });
     slow.elector.start();

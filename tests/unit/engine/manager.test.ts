@@ -33,7 +33,10 @@ describe('Manager', () => {
     await vi.waitFor(() => expect(lastStates(h, appKey('web'))).toEqual(['NotReady']));
     const q = h.manager.controller('watch')!.queue;
     expect(q.numRequeues(appKey('web'))).toBe(0);
-    expect(h.manager.changelog.get('referrer', `watch|${appKey('web')}`)).toMatchObject({ state: 'Waiting', message: 'creating volume' });
+    expect(h.manager.changelog.get('referrer', `watch|${appKey('web')}`)).toMatchObject({
+      state: 'Waiting',
+      message: 'creating volume',
+    });
     h.source.apply(database('orders', true));
     await vi.waitFor(() => expect(lastStates(h, appKey('web'))).toEqual(['Ready']));
     expect(q.numRequeues(appKey('web'))).toBe(0);
@@ -66,12 +69,23 @@ describe('Manager', () => {
     expect(h.source.opened).toBe(2); // App + Database, no restart
     // Drop for good: cancelled after grace, watch closed, reason recorded.
     h.source.apply(app('web', {}));
-    await vi.waitFor(() => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Cancelled'), { timeout: 2000 });
+    await vi.waitFor(
+      () => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Cancelled'),
+      { timeout: 2000 },
+    );
     expect(h.source.openWatches('Database.demo.refwatch.dev')).toBe(0);
     const rc = h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')!;
     expect(rc.reason).toBe('no references for 150 ms');
     expect(rc.cancelledAt).toBeTypeOf('number');
-    expect(rc.history.map((t) => t.state)).toEqual(['Starting', 'Priming', 'Active', 'Grace', 'Active', 'Grace', 'Cancelled']);
+    expect(rc.history.map((t) => t.state)).toEqual([
+      'Starting',
+      'Priming',
+      'Active',
+      'Grace',
+      'Active',
+      'Grace',
+      'Cancelled',
+    ]);
     // A new reference after cancellation starts a new watch.
     h.source.apply(app('web', { databaseRef: 'orders' }));
     await vi.waitFor(() => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Active'));
@@ -90,7 +104,10 @@ describe('Manager', () => {
     expect(h.reconciles(appKey('web'))).toBe(1);
     h.source.prime('Database.demo.refwatch.dev');
     await vi.waitFor(() => expect(lastStates(h, appKey('web'))).toEqual(['Ready']));
-    const all = h.seen.get(appKey('web'))!.flat().map((r) => r.state);
+    const all = h.seen
+      .get(appKey('web'))!
+      .flat()
+      .map((r) => r.state);
     expect(all).not.toContain('NotFound');
   });
 
@@ -129,7 +146,10 @@ describe('Manager', () => {
     h.source.apply(database('billing', true));
     await vi.waitFor(() => expect(h.manager.registry.kindCount('Database.demo.refwatch.dev')).toBe(2));
     h.manager.publishStats();
-    expect(h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')).toMatchObject({ references: 2, referents: 2 });
+    expect(h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')).toMatchObject({
+      references: 2,
+      referents: 2,
+    });
     expect(h.manager.changelog.get('controller', 'Database.demo.refwatch.dev')!.dispatches).toBeGreaterThan(0);
   });
 
@@ -179,7 +199,9 @@ describe('Manager', () => {
     h.source.delete(appKey('web'));
     await vi.waitFor(() => expect(h.manager.registry.referrersOf(dbKey('orders'))).toHaveLength(0));
     expect(h.manager.changelog.get('referrer', `watch|${appKey('web')}`)).toBeUndefined();
-    await vi.waitFor(() => expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Cancelled'));
+    await vi.waitFor(() =>
+      expect(h.manager.referenceControllers.state('Database.demo.refwatch.dev')).toBe('Cancelled'),
+    );
   });
 
   it('stop leaves no timer, worker or watch running', async () => {

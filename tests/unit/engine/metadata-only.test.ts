@@ -34,7 +34,11 @@ async function askedFor(kinds: string[], opts: Omit<ManagerOptions, 'source'> = 
   const manager = new Manager({ source, statsIntervalMs: 0, ...opts });
   managers.push(manager);
   manager.start();
-  kinds.forEach((kind, i) => manager.registry.setReferences('test', `ConfigMap/shop/r${i}`, [{ referent: `${kind}/shop/x`, fieldPath: 'spec.ref' }]));
+  kinds.forEach((kind, i) =>
+    manager.registry.setReferences('test', `ConfigMap/shop/r${i}`, [
+      { referent: `${kind}/shop/x`, fieldPath: 'spec.ref' },
+    ]),
+  );
   await Promise.resolve();
   return Object.fromEntries(kinds.map((k) => [k, source.asked.get(k) ?? false]));
 }
@@ -48,24 +52,42 @@ describe('metadata-only referent kinds', () => {
       Service: false,
       'Database.demo.refwatch.dev': false,
     });
-    const readiness = (kind: string) => (kind === 'Service' ? existsReadiness : kind === 'Database.demo.refwatch.dev' ? conditionReadiness('Ready') : undefined);
-    expect(await askedFor(['Service', 'Database.demo.refwatch.dev'], { readiness })).toEqual({ Service: true, 'Database.demo.refwatch.dev': false });
+    const readiness = (kind: string) =>
+      kind === 'Service'
+        ? existsReadiness
+        : kind === 'Database.demo.refwatch.dev'
+          ? conditionReadiness('Ready')
+          : undefined;
+    expect(await askedFor(['Service', 'Database.demo.refwatch.dev'], { readiness })).toEqual({
+      Service: true,
+      'Database.demo.refwatch.dev': false,
+    });
   });
 
   it('follow the readiness predicate: one that reads more than metadata keeps whole objects', async () => {
     const labelled = readsMetadataOnly((o) => ({ ready: o.metadata.labels?.ready === 'true' }));
     const readsData = (o: { data?: unknown }) => ({ ready: o.data !== undefined });
-    expect(await askedFor(['Secret', 'Cache.demo.refwatch.dev'], { readiness: (k) => (k === 'Secret' ? readsData : labelled) })).toEqual({
+    expect(
+      await askedFor(['Secret', 'Cache.demo.refwatch.dev'], {
+        readiness: (k) => (k === 'Secret' ? readsData : labelled),
+      }),
+    ).toEqual({
       Secret: false,
       'Cache.demo.refwatch.dev': true,
     });
     expect(needsMetadataOnly('Secret', defaultReadiness)).toBe(true);
     expect(needsMetadataOnly('Deployment.apps', defaultReadiness)).toBe(false);
-    expect(labelled({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x', labels: { ready: 'true' } } })).toEqual({ ready: true });
+    expect(labelled({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x', labels: { ready: 'true' } } })).toEqual({
+      ready: true,
+    });
   });
 
   it('can be chosen per kind, over the default', async () => {
     const metadataOnly = (kind: string) => (kind === 'Secret' ? false : kind === 'Deployment.apps' ? true : undefined);
-    expect(await askedFor(['Secret', 'Deployment.apps', 'ConfigMap'], { metadataOnly })).toEqual({ Secret: false, 'Deployment.apps': true, ConfigMap: true });
+    expect(await askedFor(['Secret', 'Deployment.apps', 'ConfigMap'], { metadataOnly })).toEqual({
+      Secret: false,
+      'Deployment.apps': true,
+      ConfigMap: true,
+    });
   });
 });

@@ -55,7 +55,9 @@ describe('Manager namespaces option', () => {
     await vi.waitFor(() => expect(lastStates(h, appKey('a'))).toEqual(['NotPrimed']));
     const r = h.seen.get(appKey('a'))!.at(-1)![0]!;
     expect(r).toMatchObject({ reason: 'OutOfScope', error: { reason: 'OutOfScope' } });
-    expect(r.message).toContain("outside the namespaces this manager watches (shop): add billing to the Manager's namespaces option");
+    expect(r.message).toContain(
+      "outside the namespaces this manager watches (shop): add billing to the Manager's namespaces option",
+    );
     expect(h.source.openWatches(DB)).toBe(0);
     expect(h.manager.changelog.get('referent', dbKey('orders', 'billing'))).toMatchObject({ state: 'Forbidden' });
     const ref = referenceOf(h, appKey('a'));
@@ -79,7 +81,9 @@ describe('Manager namespaces option', () => {
 
   it('rejects an empty list or a bad name, naming the field', () => {
     expect(() => harness({ namespaces: [] })).toThrow(/namespaces must list at least one namespace/);
-    expect(() => harness({ namespaces: ['shop', 'Not_A_Namespace'] })).toThrow(/namespaces\[1\] "Not_A_Namespace" is not a valid namespace/);
+    expect(() => harness({ namespaces: ['shop', 'Not_A_Namespace'] })).toThrow(
+      /namespaces\[1\] "Not_A_Namespace" is not a valid namespace/,
+    );
   });
 });
 
@@ -110,7 +114,12 @@ describe('cluster-wide list Forbidden', () => {
     h.source.apply(database('users', true, 'auth'));
     h.source.apply(app('c', { databaseRef: 'users' }, 'auth'));
     await vi.waitFor(() => expect(lastStates(h, appKey('c', 'auth'))).toEqual(['Ready']));
-    expect(h.source.openedTargets.filter((t) => t.startsWith(`${DB}|`))).toEqual([`${DB}|*|`, `${DB}|shop|`, `${DB}|web|`, `${DB}|auth|`]);
+    expect(h.source.openedTargets.filter((t) => t.startsWith(`${DB}|`))).toEqual([
+      `${DB}|*|`,
+      `${DB}|shop|`,
+      `${DB}|web|`,
+      `${DB}|auth|`,
+    ]);
   });
 
   it('a namespace also forbidden is Forbidden, with the missing Role rule in explain', async () => {
@@ -118,10 +127,14 @@ describe('cluster-wide list Forbidden', () => {
     h.source.forbid(DB, 'vault');
     h.source.apply(database('keys', true, 'vault'));
     h.source.apply(app('a', { databaseRef: 'keys' }, 'vault'));
-    await vi.waitFor(() => expect(h.manager.changelog.get('referent', dbKey('keys', 'vault'))?.state).toBe('Forbidden'));
+    await vi.waitFor(() =>
+      expect(h.manager.changelog.get('referent', dbKey('keys', 'vault'))?.state).toBe('Forbidden'),
+    );
     const ref = referenceOf(h, appKey('a', 'vault'));
     expect(ref).toMatchObject({ state: 'Forbidden', reason: 'Forbidden' });
-    expect(ref.fix).toBe('grant the controller\'s service account this rule in a Role in namespace vault: apiGroups: ["demo.refwatch.dev"], resources: ["databases"], verbs: ["list","watch"]');
+    expect(ref.fix).toBe(
+      'grant the controller\'s service account this rule in a Role in namespace vault: apiGroups: ["demo.refwatch.dev"], resources: ["databases"], verbs: ["list","watch"]',
+    );
   });
 
   it('a namespace left by its last referent is cancelled after grace', async () => {

@@ -1,7 +1,14 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Manager, MemoryInformerSource, type ObservedReferent, type ObservedState, type ObserverOptions, type Resolution } from '@/lib/engine';
+import {
+  Manager,
+  MemoryInformerSource,
+  type ObservedReferent,
+  type ObservedState,
+  type ObserverOptions,
+  type Resolution,
+} from '@/lib/engine';
 import { explain } from '@/lib/diagnose';
 import { FakeClock } from '@/lib/queue';
 import { isRefwatchError } from '@/lib/model';
@@ -77,7 +84,13 @@ function start(observer: Partial<ObserverOptions> = {}): Rig {
   const clock = new FakeClock(Date.now());
   const source = new MemoryInformerSource({ priming: 'microtask' });
   const manager = new Manager({ source, clock, grace: 5_000, statsIntervalMs: 0 });
-  manager.addObserver({ kind: HEALTH, interval: INTERVAL, timeout: 500, observe: observeHttp((r) => `http://127.0.0.1:${endpoint.port}/${r.name}`), ...observer });
+  manager.addObserver({
+    kind: HEALTH,
+    interval: INTERVAL,
+    timeout: 500,
+    observe: observeHttp((r) => `http://127.0.0.1:${endpoint.port}/${r.name}`),
+    ...observer,
+  });
   const seen = new Map<string, Resolution[]>();
   manager.addController({
     name: 'watch',
@@ -129,14 +142,23 @@ describe('observers', () => {
     await vi.waitFor(() => expect(stateOf(r, 'web')?.state).toBe('NotPrimed'));
     expect(stateOf(r, 'web')?.message).toContain('has not been polled yet');
 
-    await poll(r, 0, () => expect(stateOf(r, 'web')).toMatchObject({ state: 'NotReady', reason: 'NotReady', message: 'HTTP 503: unhealthy orders-db' }));
+    await poll(r, 0, () =>
+      expect(stateOf(r, 'web')).toMatchObject({
+        state: 'NotReady',
+        reason: 'NotReady',
+        message: 'HTTP 503: unhealthy orders-db',
+      }),
+    );
     expect(r.manager.changelog.get('referrer', `watch|${appKey('web')}`)).toMatchObject({ state: 'Waiting' });
 
     endpoint.answers.set('orders-db', 200);
     await polled(r, 1);
     await poll(r, INTERVAL, () => expect(stateOf(r, 'web')?.state).toBe('Ready'));
     expect(r.manager.changelog.get('referrer', `watch|${appKey('web')}`)).toMatchObject({ state: 'Resolved' });
-    expect(r.manager.changelog.get('referent', healthKey('orders-db'))).toMatchObject({ state: 'Ready', referencedBy: 1 });
+    expect(r.manager.changelog.get('referent', healthKey('orders-db'))).toMatchObject({
+      state: 'Ready',
+      referencedBy: 1,
+    });
   });
 
   it('polls a referent once per interval whatever the number of its referrers, and wakes only on a change', async () => {
@@ -154,7 +176,14 @@ describe('observers', () => {
     }
     await polled(r, 4);
     expect(r.manager.controller('watch')!.stats.reconciles).toBe(reconciles);
-    expect(r.manager.changelog.get('controller', HEALTH)).toMatchObject({ source: 'poll', intervalMs: INTERVAL, state: 'Active', referents: 1, references: 3, errors: [] });
+    expect(r.manager.changelog.get('controller', HEALTH)).toMatchObject({
+      source: 'poll',
+      intervalMs: INTERVAL,
+      state: 'Active',
+      referents: 1,
+      references: 3,
+      errors: [],
+    });
     expect(r.manager.changelog.get('controller', HEALTH)).toMatchObject({ polls: 4, lastPollAt: r.clock.now() });
   });
 
@@ -164,7 +193,9 @@ describe('observers', () => {
     const refusedPort = closed.port;
     await closed.stop();
     const r = start({
-      observe: observeHttp((ref) => `http://127.0.0.1:${ref.name === 'refused' ? refusedPort : endpoint.port}/${ref.name}`),
+      observe: observeHttp(
+        (ref) => `http://127.0.0.1:${ref.name === 'refused' ? refusedPort : endpoint.port}/${ref.name}`,
+      ),
     });
     endpoint.answers.set('broken', 500);
     endpoint.answers.set('hung', 'hang');
@@ -181,7 +212,13 @@ describe('observers', () => {
     expect(stateOf(r, 'hung')?.state).toBe('NotPrimed');
     await scheduled(r, 4); // three next polls, and the hung poll's deadline
 
-    await poll(r, 500, () => expect(stateOf(r, 'hung')).toMatchObject({ state: 'NotReady', reason: 'ObserveTimeout', message: 'no answer within 500 ms' }));
+    await poll(r, 500, () =>
+      expect(stateOf(r, 'hung')).toMatchObject({
+        state: 'NotReady',
+        reason: 'ObserveTimeout',
+        message: 'no answer within 500 ms',
+      }),
+    );
     const controller = r.manager.changelog.get('controller', HEALTH)!;
     expect(controller.errors.map((e) => e.reason).sort()).toEqual(['ObserveFailed', 'ObserveTimeout']);
 
@@ -189,11 +226,15 @@ describe('observers', () => {
     expect(why.ok && why.value.controllers[0]!.references[0]).toMatchObject({
       state: 'NotReady',
       reason: 'ObserveTimeout',
-      message: expect.stringContaining(`${healthKey('hung')} is not ready: no answer within 500 ms (polled 0 ms ago, every 1.0 s)`),
+      message: expect.stringContaining(
+        `${healthKey('hung')} is not ready: no answer within 500 ms (polled 0 ms ago, every 1.0 s)`,
+      ),
       fix: expect.stringContaining('raise the observer'),
     });
     const broken = explain(r.manager, appKey('broken'), { now: r.clock.now() });
-    expect(broken.ok && broken.value.controllers[0]!.references[0]!.message).toContain('is not ready: HTTP 500: unhealthy broken');
+    expect(broken.ok && broken.value.controllers[0]!.references[0]!.message).toContain(
+      'is not ready: HTTP 500: unhealthy broken',
+    );
   });
 
   it('never overlaps two polls of one referent, even when one outlives its timeout', async () => {
@@ -206,7 +247,9 @@ describe('observers', () => {
         calls++;
         most = Math.max(most, ++running);
         // Ignores its signal on purpose: the next poll still waits for it to settle.
-        return new Promise<ObservedState>((resolve) => release.push(() => (running--, resolve({ exists: true, ready: true }))));
+        return new Promise<ObservedState>((resolve) =>
+          release.push(() => (running--, resolve({ exists: true, ready: true }))),
+        );
       },
     });
     r.source.apply(app('web', { healthRef: 'slow' }));

@@ -41,7 +41,12 @@ describe('reconcilers get read-only objects', () => {
       for: APP_KIND,
       reconcile: (ctx) => {
         const r = ctx.resolve(dbKey('orders'), 'spec.databaseRef');
-        if (r.object) seenByReader.push({ labels: ctx.object!.metadata.labels, state: r.state, conditions: (r.object.status as { conditions: unknown[] }).conditions.length });
+        if (r.object)
+          seenByReader.push({
+            labels: ctx.object!.metadata.labels,
+            state: r.state,
+            conditions: (r.object.status as { conditions: unknown[] }).conditions.length,
+          });
       },
     });
     m.start();

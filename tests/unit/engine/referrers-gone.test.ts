@@ -24,7 +24,8 @@ function start(): { source: MemoryInformerSource; manager: Manager } {
 /** resolveRefs declares the Databases an App's spec.*Ref fields name. */
 function resolveRefs(ctx: ReconcileContext, obj: KubeObject | undefined): void {
   const spec = (obj?.spec ?? {}) as Record<string, string>;
-  for (const [field, name] of Object.entries(spec)) if (field.endsWith('Ref')) ctx.resolve(dbKey(name), `spec.${field}`);
+  for (const [field, name] of Object.entries(spec))
+    if (field.endsWith('Ref')) ctx.resolve(dbKey(name), `spec.${field}`);
 }
 
 /** gone checks a referrer left nothing behind: no reference, no entry, and its kind's watch cancelled. */
@@ -41,7 +42,11 @@ async function expectGone(m: Manager, source: MemoryInformerSource, controller: 
 describe('a referrer that goes away drops its references', () => {
   it('deleted, with `for`: the last referrer gone cancels the kind after grace', async () => {
     const { source, manager: m } = start();
-    m.addController({ name: 'apps', for: APP_KIND, reconcile: (ctx) => resolveRefs(ctx, ctx.object as KubeObject | undefined) });
+    m.addController({
+      name: 'apps',
+      for: APP_KIND,
+      reconcile: (ctx) => resolveRefs(ctx, ctx.object as KubeObject | undefined),
+    });
     m.start();
     source.apply(database('orders', true));
     source.apply(app('web', { databaseRef: 'orders' }));
@@ -80,7 +85,10 @@ describe('a referrer that goes away drops its references', () => {
 
   it('forgotten explicitly, without `for`: controller.forget drops it at once', async () => {
     const { source, manager: m } = start();
-    const c = m.addController({ name: 'external', reconcile: (ctx) => resolveRefs(ctx, app('web', { databaseRef: 'orders' })) });
+    const c = m.addController({
+      name: 'external',
+      reconcile: (ctx) => resolveRefs(ctx, app('web', { databaseRef: 'orders' })),
+    });
     m.start();
     source.apply(database('orders', false));
     c.enqueue(appKey('web'));
@@ -126,7 +134,10 @@ describe('a referrer that goes away drops its references', () => {
 
   it('re-referenced within grace after a forget, the kind keeps its watch', async () => {
     const { source, manager: m } = start();
-    const c = m.addController({ name: 'external', reconcile: (ctx) => resolveRefs(ctx, app(ctx.key.split('/').at(-1)!, { databaseRef: 'orders' })) });
+    const c = m.addController({
+      name: 'external',
+      reconcile: (ctx) => resolveRefs(ctx, app(ctx.key.split('/').at(-1)!, { databaseRef: 'orders' })),
+    });
     m.start();
     source.apply(database('orders', true));
     c.enqueue(appKey('web'));

@@ -7,12 +7,26 @@ import { APP_KIND, app, appKey, dbKey } from './fixtures';
 const cacheKey = (name: string) => `Cache.demo.refwatch.dev/shop/${name}`;
 
 /** A Database or Cache shop/NAME whose Ready condition says ready; message changes leave the verdict. */
-function referent(kind: 'Database' | 'Cache', name: string, ready: boolean, opts: { generation?: number; message?: string } = {}): KubeObject {
+function referent(
+  kind: 'Database' | 'Cache',
+  name: string,
+  ready: boolean,
+  opts: { generation?: number; message?: string } = {},
+): KubeObject {
   return {
     apiVersion: 'demo.refwatch.dev/v1alpha1',
     kind,
     metadata: { name, namespace: 'shop', generation: opts.generation ?? 1 },
-    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Provisioned' : 'Provisioning', message: opts.message ?? '' }] },
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          reason: ready ? 'Provisioned' : 'Provisioning',
+          message: opts.message ?? '',
+        },
+      ],
+    },
   };
 }
 
@@ -27,7 +41,10 @@ afterEach(async () => {
  * shop/sessions, each with the App's wakeOn (spec.wakeOn); `woken` lists the
  * Apps a change queued.
  */
-async function rig(apps: Record<string, WakeOn>, opts: { priming?: 'sync' | 'manual'; controller?: Partial<ControllerOptions> } = {}) {
+async function rig(
+  apps: Record<string, WakeOn>,
+  opts: { priming?: 'sync' | 'manual'; controller?: Partial<ControllerOptions> } = {},
+) {
   const source = new MemoryInformerSource({ priming: opts.priming ?? 'sync' });
   manager = new Manager({ source, grace: 50, statsIntervalMs: 0 });
   const controller = manager.addController({
@@ -62,7 +79,11 @@ describe("wakeOn 'resolution'", () => {
     expect(wakes(() => source.apply(referent('Cache', 'sessions', false)))).toEqual(['change', 'readiness']);
     // The Database turns Ready while the Cache is not: the App cannot have resolved.
     expect(wakes(() => source.apply(referent('Database', 'orders', true)))).toEqual(['change', 'readiness']);
-    expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['change', 'readiness', 'resolution']);
+    expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual([
+      'change',
+      'readiness',
+      'resolution',
+    ]);
   });
 
   it('says what a sleeping referrer waits for now, without a reconcile: NotFound, then Waiting once its referent exists', async () => {
@@ -74,11 +95,23 @@ describe("wakeOn 'resolution'", () => {
     const before = state();
     expect(before).toMatchObject({ state: 'NotFound', reason: `NotFound: ${dbKey('orders')}` });
     expect(wakes(() => source.apply(referent('Database', 'orders', false)))).toEqual([]);
-    expect(state()).toEqual({ state: 'NotFound', reason: `NotFound: ${cacheKey('sessions')}`, reconciles: before.reconciles });
+    expect(state()).toEqual({
+      state: 'NotFound',
+      reason: `NotFound: ${cacheKey('sessions')}`,
+      reconciles: before.reconciles,
+    });
     expect(wakes(() => source.apply(referent('Cache', 'sessions', false)))).toEqual([]);
-    expect(state()).toEqual({ state: 'Waiting', reason: `NotReady: ${dbKey('orders')}`, reconciles: before.reconciles });
+    expect(state()).toEqual({
+      state: 'Waiting',
+      reason: `NotReady: ${dbKey('orders')}`,
+      reconciles: before.reconciles,
+    });
     expect(wakes(() => source.apply(referent('Database', 'orders', true)))).toEqual([]);
-    expect(state()).toEqual({ state: 'Waiting', reason: `NotReady: ${cacheKey('sessions')}`, reconciles: before.reconciles });
+    expect(state()).toEqual({
+      state: 'Waiting',
+      reason: `NotReady: ${cacheKey('sessions')}`,
+      reconciles: before.reconciles,
+    });
     // The last one turning Ready wakes it; the reconcile reports Resolved.
     expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['resolution']);
     await vi.waitFor(() => expect(state()).toMatchObject({ state: 'Resolved', reconciles: before.reconciles + 1 }));
@@ -88,13 +121,21 @@ describe("wakeOn 'resolution'", () => {
     const { source, wakes } = await rig({ change: 'change', resolution: 'resolution' });
     source.apply(referent('Database', 'orders', true));
     source.apply(referent('Cache', 'sessions', true));
-    expect(wakes(() => source.apply(referent('Database', 'orders', true, { message: 'status only' })))).toEqual(['change']);
+    expect(wakes(() => source.apply(referent('Database', 'orders', true, { message: 'status only' })))).toEqual([
+      'change',
+    ]);
     expect(wakes(() => source.apply(referent('Database', 'orders', true, { generation: 2 })))).toEqual(['change']);
-    expect(wakes(() => source.apply(referent('Database', 'orders', false, { generation: 2 })))).toEqual(['change', 'resolution']);
+    expect(wakes(() => source.apply(referent('Database', 'orders', false, { generation: 2 })))).toEqual([
+      'change',
+      'resolution',
+    ]);
     // Now the Database blocks: the Cache going changes nothing the App waits for.
     expect(wakes(() => source.delete(cacheKey('sessions')))).toEqual(['change']);
     expect(wakes(() => source.apply(referent('Cache', 'sessions', true)))).toEqual(['change']);
-    expect(wakes(() => source.apply(referent('Database', 'orders', true, { generation: 2 })))).toEqual(['change', 'resolution']);
+    expect(wakes(() => source.apply(referent('Database', 'orders', true, { generation: 2 })))).toEqual([
+      'change',
+      'resolution',
+    ]);
     expect(wakes(() => source.delete(dbKey('orders')))).toEqual(['change', 'resolution']);
   });
 
@@ -105,7 +146,9 @@ describe("wakeOn 'resolution'", () => {
     source.apply(referent('Cache', 'sessions', false));
     source.apply(referent('Database', 'orders', true));
     source.apply(referent('Cache', 'sessions', true));
-    await vi.waitFor(() => expect(manager!.changelog.get('referrer', `watch|${appKey('web')}`)?.state).toBe('Resolved'));
+    await vi.waitFor(() =>
+      expect(manager!.changelog.get('referrer', `watch|${appKey('web')}`)?.state).toBe('Resolved'),
+    );
     expect(controller.stats.reconciles).toBe(before + 1);
   });
 
@@ -169,7 +212,9 @@ describe("wakeOn 'resolution'", () => {
     manager.start();
     source.apply(referent('Database', 'orders', false));
     source.apply(app('web', {}));
-    await vi.waitFor(() => expect(manager!.registry.referrersOf('HealthCheck.probes.example.com/shop/orders')).toHaveLength(1));
+    await vi.waitFor(() =>
+      expect(manager!.registry.referrersOf('HealthCheck.probes.example.com/shop/orders')).toHaveLength(1),
+    );
     const HEALTH = 'HealthCheck.probes.example.com/shop/orders';
     /** poll lets one interval pass and waits for the observed state it brings. */
     const poll = async (state: 'Ready' | 'NotReady') => {
@@ -192,7 +237,12 @@ describe("wakeOn 'resolution'", () => {
 });
 
 describe('forWakeOn', () => {
-  const spec = (extra: Record<string, unknown>, generation: number, status?: object): KubeObject => ({ ...app('web', { wakeOn: 'change' }), metadata: { name: 'web', namespace: 'shop', generation }, ...extra, ...(status ? { status } : {}) });
+  const spec = (extra: Record<string, unknown>, generation: number, status?: object): KubeObject => ({
+    ...app('web', { wakeOn: 'change' }),
+    metadata: { name: 'web', namespace: 'shop', generation },
+    ...extra,
+    ...(status ? { status } : {}),
+  });
 
   it("'generation' queues an App when it is created, its spec changes or it goes, not for a status or label write", async () => {
     const { source, controller } = await rig({}, { controller: { forWakeOn: 'generation' } });
@@ -200,7 +250,10 @@ describe('forWakeOn', () => {
     source.apply(spec({}, 1));
     expect(queued).toHaveBeenCalledTimes(1);
     source.apply(spec({}, 1, { resolvedAt: 'now' }));
-    source.apply({ ...spec({}, 1, { resolvedAt: 'now' }), metadata: { name: 'web', namespace: 'shop', generation: 1, labels: { touched: 'yes' } } });
+    source.apply({
+      ...spec({}, 1, { resolvedAt: 'now' }),
+      metadata: { name: 'web', namespace: 'shop', generation: 1, labels: { touched: 'yes' } },
+    });
     expect(queued).toHaveBeenCalledTimes(1);
     source.apply(spec({ spec: { wakeOn: 'change', cacheRef: 'other' } }, 2));
     expect(queued).toHaveBeenCalledTimes(2);
@@ -218,9 +271,21 @@ describe('forWakeOn', () => {
 
   it('an unknown forWakeOn, or one without `for`, is an error naming the field', () => {
     manager = new Manager({ source: new MemoryInformerSource(), statsIntervalMs: 0 });
-    expect(() => manager!.addController({ name: 'a', for: APP_KIND, forWakeOn: 'readiness' as 'generation', reconcile: () => undefined })).toThrow(
-      expect.objectContaining({ field: 'forWakeOn', message: expect.stringContaining('forWakeOn must be "change" or "generation", got "readiness"') }),
+    expect(() =>
+      manager!.addController({
+        name: 'a',
+        for: APP_KIND,
+        forWakeOn: 'readiness' as 'generation',
+        reconcile: () => undefined,
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        field: 'forWakeOn',
+        message: expect.stringContaining('forWakeOn must be "change" or "generation", got "readiness"'),
+      }),
     );
-    expect(() => manager!.addController({ name: 'b', forWakeOn: 'generation', reconcile: () => undefined })).toThrow(expect.objectContaining({ field: 'forWakeOn', message: expect.stringContaining('give `for`') }));
+    expect(() => manager!.addController({ name: 'b', forWakeOn: 'generation', reconcile: () => undefined })).toThrow(
+      expect.objectContaining({ field: 'forWakeOn', message: expect.stringContaining('give `for`') }),
+    );
   });
 });

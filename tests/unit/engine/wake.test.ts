@@ -10,7 +10,16 @@ function db(opts: { generation: number; ready: boolean; message?: string }): Kub
     apiVersion: 'demo.refwatch.dev/v1alpha1',
     kind: 'Database',
     metadata: { name: 'orders', namespace: 'shop', generation: opts.generation },
-    status: { conditions: [{ type: 'Ready', status: opts.ready ? 'True' : 'False', reason: opts.ready ? 'Provisioned' : 'Provisioning', message: opts.message ?? '' }] },
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: opts.ready ? 'True' : 'False',
+          reason: opts.ready ? 'Provisioned' : 'Provisioning',
+          message: opts.message ?? '',
+        },
+      ],
+    },
   };
 }
 
@@ -47,20 +56,29 @@ async function rig(wakeOns: WakeOn[]) {
 describe('wakeOn', () => {
   it("'change' wakes on every new resourceVersion; 'readiness' and 'generation' ignore a status write that changes neither", async () => {
     const { source, wakes } = await rig(['change', 'readiness', 'generation']);
-    expect(wakes(() => source.apply(db({ generation: 1, ready: false, message: 'attaching volume' })))).toEqual(['change']);
+    expect(wakes(() => source.apply(db({ generation: 1, ready: false, message: 'attaching volume' })))).toEqual([
+      'change',
+    ]);
   });
 
   it("'readiness' wakes when the verdict flips, not for a new spec that leaves it", async () => {
     const { source, wakes } = await rig(['change', 'readiness', 'generation']);
     expect(wakes(() => source.apply(db({ generation: 1, ready: true })))).toEqual(['change', 'readiness']);
     expect(wakes(() => source.apply(db({ generation: 2, ready: true })))).toEqual(['change', 'generation']);
-    expect(wakes(() => source.apply(db({ generation: 2, ready: false, message: 'resizing' })))).toEqual(['change', 'readiness']);
+    expect(wakes(() => source.apply(db({ generation: 2, ready: false, message: 'resizing' })))).toEqual([
+      'change',
+      'readiness',
+    ]);
   });
 
   it('every wakeOn wakes when the referent goes or comes back', async () => {
     const { source, wakes } = await rig(['change', 'readiness', 'generation']);
     expect(wakes(() => source.delete(dbKey('orders')))).toEqual(['change', 'generation', 'readiness']);
-    expect(wakes(() => source.apply(db({ generation: 1, ready: false })))).toEqual(['change', 'generation', 'readiness']);
+    expect(wakes(() => source.apply(db({ generation: 1, ready: false })))).toEqual([
+      'change',
+      'generation',
+      'readiness',
+    ]);
   });
 
   it('a referrer woken by readiness resolves with the new verdict', async () => {
@@ -68,7 +86,9 @@ describe('wakeOn', () => {
     const before = controller.stats.reconciles;
     source.apply(db({ generation: 1, ready: false, message: 'still creating' }));
     source.apply(db({ generation: 1, ready: true }));
-    await vi.waitFor(() => expect(manager!.changelog.get('referrer', `watch|${appKey('readiness')}`)?.state).toBe('Resolved'));
+    await vi.waitFor(() =>
+      expect(manager!.changelog.get('referrer', `watch|${appKey('readiness')}`)?.state).toBe('Resolved'),
+    );
     expect(controller.stats.reconciles).toBe(before + 1);
   });
 
@@ -114,11 +134,20 @@ describe('wakeOn', () => {
     const source = new MemoryInformerSource({ priming: 'sync' });
     const errors: unknown[] = [];
     manager = new Manager({ source, statsIntervalMs: 0, hooks: { onReconcileError: (_c, _k, e) => errors.push(e) } });
-    manager.addController({ name: 'watch', for: APP_KIND, reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'status' as WakeOn }) });
+    manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'status' as WakeOn }),
+    });
     manager.start();
     source.apply(app('web', { databaseRef: 'orders' }));
     await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
-    expect(errors[0]).toMatchObject({ field: 'wakeOn', message: expect.stringContaining('wakeOn must be "change", "readiness", "generation" or "resolution", got "status"') });
+    expect(errors[0]).toMatchObject({
+      field: 'wakeOn',
+      message: expect.stringContaining(
+        'wakeOn must be "change", "readiness", "generation" or "resolution", got "status"',
+      ),
+    });
     expect(manager.registry.isReferenced(dbKey('orders'))).toBe(false);
   });
 
@@ -132,17 +161,22 @@ describe('wakeOn', () => {
     const controller = manager.addController({
       name: 'watch',
       for: APP_KIND,
-      reconcile: (ctx) => void ctx.resolve('HealthCheck.probes.example.com/shop/orders', 'spec.healthRef', { wakeOn: wakeOf[ctx.key] }),
+      reconcile: (ctx) =>
+        void ctx.resolve('HealthCheck.probes.example.com/shop/orders', 'spec.healthRef', { wakeOn: wakeOf[ctx.key] }),
     });
     const woken = vi.spyOn(controller, 'enqueueReferrer');
     manager.start();
     source.apply(app('change', {}));
     source.apply(app('readiness', {}));
-    await vi.waitFor(() => expect(manager!.registry.referrersOf('HealthCheck.probes.example.com/shop/orders')).toHaveLength(2));
+    await vi.waitFor(() =>
+      expect(manager!.registry.referrersOf('HealthCheck.probes.example.com/shop/orders')).toHaveLength(2),
+    );
     const pollOnce = async (expected: string[]) => {
       woken.mockClear();
       clock.advance(100);
-      await vi.waitFor(() => expect(woken.mock.calls.map(([k]) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual(expected));
+      await vi.waitFor(() =>
+        expect(woken.mock.calls.map(([k]) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual(expected),
+      );
     };
     await pollOnce(['change', 'readiness']); // the first poll
     answer = { exists: true, ready: false, message: 'almost' };

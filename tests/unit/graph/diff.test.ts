@@ -50,7 +50,10 @@ describe('diffModels and the layout decision', () => {
   });
 
   it('counts a node that moved to another group as removed and added', () => {
-    const moved = { ...before, nodes: before.nodes.map((n, i) => (i === 0 ? { ...n, parent: 'grp:namespace:shop' } : n)) };
+    const moved = {
+      ...before,
+      nodes: before.nodes.map((n, i) => (i === 0 ? { ...n, parent: 'grp:namespace:shop' } : n)),
+    };
     const d = diffModels(before, moved);
     expect(d.removedNodes).toEqual([before.nodes[0]!.id]);
     expect(d.addedNodes.map((n) => n.id)).toEqual([before.nodes[0]!.id]);

@@ -27,7 +27,9 @@ describe('filterModel', () => {
     const f = filterModel(model, { ...NO_FILTERS, state: 'stuck', ns: 'shop' });
     expect(keys(f)).toEqual(['App.demo.refwatch.dev/shop/catalog']);
     expect(keys(f, true)).toEqual(['Database.demo.refwatch.dev', 'Database.demo.refwatch.dev/shop/ordrs']);
-    expect(f.edges.map((e) => e.target).sort()).toEqual([controllerNodeId('Database.demo.refwatch.dev'), objectNodeId('Database.demo.refwatch.dev/shop/ordrs')].sort());
+    expect(f.edges.map((e) => e.target).sort()).toEqual(
+      [controllerNodeId('Database.demo.refwatch.dev'), objectNodeId('Database.demo.refwatch.dev/shop/ordrs')].sort(),
+    );
   });
 
   it('never matches cluster-wide controllers by namespace', () => {

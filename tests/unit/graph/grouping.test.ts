@@ -50,7 +50,9 @@ describe('groupModel', () => {
     const ids = new Set(g.nodes.map((n) => n.id));
     expect(g.edges.every((e) => ids.has(e.source) && ids.has(e.target))).toBe(true);
     expect(g.edges.every((e) => e.source !== e.target)).toBe(true);
-    const toDb = g.edges.filter((e) => e.source === groupNodeId('namespace', 'team-0') && e.target === 'ctl:Database.demo.refwatch.dev');
+    const toDb = g.edges.filter(
+      (e) => e.source === groupNodeId('namespace', 'team-0') && e.target === 'ctl:Database.demo.refwatch.dev',
+    );
     expect(toDb).toHaveLength(1);
     expect(toDb[0]!.count).toBe(60);
   });

@@ -15,8 +15,22 @@ const APP = 'App.demo.refwatch.dev';
 function base(): Snapshot {
   const s = demoSnapshot(NOW);
   const checkout = s.referrers.find((r) => r.key === `${APP}/shop/checkout`)!;
-  s.referrers.push({ ...checkout, id: `other-watch|${checkout.key}`, controller: 'other-watch', state: 'Resolved', since: NOW - 1000 });
-  s.referents.push({ id: `${APP}/shop/storefront`, key: `${APP}/shop/storefront`, kind: APP, namespace: 'shop', state: 'Ready', referencedBy: 1, changedAt: NOW - 5000 });
+  s.referrers.push({
+    ...checkout,
+    id: `other-watch|${checkout.key}`,
+    controller: 'other-watch',
+    state: 'Resolved',
+    since: NOW - 1000,
+  });
+  s.referents.push({
+    id: `${APP}/shop/storefront`,
+    key: `${APP}/shop/storefront`,
+    kind: APP,
+    namespace: 'shop',
+    state: 'Ready',
+    referencedBy: 1,
+    changedAt: NOW - 5000,
+  });
   return s;
 }
 
@@ -48,12 +62,21 @@ describe('classifyChange', () => {
     const s = base();
     const prev = buildModelState(s, { now: NOW });
     const r = s.referrers[0]!;
-    const added = delta(s, [{ entity: 'referrer', id: 'new', removed: false, value: { ...r, id: 'new', key: `${APP}/shop/new`, state: 'Waiting' } }]);
+    const added = delta(s, [
+      {
+        entity: 'referrer',
+        id: 'new',
+        removed: false,
+        value: { ...r, id: 'new', key: `${APP}/shop/new`, state: 'Waiting' },
+      },
+    ]);
     expect(classifyChange(prev, added, NOW, prev.stuckAfterMs).kind).toBe('structural');
     const removed = delta(s, [{ entity: 'referent', id: s.referents[0]!.id, removed: true }]);
     expect(classifyChange(prev, removed, NOW, prev.stuckAfterMs).kind).toBe('structural');
     const ref = s.references[0]!;
-    const referenced = delta(s, [{ entity: 'reference', id: 'x', removed: false, value: { ...ref, id: 'x', fieldPath: 'spec.otherRef' } }]);
+    const referenced = delta(s, [
+      { entity: 'reference', id: 'x', removed: false, value: { ...ref, id: 'x', fieldPath: 'spec.otherRef' } },
+    ]);
     expect(classifyChange(prev, referenced, NOW, prev.stuckAfterMs).kind).toBe('structural');
   });
 
@@ -68,7 +91,14 @@ describe('classifyChange', () => {
   it('sees nothing to do when only queues or events changed', () => {
     const s = base();
     const prev = buildModelState(s, { now: NOW });
-    const next = delta(s, [{ entity: 'event', id: 'ev-new', removed: false, value: { id: 'ev-new', at: NOW, type: 'dispatch', message: 'x' } as never }]);
+    const next = delta(s, [
+      {
+        entity: 'event',
+        id: 'ev-new',
+        removed: false,
+        value: { id: 'ev-new', at: NOW, type: 'dispatch', message: 'x' } as never,
+      },
+    ]);
     expect(classifyChange(prev, next, NOW, prev.stuckAfterMs)).toEqual({ kind: 'none' });
     expect(updateModel(prev, next, { now: NOW }).model).toBe(prev.model);
   });
@@ -89,7 +119,9 @@ describe('updateModel', () => {
     const s = base();
     const prev = buildModelState(s, { now: NOW });
     const db = s.referents.find((r) => r.key.endsWith('/analytics/warehouse'))!;
-    const next = delta(s, [{ entity: 'referent', id: db.id, removed: false, value: { ...db, state: 'Ready', message: undefined } }]);
+    const next = delta(s, [
+      { entity: 'referent', id: db.id, removed: false, value: { ...db, state: 'Ready', message: undefined } },
+    ]);
     const patched = updateModel(prev, next, { now: NOW });
     expect(patched.model.edges).toBe(prev.model.edges);
     const id = objectNodeId(db.key);
@@ -103,30 +135,68 @@ describe('updateModel', () => {
     const s = base();
     const prev = buildModelState(s, { now: NOW });
     const c = s.controllers.find((x) => x.state === 'Active')!;
-    const next = delta(s, [{ entity: 'controller', id: c.id, removed: false, value: { ...c, state: 'Grace', reason: 'no references left' } }]);
+    const next = delta(s, [
+      { entity: 'controller', id: c.id, removed: false, value: { ...c, state: 'Grace', reason: 'no references left' } },
+    ]);
     const patched = updateModel(prev, next, { now: NOW });
-    expect(patched.model.nodes.find((n) => n.id === controllerNodeId(c.kind))).toMatchObject({ state: 'grace', reason: 'no references left' });
+    expect(patched.model.nodes.find((n) => n.id === controllerNodeId(c.kind))).toMatchObject({
+      state: 'grace',
+      reason: 'no references left',
+    });
     expect(patched.model).toEqual(buildModel(next, { now: NOW }));
   });
 
   it('uses the server’s stuck threshold from the snapshot, 30 s without one', () => {
     const s = { ...base(), stuckThresholdMs: 2000 };
-    const checkout = (m: ReturnType<typeof buildModel>) => m.nodes.find((n) => n.key === `${APP}/analytics/reports`)?.state;
+    const checkout = (m: ReturnType<typeof buildModel>) =>
+      m.nodes.find((n) => n.key === `${APP}/analytics/reports`)?.state;
     expect(checkout(buildModelState(s, { now: NOW }).model)).toBe('stuck');
     expect(checkout(buildModelState(base(), { now: NOW }).model)).toBe('waiting');
   });
 });
 
 const REFERRER_STATES: ReferrerState[] = ['Resolved', 'Waiting', 'NotFound', 'Error'];
-const REFERENT_STATES: ReferentState[] = ['Ready', 'NotReady', 'NotPrimed', 'NotFound', 'KindUnknown', 'Forbidden', 'WatchError'];
+const REFERENT_STATES: ReferentState[] = [
+  'Ready',
+  'NotReady',
+  'NotPrimed',
+  'NotFound',
+  'KindUnknown',
+  'Forbidden',
+  'WatchError',
+];
 const CONTROLLER_STATES: ReferenceControllerState[] = ['Starting', 'Priming', 'Active', 'Grace', 'Cancelled'];
 
 /** statusChange picks an existing referrer, referent or controller and gives it a new state (and maybe a message and a time). */
 const statusChange = fc.oneof(
-  fc.record({ entity: fc.constant('referrer' as const), at: fc.nat(), state: fc.constantFrom(...REFERRER_STATES), sinceAgo: fc.integer({ min: 0, max: 120_000 }), message: fc.option(fc.constantFrom('Ready=False', 'not found'), { nil: undefined }) }),
-  fc.record({ entity: fc.constant('referent' as const), at: fc.nat(), state: fc.constantFrom(...REFERENT_STATES), sinceAgo: fc.integer({ min: 0, max: 120_000 }), message: fc.option(fc.constantFrom('Ready=False', 'not found'), { nil: undefined }) }),
-  fc.record({ entity: fc.constant('controller' as const), at: fc.nat(), state: fc.constantFrom(...CONTROLLER_STATES), sinceAgo: fc.integer({ min: 0, max: 120_000 }), message: fc.constant(undefined) }),
-  fc.record({ entity: fc.constant('stuck' as const), at: fc.nat(), state: fc.constant('Waiting' as const), sinceAgo: fc.integer({ min: 0, max: 120_000 }), message: fc.option(fc.constantFrom('waiting on a typo'), { nil: undefined }) }),
+  fc.record({
+    entity: fc.constant('referrer' as const),
+    at: fc.nat(),
+    state: fc.constantFrom(...REFERRER_STATES),
+    sinceAgo: fc.integer({ min: 0, max: 120_000 }),
+    message: fc.option(fc.constantFrom('Ready=False', 'not found'), { nil: undefined }),
+  }),
+  fc.record({
+    entity: fc.constant('referent' as const),
+    at: fc.nat(),
+    state: fc.constantFrom(...REFERENT_STATES),
+    sinceAgo: fc.integer({ min: 0, max: 120_000 }),
+    message: fc.option(fc.constantFrom('Ready=False', 'not found'), { nil: undefined }),
+  }),
+  fc.record({
+    entity: fc.constant('controller' as const),
+    at: fc.nat(),
+    state: fc.constantFrom(...CONTROLLER_STATES),
+    sinceAgo: fc.integer({ min: 0, max: 120_000 }),
+    message: fc.constant(undefined),
+  }),
+  fc.record({
+    entity: fc.constant('stuck' as const),
+    at: fc.nat(),
+    state: fc.constant('Waiting' as const),
+    sinceAgo: fc.integer({ min: 0, max: 120_000 }),
+    message: fc.option(fc.constantFrom('waiting on a typo'), { nil: undefined }),
+  }),
 );
 type StatusChange = typeof statusChange extends fc.Arbitrary<infer T> ? T : never;
 
@@ -137,42 +207,91 @@ function applyStatusChanges(s: Snapshot, changes: readonly StatusChange[]): Snap
   for (const c of changes) {
     if (c.entity === 'referrer') {
       const r = s.referrers[c.at % s.referrers.length]!;
-      out.push({ entity: 'referrer', id: r.id, removed: false, value: { ...r, state: c.state, since: NOW - c.sinceAgo, ...(c.message ? { message: c.message } : { message: undefined }) } });
+      out.push({
+        entity: 'referrer',
+        id: r.id,
+        removed: false,
+        value: {
+          ...r,
+          state: c.state,
+          since: NOW - c.sinceAgo,
+          ...(c.message ? { message: c.message } : { message: undefined }),
+        },
+      });
     } else if (c.entity === 'referent') {
       const r = s.referents[c.at % s.referents.length]!;
-      out.push({ entity: 'referent', id: r.id, removed: false, value: { ...r, state: c.state, changedAt: NOW - c.sinceAgo, ...(c.message ? { message: c.message } : { message: undefined }) } });
+      out.push({
+        entity: 'referent',
+        id: r.id,
+        removed: false,
+        value: {
+          ...r,
+          state: c.state,
+          changedAt: NOW - c.sinceAgo,
+          ...(c.message ? { message: c.message } : { message: undefined }),
+        },
+      });
     } else if (c.entity === 'controller') {
       const x = s.controllers[c.at % s.controllers.length]!;
-      out.push({ entity: 'controller', id: x.id, removed: false, value: { ...x, state: c.state, history: [...x.history, { at: NOW - c.sinceAgo, state: c.state, reason: 'test' }] } });
+      out.push({
+        entity: 'controller',
+        id: x.id,
+        removed: false,
+        value: {
+          ...x,
+          state: c.state,
+          history: [...x.history, { at: NOW - c.sinceAgo, state: c.state, reason: 'test' }],
+        },
+      });
     } else {
       // Toggle one referrer's presence on the server's stuck list.
       const r = s.referrers[c.at % s.referrers.length]!;
       stuck = stuck.some((x) => x.id === r.id)
         ? stuck.filter((x) => x.id !== r.id)
-        : [...stuck, { id: r.id, key: r.key, controller: r.controller, state: r.state, since: r.since, ageMs: 0, reason: 'NotFound', message: c.message ?? '', fix: '' }];
+        : [
+            ...stuck,
+            {
+              id: r.id,
+              key: r.key,
+              controller: r.controller,
+              state: r.state,
+              since: r.since,
+              ageMs: 0,
+              reason: 'NotFound',
+              message: c.message ?? '',
+              fix: '',
+            },
+          ];
     }
   }
   const next = delta(s, out);
   return stuck === s.stuck ? next : { ...next, stuck };
 }
 
-const snapshots = fc.constantFrom('demo', 'large').map((which) => (which === 'demo' ? base() : largeSnapshot(NOW, 120, 6)));
+const snapshots = fc
+  .constantFrom('demo', 'large')
+  .map((which) => (which === 'demo' ? base() : largeSnapshot(NOW, 120, 6)));
 
 describe('incremental and full models agree', () => {
   it('applying random status-only changes incrementally gives the model a rebuild from the new snapshot gives', () => {
     fc.assert(
-      fc.property(snapshots, fc.array(fc.array(statusChange, { maxLength: 12 }), { minLength: 1, maxLength: 4 }), fc.array(fc.integer({ min: 0, max: 90_000 }), { minLength: 4, maxLength: 4 }), (start, batches, clock) => {
-        let s = start;
-        let state = buildModelState(s, { now: NOW });
-        batches.forEach((batch, i) => {
-          s = applyStatusChanges(s, batch);
-          const now = NOW + clock[i]!;
-          const change = classifyChange(state, s, now, state.stuckAfterMs);
-          expect(change.kind).not.toBe('structural');
-          state = updateModel(state, s, { now });
-          expect(state.model).toEqual(buildModel(s, { now }));
-        });
-      }),
+      fc.property(
+        snapshots,
+        fc.array(fc.array(statusChange, { maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.integer({ min: 0, max: 90_000 }), { minLength: 4, maxLength: 4 }),
+        (start, batches, clock) => {
+          let s = start;
+          let state = buildModelState(s, { now: NOW });
+          batches.forEach((batch, i) => {
+            s = applyStatusChanges(s, batch);
+            const now = NOW + clock[i]!;
+            const change = classifyChange(state, s, now, state.stuckAfterMs);
+            expect(change.kind).not.toBe('structural');
+            state = updateModel(state, s, { now });
+            expect(state.model).toEqual(buildModel(s, { now }));
+          });
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -180,13 +299,20 @@ describe('incremental and full models agree', () => {
   it('regrouping a status-only change gives the groups grouping from scratch gives, collapsed or expanded', () => {
     const by = fc.constantFrom<GroupBy>('none', 'namespace', 'kind', 'flat');
     fc.assert(
-      fc.property(snapshots, fc.array(statusChange, { minLength: 1, maxLength: 20 }), by, fc.boolean(), fc.subarray(['grp:namespace:shop', 'grp:namespace:team-1', 'grp:kind:Secret']), (s, batch, groupBy, collapse, expandedList) => {
-        const opts = { by: groupBy, expanded: new Set(expandedList), collapseAbove: collapse ? 10 : 2000 };
-        const prev = buildModelState(s, { now: NOW });
-        const next = updateModel(prev, applyStatusChanges(s, batch), { now: NOW });
-        const grouped = groupModel(prev.model, opts);
-        expect(regroupModel(grouped, prev.model, next.model, opts)).toEqual(groupModel(next.model, opts));
-      }),
+      fc.property(
+        snapshots,
+        fc.array(statusChange, { minLength: 1, maxLength: 20 }),
+        by,
+        fc.boolean(),
+        fc.subarray(['grp:namespace:shop', 'grp:namespace:team-1', 'grp:kind:Secret']),
+        (s, batch, groupBy, collapse, expandedList) => {
+          const opts = { by: groupBy, expanded: new Set(expandedList), collapseAbove: collapse ? 10 : 2000 };
+          const prev = buildModelState(s, { now: NOW });
+          const next = updateModel(prev, applyStatusChanges(s, batch), { now: NOW });
+          const grouped = groupModel(prev.model, opts);
+          expect(regroupModel(grouped, prev.model, next.model, opts)).toEqual(groupModel(next.model, opts));
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -198,6 +324,8 @@ describe('incremental and full models agree', () => {
     const next = updateModel(prev, gone, { now: NOW });
     expect(next.model).toEqual(buildModel(gone, { now: NOW }));
     const opts = { by: 'namespace' as const, expanded: new Set<string>() };
-    expect(regroupModel(groupModel(prev.model, opts), prev.model, next.model, opts)).toEqual(groupModel(next.model, opts));
+    expect(regroupModel(groupModel(prev.model, opts), prev.model, next.model, opts)).toEqual(
+      groupModel(next.model, opts),
+    );
   });
 });

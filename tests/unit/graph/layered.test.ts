@@ -2,7 +2,19 @@ import ELK from 'elkjs/lib/elk.bundled.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { groupModel } from '@/components/graph/grouping';
-import { ELK_MAX_NODES, layerClass, layoutLayered, layoutNodeOf, mergePositions, nodeBox, readableViewport, sweepLayout, toElkGraph, type LayoutEdge, type LayoutNode } from '@/components/graph/layered';
+import {
+  ELK_MAX_NODES,
+  layerClass,
+  layoutLayered,
+  layoutNodeOf,
+  mergePositions,
+  nodeBox,
+  readableViewport,
+  sweepLayout,
+  toElkGraph,
+  type LayoutEdge,
+  type LayoutNode,
+} from '@/components/graph/layered';
 import type { Point } from '@/components/graph/layout';
 import { buildModel, type GraphModel } from '@/components/graph/model';
 import { demoSnapshot, largeSnapshot } from '@/tests/fixtures/snapshot';
@@ -34,10 +46,15 @@ function overlaps(nodes: readonly LayoutNode[], at: ReadonlyMap<string, Point>):
 
 /** leftward lists the edges whose source is not left of their target. */
 function leftward(edges: readonly LayoutEdge[], at: ReadonlyMap<string, Point>): string[] {
-  return edges.filter((e) => at.has(e.source) && at.has(e.target) && at.get(e.source)!.x >= at.get(e.target)!.x).map((e) => `${e.source} > ${e.target}`);
+  return edges
+    .filter((e) => at.has(e.source) && at.has(e.target) && at.get(e.source)!.x >= at.get(e.target)!.x)
+    .map((e) => `${e.source} > ${e.target}`);
 }
 
-const input = (m: GraphModel) => ({ nodes: m.nodes.map(layoutNodeOf), edges: m.edges.map((e) => ({ source: e.source, target: e.target })) });
+const input = (m: GraphModel) => ({
+  nodes: m.nodes.map(layoutNodeOf),
+  edges: m.edges.map((e) => ({ source: e.source, target: e.target })),
+});
 
 describe('layerClass', () => {
   it('puts referrers first, objects that are both next, referents after them and controllers last', () => {
@@ -58,7 +75,9 @@ describe('toElkGraph', () => {
     expect(partition.get('ctl:Secret')).toBe('3');
     expect(g.edges).toHaveLength(edges.length);
     // Boxes hold the label: wider than the 30 px shape for a long name.
-    expect(g.children!.find((c) => c.id === 'obj:Database.demo.refwatch.dev/analytics/warehouse')!.width).toBeGreaterThan(60);
+    expect(
+      g.children!.find((c) => c.id === 'obj:Database.demo.refwatch.dev/analytics/warehouse')!.width,
+    ).toBeGreaterThan(60);
   });
 
   it('nests group members in their group and lifts edges between groups to the top, once', () => {
@@ -67,13 +86,23 @@ describe('toElkGraph', () => {
     const g = toElkGraph(nodes, edges);
     const shop = g.children!.find((c) => c.id === 'grp:namespace:shop')!;
     expect(shop.children!.map((c) => c.id)).toContain('obj:App.demo.refwatch.dev/shop/storefront');
-    expect(shop.edges!.some((e) => e.sources[0] === 'obj:App.demo.refwatch.dev/shop/storefront' && e.targets[0] === 'obj:Secret/shop/db-password')).toBe(true);
+    expect(
+      shop.edges!.some(
+        (e) =>
+          e.sources[0] === 'obj:App.demo.refwatch.dev/shop/storefront' &&
+          e.targets[0] === 'obj:Secret/shop/db-password',
+      ),
+    ).toBe(true);
     // Top level: groups and controllers, not partitioned (a group holds every layer class).
     expect(g.layoutOptions?.['elk.partitioning.activate']).toBe('false');
     const top = g.edges!.map((e) => `${e.sources[0]}>${e.targets[0]}`);
     expect(top).toContain('grp:namespace:shop>ctl:Secret');
     expect(new Set(top).size).toBe(top.length);
-    expect(g.edges!.every((e) => g.children!.some((c) => c.id === e.sources[0]) && g.children!.some((c) => c.id === e.targets[0]))).toBe(true);
+    expect(
+      g.edges!.every(
+        (e) => g.children!.some((c) => c.id === e.sources[0]) && g.children!.some((c) => c.id === e.targets[0]),
+      ),
+    ).toBe(true);
   });
 
   it('drops edges to nodes it was not given', () => {
@@ -106,9 +135,17 @@ describe('layoutLayered with ELK', () => {
       .filter((n) => n.type === 'group')
       .map((g) => {
         const rs = leaves.filter((n) => n.parent === g.id).map((n) => rect(n, positions.get(n.id)!));
-        return { id: g.id, x1: Math.min(...rs.map((r) => r.x1)), x2: Math.max(...rs.map((r) => r.x2)), y1: Math.min(...rs.map((r) => r.y1)), y2: Math.max(...rs.map((r) => r.y2)) };
+        return {
+          id: g.id,
+          x1: Math.min(...rs.map((r) => r.x1)),
+          x2: Math.max(...rs.map((r) => r.x2)),
+          y1: Math.min(...rs.map((r) => r.y1)),
+          y2: Math.max(...rs.map((r) => r.y2)),
+        };
       });
-    for (const a of boxes) for (const b of boxes) if (a !== b) expect(a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2, `${a.id} × ${b.id}`).toBe(false);
+    for (const a of boxes)
+      for (const b of boxes)
+        if (a !== b) expect(a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2, `${a.id} × ${b.id}`).toBe(false);
   });
 });
 
@@ -140,10 +177,18 @@ describe('sweepLayout', () => {
   });
 
   it('stacks expanded groups so their boxes stay apart', () => {
-    const grouped = groupModel(buildModel(largeSnapshot(NOW, 300, 3), { now: NOW }), { by: 'namespace', expanded: new Set() });
+    const grouped = groupModel(buildModel(largeSnapshot(NOW, 300, 3), { now: NOW }), {
+      by: 'namespace',
+      expanded: new Set(),
+    });
     const { nodes, edges } = input(grouped);
     const at = sweepLayout(nodes, edges);
-    expect(overlaps(nodes.filter((n) => n.type !== 'group'), at)).toEqual([]);
+    expect(
+      overlaps(
+        nodes.filter((n) => n.type !== 'group'),
+        at,
+      ),
+    ).toEqual([]);
     const spans = ['team-0', 'team-1', 'team-2'].map((ns) => {
       const ys = nodes.filter((n) => n.parent === `grp:namespace:${ns}`).map((n) => at.get(n.id)!.y);
       return [Math.min(...ys), Math.max(...ys)] as const;
@@ -195,10 +240,20 @@ describe('mergePositions', () => {
 
 describe('readableViewport', () => {
   it('fits a small graph whole', () => {
-    const v = readableViewport([{ x: 0, y: 0 }, { x: 400, y: 300 }], 1000, 700);
+    const v = readableViewport(
+      [
+        { x: 0, y: 0 },
+        { x: 400, y: 300 },
+      ],
+      1000,
+      700,
+    );
     expect(v.zoom).toBeGreaterThanOrEqual(0.8);
     // Both corners are inside the viewport.
-    for (const p of [{ x: 0, y: 0 }, { x: 400, y: 300 }]) {
+    for (const p of [
+      { x: 0, y: 0 },
+      { x: 400, y: 300 },
+    ]) {
       expect(p.x * v.zoom + v.pan.x).toBeGreaterThan(0);
       expect(p.x * v.zoom + v.pan.x).toBeLessThan(1000);
       expect(p.y * v.zoom + v.pan.y).toBeGreaterThan(0);

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { debounce, fcoseOptions, fitPositions, layeredPositions, packBoxes, seedPositions } from '@/components/graph/layout';
+import {
+  debounce,
+  fcoseOptions,
+  fitPositions,
+  layeredPositions,
+  packBoxes,
+  seedPositions,
+} from '@/components/graph/layout';
 
 describe('fcoseOptions', () => {
   it('starts an incremental layout from the current positions and does not refit the view', () => {
@@ -15,7 +22,9 @@ describe('fcoseOptions', () => {
   });
 
   it('spreads a graph of summary nodes further apart', () => {
-    expect(fcoseOptions('full', 30, { summaries: true }).idealEdgeLength).toBeGreaterThan(fcoseOptions('full', 30).idealEdgeLength);
+    expect(fcoseOptions('full', 30, { summaries: true }).idealEdgeLength).toBeGreaterThan(
+      fcoseOptions('full', 30).idealEdgeLength,
+    );
   });
 
   it('does not animate large graphs', () => {
@@ -31,7 +40,14 @@ describe('seedPositions', () => {
       ['a', { x: 0, y: 0 }],
       ['b', { x: 200, y: 0 }],
     ]);
-    const seeds = seedPositions(['n', 'lonely'], [{ source: 'a', target: 'n' }, { source: 'n', target: 'b' }], placed);
+    const seeds = seedPositions(
+      ['n', 'lonely'],
+      [
+        { source: 'a', target: 'n' },
+        { source: 'n', target: 'b' },
+      ],
+      placed,
+    );
     const n = seeds.get('n')!;
     expect(Math.hypot(n.x - 100, n.y - 0)).toBeLessThanOrEqual(61);
     expect(seeds.has('lonely')).toBe(false);
@@ -39,7 +55,14 @@ describe('seedPositions', () => {
 
   it('fans out siblings so they do not start on top of each other', () => {
     const placed = new Map([['hub', { x: 0, y: 0 }]]);
-    const seeds = seedPositions(['x', 'y'], [{ source: 'hub', target: 'x' }, { source: 'hub', target: 'y' }], placed);
+    const seeds = seedPositions(
+      ['x', 'y'],
+      [
+        { source: 'hub', target: 'x' },
+        { source: 'hub', target: 'y' },
+      ],
+      placed,
+    );
     expect(seeds.get('x')).not.toEqual(seeds.get('y'));
   });
 });
@@ -87,10 +110,22 @@ describe('packBoxes', () => {
 });
 
 describe('layeredPositions and fitPositions', () => {
-  const n = (id: string, type: 'object' | 'controller', roles: ('referrer' | 'referent')[], namespace = 'shop') => ({ id, type, roles, namespace, kind: 'K', key: id });
+  const n = (id: string, type: 'object' | 'controller', roles: ('referrer' | 'referent')[], namespace = 'shop') => ({
+    id,
+    type,
+    roles,
+    namespace,
+    kind: 'K',
+    key: id,
+  });
 
   it('puts referrers left of referents and reference controllers rightmost, without overlap', () => {
-    const nodes = [n('ctl', 'controller', []), ...Array.from({ length: 50 }, (_, i) => n(`app-${i}`, 'object', ['referrer'])), n('both', 'object', ['referrer', 'referent']), ...Array.from({ length: 30 }, (_, i) => n(`db-${i}`, 'object', ['referent']))];
+    const nodes = [
+      n('ctl', 'controller', []),
+      ...Array.from({ length: 50 }, (_, i) => n(`app-${i}`, 'object', ['referrer'])),
+      n('both', 'object', ['referrer', 'referent']),
+      ...Array.from({ length: 30 }, (_, i) => n(`db-${i}`, 'object', ['referent'])),
+    ];
     const at = layeredPositions(nodes);
     expect(at.size).toBe(nodes.length);
     const xs = (prefix: string) => [...at].filter(([id]) => id.startsWith(prefix)).map(([, p]) => p.x);
@@ -101,7 +136,16 @@ describe('layeredPositions and fitPositions', () => {
   });
 
   it('fits the positions into the viewport, centred, never above the readable zoom', () => {
-    const fit = fitPositions([{ x: 0, y: 0 }, { x: 1000, y: 500 }], 1100, 600, 0, 50);
+    const fit = fitPositions(
+      [
+        { x: 0, y: 0 },
+        { x: 1000, y: 500 },
+      ],
+      1100,
+      600,
+      0,
+      50,
+    );
     expect(fit.zoom).toBeCloseTo(1);
     expect(fit.pan).toEqual({ x: 50, y: 50 });
     expect(fitPositions([{ x: 0, y: 0 }], 1000, 600).zoom).toBe(1.4);

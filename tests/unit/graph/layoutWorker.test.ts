@@ -82,12 +82,30 @@ describe('startLayoutWorker', () => {
 describe('layered.worker', () => {
   it('answers a request with positions from ELK, and an error as a message', async () => {
     const posted: LayeredResponse[] = [];
-    const scope = { onmessage: null as ((ev: { data: unknown }) => Promise<void>) | null, postMessage: (m: LayeredResponse) => posted.push(m) };
+    const scope = {
+      onmessage: null as ((ev: { data: unknown }) => Promise<void>) | null,
+      postMessage: (m: LayeredResponse) => posted.push(m),
+    };
     vi.stubGlobal('self', scope);
     try {
       await import('@/components/graph/layered.worker');
-      const node = (id: string, roles: ('referrer' | 'referent')[]) => ({ id, type: 'object' as const, roles, kind: 'App', namespace: 'ns', key: id, label: id, state: 'resolved' as const });
-      await scope.onmessage!({ data: { id: 7, nodes: [node('a', ['referrer']), node('b', ['referent'])], edges: [{ source: 'a', target: 'b' }] } });
+      const node = (id: string, roles: ('referrer' | 'referent')[]) => ({
+        id,
+        type: 'object' as const,
+        roles,
+        kind: 'App',
+        namespace: 'ns',
+        key: id,
+        label: id,
+        state: 'resolved' as const,
+      });
+      await scope.onmessage!({
+        data: {
+          id: 7,
+          nodes: [node('a', ['referrer']), node('b', ['referent'])],
+          edges: [{ source: 'a', target: 'b' }],
+        },
+      });
       expect(posted[0]).toMatchObject({ id: 7, engine: 'elk' });
       const at = new Map((posted[0] as { positions: [string, { x: number }][] }).positions);
       expect(at.get('a')!.x).toBeLessThan(at.get('b')!.x);

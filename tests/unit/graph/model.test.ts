@@ -24,7 +24,13 @@ describe('buildModel', () => {
   });
 
   it('links each referent to the reference controller of its kind', () => {
-    expect(model.edges).toContainEqual(expect.objectContaining({ type: 'watch', source: objectNodeId(`${DB}/shop/orders`), target: controllerNodeId(DB) }));
+    expect(model.edges).toContainEqual(
+      expect.objectContaining({
+        type: 'watch',
+        source: objectNodeId(`${DB}/shop/orders`),
+        target: controllerNodeId(DB),
+      }),
+    );
   });
 
   it('maps states: resolved, waiting, stuck from the server list, error for an unknown kind', () => {
@@ -51,7 +57,15 @@ describe('buildModel', () => {
 
   it('shows an object that is both referrer and referent once, in its worse state', () => {
     const s = demoSnapshot(NOW);
-    s.referents.push({ id: `${APP}/shop/checkout`, key: `${APP}/shop/checkout`, kind: APP, namespace: 'shop', state: 'Ready', referencedBy: 1, changedAt: NOW });
+    s.referents.push({
+      id: `${APP}/shop/checkout`,
+      key: `${APP}/shop/checkout`,
+      kind: APP,
+      namespace: 'shop',
+      state: 'Ready',
+      referencedBy: 1,
+      changedAt: NOW,
+    });
     const m = buildModel(s, { now: NOW });
     const both = m.nodes.filter((n) => n.key === `${APP}/shop/checkout`);
     expect(both).toHaveLength(1);

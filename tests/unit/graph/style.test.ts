@@ -6,7 +6,9 @@ import { PALETTES, STATE_LOOK, graphStylesheet, nodeLabel } from '@/components/g
 
 describe('state styles', () => {
   it('tells object states apart without colour: each has its own glyph and border style', () => {
-    const looks = OBJECT_STATES.map((s) => `${STATE_LOOK[s].glyph}|${STATE_LOOK[s].border}|${STATE_LOOK[s].borderWidth}`);
+    const looks = OBJECT_STATES.map(
+      (s) => `${STATE_LOOK[s].glyph}|${STATE_LOOK[s].border}|${STATE_LOOK[s].borderWidth}`,
+    );
     expect(new Set(looks).size).toBe(OBJECT_STATES.length);
     expect(new Set(CONTROLLER_STATES.map((s) => STATE_LOOK[s].glyph)).size).toBe(CONTROLLER_STATES.length);
   });
@@ -26,19 +28,39 @@ describe('state styles', () => {
   it('gives every state a stylesheet rule in both themes', () => {
     for (const theme of ['light', 'dark'] as const) {
       const selectors = graphStylesheet(theme).map((b) => b.selector);
-      for (const s of [...OBJECT_STATES, ...CONTROLLER_STATES]) expect(selectors).toContain(`node[type != "group"][state = "${s}"]`);
+      for (const s of [...OBJECT_STATES, ...CONTROLLER_STATES])
+        expect(selectors).toContain(`node[type != "group"][state = "${s}"]`);
     }
   });
 
   it('prints the state glyph in node labels and attention counts on summaries', () => {
-    expect(nodeLabel({ type: 'object', label: 'orders', kind: 'Database.demo.refwatch.dev', namespace: 'shop', state: 'notfound' })).toBe('? orders\nDatabase · shop');
-    expect(nodeLabel({ type: 'group', label: 'shop', kind: '', namespace: 'shop', state: 'stuck', size: 1234, counts: { stuck: 3, error: 1 } })).toBe('shop\n1,234 objects\n4 need attention');
+    expect(
+      nodeLabel({
+        type: 'object',
+        label: 'orders',
+        kind: 'Database.demo.refwatch.dev',
+        namespace: 'shop',
+        state: 'notfound',
+      }),
+    ).toBe('? orders\nDatabase · shop');
+    expect(
+      nodeLabel({
+        type: 'group',
+        label: 'shop',
+        kind: '',
+        namespace: 'shop',
+        state: 'stuck',
+        size: 1234,
+        counts: { stuck: 3, error: 1 },
+      }),
+    ).toBe('shop\n1,234 objects\n4 need attention');
   });
 });
 
 describe('layered stylesheet', () => {
   /** last is the value the last rule for `selector` gives `property`: cytoscape applies rules in order. */
-  const last = (blocks: ReturnType<typeof graphStylesheet>, selector: string, property: string) => blocks.filter((b) => b.selector === selector && property in b.style).at(-1)?.style[property];
+  const last = (blocks: ReturnType<typeof graphStylesheet>, selector: string, property: string) =>
+    blocks.filter((b) => b.selector === selector && property in b.style).at(-1)?.style[property];
 
   it('draws straight edges and names a field path only on the selected node’s edges', () => {
     const blocks = graphStylesheet('light', { layered: true });
@@ -49,6 +71,8 @@ describe('layered stylesheet', () => {
   });
 
   it('keeps watch edges faint on a dense graph', () => {
-    expect(last(graphStylesheet('dark', { layered: true, dense: true }), 'edge[type = "watch"]', 'opacity')).toBeLessThan(0.3);
+    expect(
+      last(graphStylesheet('dark', { layered: true, dense: true }), 'edge[type = "watch"]', 'opacity'),
+    ).toBeLessThan(0.3);
   });
 });

@@ -56,17 +56,45 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 describe('KubeClient from a kubeconfig', () => {
   it('uses the current context, or the one asked for', () => {
     const file = writeFile('ok.json', JSON.stringify(kubeconfig()));
-    expect(KubeClient.fromFile(file).describe()).toMatchObject({ server: 'https://127.0.0.1:6443', context: 'dev', user: 'alice', namespace: 'shop', auth: 'token', source: file });
-    expect(KubeClient.fromFile(file, { context: 'prod' }).describe()).toMatchObject({ server: 'https://127.0.0.1:7443', context: 'prod', auth: 'basic' });
+    expect(KubeClient.fromFile(file).describe()).toMatchObject({
+      server: 'https://127.0.0.1:6443',
+      context: 'dev',
+      user: 'alice',
+      namespace: 'shop',
+      auth: 'token',
+      source: file,
+    });
+    expect(KubeClient.fromFile(file, { context: 'prod' }).describe()).toMatchObject({
+      server: 'https://127.0.0.1:7443',
+      context: 'prod',
+      auth: 'basic',
+    });
   });
 
   it('reads YAML and resolves relative certificate paths against the file', async () => {
     const file = writeFile(
       'rel.yaml',
-      ['clusters:', '- name: c', '  cluster:', '    server: https://127.0.0.1:9', '    certificate-authority: no-such-ca.crt', 'users:', '- name: u', '  user: {token: abcdefgh}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x'].join('\n'),
+      [
+        'clusters:',
+        '- name: c',
+        '  cluster:',
+        '    server: https://127.0.0.1:9',
+        '    certificate-authority: no-such-ca.crt',
+        'users:',
+        '- name: u',
+        '  user: {token: abcdefgh}',
+        'contexts:',
+        '- name: x',
+        '  context: {cluster: c, user: u}',
+        'current-context: x',
+      ].join('\n'),
     );
-    const e = await KubeClient.fromFile(file).getJSON('/api').catch((x: unknown) => x);
-    expect((e as Error).message).toContain(`certificate-authority ${path.join(dir, 'no-such-ca.crt')} cannot be read (ENOENT)`);
+    const e = await KubeClient.fromFile(file)
+      .getJSON('/api')
+      .catch((x: unknown) => x);
+    expect((e as Error).message).toContain(
+      `certificate-authority ${path.join(dir, 'no-such-ca.crt')} cannot be read (ENOENT)`,
+    );
   });
 
   it('names the file and the field of a malformed entry', () => {
@@ -87,7 +115,12 @@ describe('KubeClient from a kubeconfig', () => {
   });
 
   it('rejects a server that is not an http(s) URL', () => {
-    const cfg = kubeconfig({ clusters: [{ name: 'dev', cluster: { server: 'ftp://x' } }, { name: 'prod', cluster: { server: 'https://a' } }] });
+    const cfg = kubeconfig({
+      clusters: [
+        { name: 'dev', cluster: { server: 'ftp://x' } },
+        { name: 'prod', cluster: { server: 'https://a' } },
+      ],
+    });
     const e = caught(() => KubeClient.fromKubeconfig(cfg));
     expect(e.field).toBe('clusters[0].cluster.server');
     expect(e.message).toMatch(/http:\/\/ or https:\/\//);
@@ -95,28 +128,61 @@ describe('KubeClient from a kubeconfig', () => {
 
   it('names the field and what is wrong with it, for every field a client reads', () => {
     const cases: [(cfg: ReturnType<typeof kubeconfig>) => void, string][] = [
-      [(c) => ((c.clusters[1]!.cluster as Record<string, unknown>)['insecure-skip-tls-verify'] = 'yes'), 'clusters[1].cluster.insecure-skip-tls-verify is invalid: expected boolean, received string'],
+      [
+        (c) => ((c.clusters[1]!.cluster as Record<string, unknown>)['insecure-skip-tls-verify'] = 'yes'),
+        'clusters[1].cluster.insecure-skip-tls-verify is invalid: expected boolean, received string',
+      ],
       [(c) => ((c.clusters[0] as Record<string, unknown>).name = ''), 'clusters[0].name must not be empty'],
-      [(c) => ((c as Record<string, unknown>).contexts = { dev: {} }), 'contexts is invalid: expected array, received object'],
-      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: '' }), 'users[1].user.exec.command must not be empty'],
-      [(c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: 'aws', args: ['eks', 7] }), 'users[1].user.exec.args[1] is invalid: expected string, received number'],
-      [(c) => ((c.users[0]!.user as Record<string, unknown>).exec = { command: 'aws', env: [{ name: 'AWS_PROFILE' }] }), 'users[0].user.exec.env[0].value is missing'],
-      [(c) => ((c.users[0]!.user as Record<string, unknown>)['auth-provider'] = { config: {} }), 'users[0].user.auth-provider.name is missing'],
-      [(c) => ((c as Record<string, unknown>)['current-context'] = 3), 'current-context is invalid: expected string, received number'],
+      [
+        (c) => ((c as Record<string, unknown>).contexts = { dev: {} }),
+        'contexts is invalid: expected array, received object',
+      ],
+      [
+        (c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: '' }),
+        'users[1].user.exec.command must not be empty',
+      ],
+      [
+        (c) => ((c.users[1]!.user as Record<string, unknown>).exec = { command: 'aws', args: ['eks', 7] }),
+        'users[1].user.exec.args[1] is invalid: expected string, received number',
+      ],
+      [
+        (c) =>
+          ((c.users[0]!.user as Record<string, unknown>).exec = { command: 'aws', env: [{ name: 'AWS_PROFILE' }] }),
+        'users[0].user.exec.env[0].value is missing',
+      ],
+      [
+        (c) => ((c.users[0]!.user as Record<string, unknown>)['auth-provider'] = { config: {} }),
+        'users[0].user.auth-provider.name is missing',
+      ],
+      [
+        (c) => ((c as Record<string, unknown>)['current-context'] = 3),
+        'current-context is invalid: expected string, received number',
+      ],
     ];
     for (const [spoil, message] of cases) {
       const cfg = kubeconfig();
       spoil(cfg);
-      expect(caught(() => KubeClient.fromKubeconfig(cfg, { source: 'k.yaml' })).message).toBe(`kubeconfig k.yaml: ${message}`);
+      expect(caught(() => KubeClient.fromKubeconfig(cfg, { source: 'k.yaml' })).message).toBe(
+        `kubeconfig k.yaml: ${message}`,
+      );
     }
-    expect(caught(() => KubeClient.fromKubeconfig([], { source: 'k.yaml' })).message).toBe('kubeconfig k.yaml: (root) is invalid: expected object, received array');
+    expect(caught(() => KubeClient.fromKubeconfig([], { source: 'k.yaml' })).message).toBe(
+      'kubeconfig k.yaml: (root) is invalid: expected object, received array',
+    );
   });
 
   it('passes fields it does not read, and users without a user block, as kubectl does', () => {
     const cfg = { ...kubeconfig(), preferences: { colors: true }, extensions: [] } as Record<string, unknown>;
     (cfg.users as { name: string; user?: unknown }[]).push({ name: 'nobody', user: null });
-    (cfg.contexts as unknown[]).push({ name: 'anon', context: { cluster: 'dev', user: 'nobody', extensions: [{ name: 'x' }] } });
-    expect(KubeClient.fromKubeconfig(cfg, { context: 'anon' }).describe()).toMatchObject({ context: 'anon', user: 'nobody', auth: 'none' });
+    (cfg.contexts as unknown[]).push({
+      name: 'anon',
+      context: { cluster: 'dev', user: 'nobody', extensions: [{ name: 'x' }] },
+    });
+    expect(KubeClient.fromKubeconfig(cfg, { context: 'anon' }).describe()).toMatchObject({
+      context: 'anon',
+      user: 'nobody',
+      auth: 'none',
+    });
   });
 
   it('names a context that points at a cluster that does not exist', () => {
@@ -166,7 +232,12 @@ describe('KubeClient from a kubeconfig', () => {
     process.env.KUBERNETES_SERVICE_PORT = '443';
     try {
       const d = KubeClient.inCluster({ pathPrefix: root }).describe();
-      expect(d).toMatchObject({ server: 'https://10.0.0.1:443', source: 'in-cluster', namespace: 'shop', auth: 'token-file' });
+      expect(d).toMatchObject({
+        server: 'https://10.0.0.1:443',
+        source: 'in-cluster',
+        namespace: 'shop',
+        auth: 'token-file',
+      });
       expect(JSON.stringify(d)).not.toContain(TOKEN);
     } finally {
       process.env.KUBERNETES_SERVICE_HOST = saved.KUBERNETES_SERVICE_HOST;
@@ -186,7 +257,12 @@ describe('no credential leaves the client', () => {
   afterAll(() => server.stop());
 
   it('describe() shows identity and server, never a token or password', () => {
-    const cfg = kubeconfig({ clusters: [{ name: 'dev', cluster: { server: `https://u:${PASSWORD}@127.0.0.1:6443` } }, { name: 'prod', cluster: { server: 'https://x' } }] });
+    const cfg = kubeconfig({
+      clusters: [
+        { name: 'dev', cluster: { server: `https://u:${PASSWORD}@127.0.0.1:6443` } },
+        { name: 'prod', cluster: { server: 'https://x' } },
+      ],
+    });
     const d = KubeClient.fromKubeconfig(cfg).describe();
     const text = JSON.stringify(d);
     expect(text).not.toContain(TOKEN);
@@ -245,7 +321,7 @@ describe('no credential leaves the client', () => {
 });
 
 describe('request deadlines', () => {
-  it('times a silent server out, and stops on the caller\'s abort', async () => {
+  it("times a silent server out, and stops on the caller's abort", async () => {
     const server = http.createServer((req, res) => {
       if (req.url === '/fast') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
       // Any other path never answers.
@@ -253,7 +329,12 @@ describe('request deadlines', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = KubeClient.fromKubeconfig(
-      { clusters: [{ name: 'c', cluster: { server: url } }], users: [{ name: 'u', user: { token: TOKEN } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' },
+      {
+        clusters: [{ name: 'c', cluster: { server: url } }],
+        users: [{ name: 'u', user: { token: TOKEN } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      },
       { requestTimeoutMs: 200 },
     );
     try {
@@ -267,13 +348,21 @@ describe('request deadlines', () => {
       caller.abort();
       expect(((await pending) as Error).name).toBe('AbortError');
       // A caller signal already aborted stops the request before it is sent.
-      expect(((await client.getJSON('/fast', {}, caller.signal).catch((x: unknown) => x)) as Error).name).toBe('AbortError');
+      expect(((await client.getJSON('/fast', {}, caller.signal).catch((x: unknown) => x)) as Error).name).toBe(
+        'AbortError',
+      );
       // A long-lived caller signal (a controller's) gets one listener, however many requests share it.
       const controller = new AbortController();
-      await Promise.all(Array.from({ length: 20 }, () => expect(client.getJSON('/fast', {}, controller.signal)).resolves.toEqual({ ok: true })));
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          expect(client.getJSON('/fast', {}, controller.signal)).resolves.toEqual({ ok: true }),
+        ),
+      );
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
       // And it still aborts every request in flight under it.
-      const inFlight = Array.from({ length: 3 }, () => client.getJSON('/silent', {}, controller.signal).catch((x: unknown) => x));
+      const inFlight = Array.from({ length: 3 }, () =>
+        client.getJSON('/silent', {}, controller.signal).catch((x: unknown) => x),
+      );
       controller.abort();
       for (const e of await Promise.all(inFlight)) expect((e as Error).name).toBe('AbortError');
     } finally {
@@ -294,7 +383,11 @@ describe('throttling', () => {
       res.setHeader('content-type', 'application/json');
       if (arrivals.length <= throttled) {
         if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
-        res.writeHead(429).end('{"kind":"Status","code":429,"reason":"TooManyRequests","message":"too many requests, please try again later"}');
+        res
+          .writeHead(429)
+          .end(
+            '{"kind":"Status","code":429,"reason":"TooManyRequests","message":"too many requests, please try again later"}',
+          );
       } else {
         res.end('{"ok":true}');
       }
@@ -302,7 +395,15 @@ describe('throttling', () => {
     await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
     const client = (opts: { throttleRetries?: number } = {}) =>
-      KubeClient.fromKubeconfig({ clusters: [{ name: 'c', cluster: { server: url } }], users: [{ name: 'u', user: { token: TOKEN } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }, opts);
+      KubeClient.fromKubeconfig(
+        {
+          clusters: [{ name: 'c', cluster: { server: url } }],
+          users: [{ name: 'u', user: { token: TOKEN } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          'current-context': 'x',
+        },
+        opts,
+      );
     const stop = async () => {
       srv.closeAllConnections();
       await new Promise((resolve) => srv.close(resolve));
@@ -314,7 +415,12 @@ describe('throttling', () => {
     const s = await throttlingServer(2, '1');
     const client = s.client();
     try {
-      await expect(client.request('PATCH', '/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/apps/web/status', { body: { status: {} }, contentType: 'application/merge-patch+json' })).resolves.toEqual({ ok: true });
+      await expect(
+        client.request('PATCH', '/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/apps/web/status', {
+          body: { status: {} },
+          contentType: 'application/merge-patch+json',
+        }),
+      ).resolves.toEqual({ ok: true });
       expect(s.arrivals).toHaveLength(3);
       expect(s.arrivals[1]! - s.arrivals[0]!).toBeGreaterThanOrEqual(990);
       expect(s.arrivals[2]! - s.arrivals[1]!).toBeGreaterThanOrEqual(990);
@@ -373,7 +479,17 @@ describe('connections', () => {
     await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
     const server = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
     const client = KubeClient.fromKubeconfig({
-      clusters: [{ name: 'c', cluster: { server, 'certificate-authority-data': Buffer.from('-----BEGIN CERTIFICATE-----\nnot checked over http\n').toString('base64') } }],
+      clusters: [
+        {
+          name: 'c',
+          cluster: {
+            server,
+            'certificate-authority-data': Buffer.from('-----BEGIN CERTIFICATE-----\nnot checked over http\n').toString(
+              'base64',
+            ),
+          },
+        },
+      ],
       users: [{ name: 'u', user: { token: TOKEN } }],
       contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'c',

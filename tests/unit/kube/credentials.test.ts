@@ -41,17 +41,20 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(dir, 'ca.crt'), pems.cert);
   fs.writeFileSync(path.join(dir, 'jane.crt'), pems.clientcert!);
   fs.writeFileSync(path.join(dir, 'jane.key'), pems.clientprivate!);
-  server = https.createServer({ key: pems.private, cert: pems.cert, ca: pems.cert, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    const peer = (req.socket as TLSSocket).getPeerCertificate();
-    const seen: Seen = {
-      authorization: req.headers.authorization,
-      impersonate: req.headers['impersonate-user'] as string | undefined,
-      clientCN: (req.socket as TLSSocket).authorized ? (peer.subject?.CN as string | undefined) : undefined,
-    };
-    const ok = expectedToken === undefined || req.headers.authorization === `Bearer ${expectedToken}`;
-    res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(ok ? seen : { kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized' }));
-  });
+  server = https.createServer(
+    { key: pems.private, cert: pems.cert, ca: pems.cert, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      const seen: Seen = {
+        authorization: req.headers.authorization,
+        impersonate: req.headers['impersonate-user'] as string | undefined,
+        clientCN: (req.socket as TLSSocket).authorized ? (peer.subject?.CN as string | undefined) : undefined,
+      };
+      const ok = expectedToken === undefined || req.headers.authorization === `Bearer ${expectedToken}`;
+      res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(ok ? seen : { kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized' }));
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -62,7 +65,10 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = { 'certificate-authority': 'ca.crt' }): string {
+function kubeconfig(
+  user: Record<string, unknown>,
+  cluster: Record<string, unknown> = { 'certificate-authority': 'ca.crt' },
+): string {
   const file = path.join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}.json`);
   fs.writeFileSync(
     file,
@@ -87,7 +93,10 @@ describe('TLS and identity from a kubeconfig', () => {
   it('takes certificates inline as base64 data too', async () => {
     const b64 = (f: string) => fs.readFileSync(path.join(dir, f)).toString('base64');
     const client = KubeClient.fromFile(
-      kubeconfig({ 'client-certificate-data': b64('jane.crt'), 'client-key-data': b64('jane.key') }, { 'certificate-authority-data': b64('ca.crt') }),
+      kubeconfig(
+        { 'client-certificate-data': b64('jane.crt'), 'client-key-data': b64('jane.key') },
+        { 'certificate-authority-data': b64('ca.crt') },
+      ),
     );
     await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ clientCN: 'jane' });
     client.close();
@@ -97,7 +106,9 @@ describe('TLS and identity from a kubeconfig', () => {
     const strict = KubeClient.fromFile(kubeconfig({ token: 'abcdefgh' }, {}));
     const e = await strict.getJSON('/api').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(KubeRequestError);
-    expect((e as Error).message).toMatch(/cannot reach https:\/\/127\.0\.0\.1:\d+ \((SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
+    expect((e as Error).message).toMatch(
+      /cannot reach https:\/\/127\.0\.0\.1:\d+ \((SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/,
+    );
     const lax = KubeClient.fromFile(kubeconfig({ token: 'abcdefgh' }, { 'insecure-skip-tls-verify': true }));
     expect(lax.describe().insecureSkipTLSVerify).toBe(true);
     await expect(lax.getJSON<Seen>('/api')).resolves.toMatchObject({ authorization: 'Bearer abcdefgh' });
@@ -106,7 +117,9 @@ describe('TLS and identity from a kubeconfig', () => {
   });
 
   it('sends basic auth and the impersonated user', async () => {
-    const client = KubeClient.fromFile(kubeconfig({ username: 'bob', password: 'pw-123456', as: 'system:serviceaccount:shop:app' }));
+    const client = KubeClient.fromFile(
+      kubeconfig({ username: 'bob', password: 'pw-123456', as: 'system:serviceaccount:shop:app' }),
+    );
     const seen = await client.getJSON<Seen>('/api');
     expect(seen.authorization).toBe(`Basic ${Buffer.from('bob:pw-123456').toString('base64')}`);
     expect(seen.impersonate).toBe('system:serviceaccount:shop:app');
@@ -114,7 +127,14 @@ describe('TLS and identity from a kubeconfig', () => {
   });
 
   it('hands an auth-provider plugin to @kubernetes/client-node, loaded on first use', async () => {
-    const client = KubeClient.fromFile(kubeconfig({ 'auth-provider': { name: 'azure', config: { 'access-token': 'azure-token-12345', expiry: '2999-01-01T00:00:00Z' } } }));
+    const client = KubeClient.fromFile(
+      kubeconfig({
+        'auth-provider': {
+          name: 'azure',
+          config: { 'access-token': 'azure-token-12345', expiry: '2999-01-01T00:00:00Z' },
+        },
+      }),
+    );
     expect(client.describe().auth).toBe('auth-provider');
     await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ authorization: 'Bearer azure-token-12345' });
     client.close();
@@ -161,7 +181,12 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
   });
   const runCount = () => (fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0);
   const execUser = (env: Record<string, string>) => ({
-    exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env: Object.entries(env).map(([name, value]) => ({ name, value })) },
+    exec: {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      command: process.execPath,
+      args: [plugin],
+      env: Object.entries(env).map(([name, value]) => ({ name, value })),
+    },
   });
 
   it('runs the plugin once, with KUBERNETES_EXEC_INFO, and keeps its token until the server answers 401', async () => {
@@ -188,7 +213,9 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
 
   it('runs the plugin again once its credential expired', async () => {
     fs.rmSync(runs, { force: true });
-    const client = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_TOKEN: 'short-lived-token', PLUGIN_MODE: 'expired' })));
+    const client = KubeClient.fromFile(
+      kubeconfig(execUser({ PLUGIN_TOKEN: 'short-lived-token', PLUGIN_MODE: 'expired' })),
+    );
     await client.getJSON('/api');
     await client.getJSON('/api');
     expect(runCount()).toBe(2);
@@ -202,16 +229,22 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
     expect(e1.status).toBe(401);
     expect(e1.message).toMatch(/exec plugin ".*" of user u exited with 1: login required: run sso-login first/);
 
-    const garbage = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_MODE: 'garbage', PLUGIN_TOKEN: 'leaky-token-1234' })));
+    const garbage = KubeClient.fromFile(
+      kubeconfig(execUser({ PLUGIN_MODE: 'garbage', PLUGIN_TOKEN: 'leaky-token-1234' })),
+    );
     const e2 = (await garbage.getJSON('/api').catch((x: unknown) => x)) as Error;
     expect(e2.message).toContain('printed no JSON: it must print an ExecCredential');
     expect(e2.message).not.toContain('leaky-token-1234');
 
     const empty = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_MODE: 'empty' })));
-    expect(((await empty.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain('neither status.token nor status.clientCertificateData');
+    expect(((await empty.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain(
+      'neither status.token nor status.clientCertificateData',
+    );
 
     const wrong = KubeClient.fromFile(kubeconfig(execUser({ PLUGIN_MODE: 'nostatus' })));
-    expect(((await wrong.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain('printed an ExecCredential that has a status.token that is not a string');
+    expect(((await wrong.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain(
+      'printed an ExecCredential that has a status.token that is not a string',
+    );
 
     const missing = KubeClient.fromFile(kubeconfig({ exec: { command: 'no-such-credential-plugin' } }));
     expect(((await missing.getJSON('/api').catch((x: unknown) => x)) as Error).message).toContain(

@@ -21,27 +21,58 @@ describe('discovery mapping', () => {
       verbs: ['list', 'watch'],
     });
     expect(resourceForKind(list, { group: 'other.dev', kind: 'Database' })).toBeUndefined();
-    expect(resourceForKind({ groupVersion: 'v1', resources: [{ name: 'secrets', kind: 'Secret', namespaced: true }] }, { group: '', kind: 'Secret' })).toMatchObject({ group: '', version: 'v1' });
+    expect(
+      resourceForKind(
+        { groupVersion: 'v1', resources: [{ name: 'secrets', kind: 'Secret', namespaced: true }] },
+        { group: '', kind: 'Secret' },
+      ),
+    ).toMatchObject({ group: '', version: 'v1' });
   });
 
   it('tries the preferred version first', () => {
-    const groups = { groups: [{ name: 'g.dev', versions: [{ groupVersion: 'g.dev/v2', version: 'v2' }, { groupVersion: 'g.dev/v1', version: 'v1' }], preferredVersion: { groupVersion: 'g.dev/v1', version: 'v1' } }] };
+    const groups = {
+      groups: [
+        {
+          name: 'g.dev',
+          versions: [
+            { groupVersion: 'g.dev/v2', version: 'v2' },
+            { groupVersion: 'g.dev/v1', version: 'v1' },
+          ],
+          preferredVersion: { groupVersion: 'g.dev/v1', version: 'v1' },
+        },
+      ],
+    };
     expect(versionsOf(groups, 'g.dev')).toEqual(['v1', 'v2']);
     expect(versionsOf(groups, 'absent.dev')).toEqual([]);
   });
 
   it('builds collection paths for each scope', () => {
-    const db = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Database', resource: 'databases', namespaced: true, verbs: [] };
+    const db = {
+      group: 'demo.refwatch.dev',
+      version: 'v1alpha1',
+      kind: 'Database',
+      resource: 'databases',
+      namespaced: true,
+      verbs: [],
+    };
     expect(resourcePath(db, 'shop')).toBe('/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/databases');
     expect(resourcePath(db)).toBe('/apis/demo.refwatch.dev/v1alpha1/databases');
-    expect(resourcePath({ ...db, group: '', version: 'v1', resource: 'nodes', namespaced: false }, 'shop')).toBe('/api/v1/nodes');
+    expect(resourcePath({ ...db, group: '', version: 'v1', resource: 'nodes', namespaced: false }, 'shop')).toBe(
+      '/api/v1/nodes',
+    );
   });
 });
 
 describe('Discovery against a server', () => {
   let server: FakeApiServer;
   let discovery: Discovery;
-  const CACHE: FakeKind = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Cache', resource: 'caches', namespaced: true };
+  const CACHE: FakeKind = {
+    group: 'demo.refwatch.dev',
+    version: 'v1alpha1',
+    kind: 'Cache',
+    resource: 'caches',
+    namespaced: true,
+  };
 
   beforeEach(async () => {
     server = await FakeApiServer.start([DATABASE]);
@@ -50,7 +81,9 @@ describe('Discovery against a server', () => {
   afterEach(() => server.stop());
 
   it('caches what it found', async () => {
-    await expect(discovery.resolve({ group: 'demo.refwatch.dev', kind: 'Database' })).resolves.toMatchObject({ resource: 'databases' });
+    await expect(discovery.resolve({ group: 'demo.refwatch.dev', kind: 'Database' })).resolves.toMatchObject({
+      resource: 'databases',
+    });
     const n = server.requests.length;
     await discovery.resolve({ group: 'demo.refwatch.dev', kind: 'Database' });
     expect(server.requests.length).toBe(n);
@@ -64,7 +97,9 @@ describe('Discovery against a server', () => {
       message: 'no resource serves kind Cache.demo.refwatch.dev: is its CustomResourceDefinition installed?',
     });
     server.addKind(CACHE);
-    await expect(discovery.resolve({ group: 'demo.refwatch.dev', kind: 'Cache' })).resolves.toMatchObject({ resource: 'caches' });
+    await expect(discovery.resolve({ group: 'demo.refwatch.dev', kind: 'Cache' })).resolves.toMatchObject({
+      resource: 'caches',
+    });
   });
 
   it('reports a kind of an unknown group as unknown too', async () => {

@@ -17,7 +17,12 @@ export interface FakeKind {
   namespaced: boolean;
 }
 
-type Obj = { apiVersion: string; kind: string; metadata: Record<string, unknown> & { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: unknown };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, unknown> & { name: string; namespace?: string; labels?: Record<string, string> };
+  [k: string]: unknown;
+};
 interface LogEntry {
   rv: number;
   resource: string;
@@ -44,9 +49,27 @@ export interface RecordedRequest {
   authorization?: string;
 }
 
-export const DATABASE: FakeKind = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Database', resource: 'databases', namespaced: true };
-export const CONFIGMAP: FakeKind = { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true };
-export const WIDGET: FakeKind = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Widget', resource: 'widgets', namespaced: false };
+export const DATABASE: FakeKind = {
+  group: 'demo.refwatch.dev',
+  version: 'v1alpha1',
+  kind: 'Database',
+  resource: 'databases',
+  namespaced: true,
+};
+export const CONFIGMAP: FakeKind = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  resource: 'configmaps',
+  namespaced: true,
+};
+export const WIDGET: FakeKind = {
+  group: 'demo.refwatch.dev',
+  version: 'v1alpha1',
+  kind: 'Widget',
+  resource: 'widgets',
+  namespaced: false,
+};
 
 export class FakeApiServer {
   url = '';
@@ -104,7 +127,11 @@ export class FakeApiServer {
     if (i >= 0) this.kinds.splice(i, 1);
   }
 
-  create(k: FakeKind, name: string, opts: { namespace?: string; labels?: Record<string, string>; spec?: unknown } = {}): Obj {
+  create(
+    k: FakeKind,
+    name: string,
+    opts: { namespace?: string; labels?: Record<string, string>; spec?: unknown } = {},
+  ): Obj {
     const obj: Obj = {
       apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
       kind: k.kind,
@@ -154,7 +181,11 @@ export class FakeApiServer {
 
   /** bookmark sends a BOOKMARK at the current resourceVersion on every open watch. */
   bookmark(): void {
-    for (const w of this.watchers) writeEvent(w.res, { type: 'BOOKMARK', object: { kind: 'Bookmark', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } });
+    for (const w of this.watchers)
+      writeEvent(w.res, {
+        type: 'BOOKMARK',
+        object: { kind: 'Bookmark', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } },
+      });
   }
 
   /** sendRaw writes a line to every open watch. */
@@ -181,13 +212,24 @@ export class FakeApiServer {
   }
 
   /** failNext answers the next n requests matching match with status. */
-  failNext(n: number, status: number, opts: { match?: (method: string, url: URL) => boolean; headers?: Record<string, string>; message?: string } = {}): void {
+  failNext(
+    n: number,
+    status: number,
+    opts: { match?: (method: string, url: URL) => boolean; headers?: Record<string, string>; message?: string } = {},
+  ): void {
     for (let i = 0; i < n; i++) {
       this.scripted.push({
         match: opts.match ?? ((_m, u) => !isDiscovery(u.pathname)),
         status,
         headers: opts.headers,
-        body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, reason: reasonOf(status), message: opts.message ?? `scripted ${status}` },
+        body: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: status,
+          reason: reasonOf(status),
+          message: opts.message ?? `scripted ${status}`,
+        },
       });
     }
   }
@@ -207,7 +249,12 @@ export class FakeApiServer {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url);
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: req.headers.authorization });
+    this.requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      authorization: req.headers.authorization,
+    });
     const i = this.scripted.findIndex((s) => s.match(req.method ?? 'GET', url));
     if (i >= 0) {
       const s = this.scripted.splice(i, 1)[0]!;
@@ -220,7 +267,10 @@ export class FakeApiServer {
     if (p === '/api') return json(res, 200, { kind: 'APIVersions', versions: ['v1'] });
     if (p === '/apis') {
       const groups = [...new Set(this.kinds.filter((k) => k.group).map((k) => k.group))].map((g) => {
-        const versions = [...new Set(this.kinds.filter((k) => k.group === g).map((k) => k.version))].map((v) => ({ groupVersion: `${g}/${v}`, version: v }));
+        const versions = [...new Set(this.kinds.filter((k) => k.group === g).map((k) => k.version))].map((v) => ({
+          groupVersion: `${g}/${v}`,
+          version: v,
+        }));
         return { name: g, versions, preferredVersion: versions[0] };
       });
       return json(res, 200, { kind: 'APIGroupList', groups });
@@ -230,32 +280,62 @@ export class FakeApiServer {
       const group = disc[2] ?? '';
       const version = disc[1] ?? disc[3]!;
       const kinds = this.kinds.filter((k) => k.group === group && k.version === version);
-      if (kinds.length === 0) return json(res, 404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' });
+      if (kinds.length === 0)
+        return json(res, 404, {
+          kind: 'Status',
+          code: 404,
+          reason: 'NotFound',
+          message: 'the server could not find the requested resource',
+        });
       const resources = kinds.flatMap((k) => [
         { name: k.resource, kind: k.kind, namespaced: k.namespaced, verbs: ['list', 'watch', 'get'] },
         { name: `${k.resource}/status`, kind: k.kind, namespaced: k.namespaced, verbs: ['get'] },
       ]);
-      return json(res, 200, { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources });
+      return json(res, 200, {
+        kind: 'APIResourceList',
+        groupVersion: group ? `${group}/${version}` : version,
+        resources,
+      });
     }
     const m = /^\/(?:api\/v1|apis\/([^/]+)\/([^/]+))(?:\/namespaces\/([^/]+))?\/([^/]+)$/.exec(p);
     const kind = m && this.kinds.find((k) => k.group === (m[1] ?? '') && k.resource === m[4]);
-    if (!m || !kind) return json(res, 404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' });
+    if (!m || !kind)
+      return json(res, 404, {
+        kind: 'Status',
+        code: 404,
+        reason: 'NotFound',
+        message: 'the server could not find the requested resource',
+      });
     const namespace = m[3];
     const selector = url.searchParams.get('labelSelector') ?? undefined;
-    if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') return this.watch(kind, namespace, selector, url, res);
+    if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1')
+      return this.watch(kind, namespace, selector, url, res);
     return this.list(kind, namespace, selector, url, res);
   }
 
-  private list(k: FakeKind, namespace: string | undefined, selector: string | undefined, url: URL, res: http.ServerResponse): void {
+  private list(
+    k: FakeKind,
+    namespace: string | undefined,
+    selector: string | undefined,
+    url: URL,
+    res: http.ServerResponse,
+  ): void {
     const limit = Number(url.searchParams.get('limit') ?? 0);
     const cont = url.searchParams.get('continue');
     if (cont && this.expireNextContinue) {
       this.expireNextContinue = false;
-      return json(res, 410, { kind: 'Status', code: 410, reason: 'Expired', message: 'The provided continue parameter is too old' });
+      return json(res, 410, {
+        kind: 'Status',
+        code: 410,
+        reason: 'Expired',
+        message: 'The provided continue parameter is too old',
+      });
     }
     const all = [...this.bucket(k).values()]
       .filter((o) => (!namespace || o.metadata.namespace === namespace) && matches(o, selector))
-      .sort((a, b) => objKey(a.metadata.namespace, a.metadata.name).localeCompare(objKey(b.metadata.namespace, b.metadata.name)));
+      .sort((a, b) =>
+        objKey(a.metadata.namespace, a.metadata.name).localeCompare(objKey(b.metadata.namespace, b.metadata.name)),
+      );
     const start = cont ? Number(cont) : 0;
     const end = limit > 0 ? start + limit : all.length;
     // List items carry no apiVersion and kind, as on kube-apiserver.
@@ -265,34 +345,72 @@ export class FakeApiServer {
     });
     const metadata: Record<string, string> = { resourceVersion: String(this.rv) };
     if (end < all.length) metadata.continue = String(end);
-    json(res, 200, { kind: `${k.kind}List`, apiVersion: k.group ? `${k.group}/${k.version}` : k.version, metadata, items });
+    json(res, 200, {
+      kind: `${k.kind}List`,
+      apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
+      metadata,
+      items,
+    });
   }
 
-  private watch(k: FakeKind, namespace: string | undefined, selector: string | undefined, url: URL, res: http.ServerResponse): void {
+  private watch(
+    k: FakeKind,
+    namespace: string | undefined,
+    selector: string | undefined,
+    url: URL,
+    res: http.ServerResponse,
+  ): void {
     const resource = `${k.group}/${k.resource}`;
     const initial = url.searchParams.get('sendInitialEvents') === 'true';
     if (initial && this.watchList === 'reject') {
-      return json(res, 422, { kind: 'Status', code: 422, reason: 'Invalid', message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' });
+      return json(res, 422, {
+        kind: 'Status',
+        code: 422,
+        reason: 'Invalid',
+        message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+      });
     }
     const rvParam = url.searchParams.get('resourceVersion');
     const from = rvParam ? Number(rvParam) : undefined;
     if (!initial && from !== undefined && from < this.compactedBelow - 1) {
-      if (this.expiredAs === 'http') return json(res, 410, { kind: 'Status', code: 410, reason: 'Expired', message: `too old resource version: ${from} (${this.compactedBelow - 1})` });
+      if (this.expiredAs === 'http')
+        return json(res, 410, {
+          kind: 'Status',
+          code: 410,
+          reason: 'Expired',
+          message: `too old resource version: ${from} (${this.compactedBelow - 1})`,
+        });
     }
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     const w: Watcher = { resource, namespace, selector, res };
     if (!initial && from !== undefined && from < this.compactedBelow - 1) {
-      writeEvent(res, { type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: `too old resource version: ${from}` } });
+      writeEvent(res, {
+        type: 'ERROR',
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 410,
+          reason: 'Expired',
+          message: `too old resource version: ${from}`,
+        },
+      });
       res.end();
       return;
     }
     if (initial || from === undefined) {
-      for (const o of this.bucket(k).values()) if ((!namespace || o.metadata.namespace === namespace) && matches(o, selector)) writeEvent(res, { type: 'ADDED', object: o });
+      for (const o of this.bucket(k).values())
+        if ((!namespace || o.metadata.namespace === namespace) && matches(o, selector))
+          writeEvent(res, { type: 'ADDED', object: o });
       if (initial && this.watchList === 'supported') {
         writeEvent(res, {
           type: 'BOOKMARK',
-          object: { kind: k.kind, apiVersion: 'v1', metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } } },
+          object: {
+            kind: k.kind,
+            apiVersion: 'v1',
+            metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
+          },
         });
       }
     } else {
@@ -342,5 +460,16 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
 }
 
 function reasonOf(status: number): string {
-  return { 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 410: 'Expired', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable' }[status] ?? 'Unknown';
+  return (
+    {
+      401: 'Unauthorized',
+      403: 'Forbidden',
+      404: 'NotFound',
+      410: 'Expired',
+      422: 'Invalid',
+      429: 'TooManyRequests',
+      500: 'InternalError',
+      503: 'ServiceUnavailable',
+    }[status] ?? 'Unknown'
+  );
 }

@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InformerSubscription, WatchTarget } from '@/lib/engine/informer-source';
-import { KubeClient, KubeRequestError, LAST_APPLIED, SharedInformerPool, type KubeTransport, type Query, type ReadOptions, type WatchStream } from '@/lib/kube';
+import {
+  KubeClient,
+  KubeRequestError,
+  LAST_APPLIED,
+  SharedInformerPool,
+  type KubeTransport,
+  type Query,
+  type ReadOptions,
+  type WatchStream,
+} from '@/lib/kube';
 import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
 import { Recorder, until } from './helpers';
 
@@ -12,7 +21,9 @@ let client: KubeClient;
 let pool: SharedInformerPool;
 
 beforeEach(async () => {
-  server = await startEmbeddedServer({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }] });
+  server = await startEmbeddedServer({
+    objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }],
+  });
   client = KubeClient.fromKubeconfig(server.kubeconfig());
   pool = new SharedInformerPool({ client, reflector: { backoff: { initialMs: 10, maxMs: 40 }, invalidRetryMs: 50 } });
 });
@@ -23,7 +34,9 @@ afterEach(async () => {
 });
 
 async function createSecret(name: string, annotations: Record<string, string> = {}): Promise<void> {
-  await client.request('POST', '/api/v1/namespaces/shop/secrets', { body: { metadata: { name, annotations, labels: { app: 'shop' } }, data: DATA } });
+  await client.request('POST', '/api/v1/namespaces/shop/secrets', {
+    body: { metadata: { name, annotations, labels: { app: 'shop' } }, data: DATA },
+  });
 }
 const deleteSecret = (name: string) => client.request('DELETE', `/api/v1/namespaces/shop/secrets/${name}`);
 const hasData = (sub: InformerSubscription) => [...sub.store.values()].some((o) => 'data' in o);
@@ -36,7 +49,11 @@ describe('SharedInformerPool, metadata only', () => {
     await until(() => sub.isPrimed(), 'primed');
     const db = sub.store.get('Secret/shop/db')!;
     expect(Object.keys(db).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
-    expect(db).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'shop', labels: { app: 'shop' }, annotations: { owner: 'shop' } } });
+    expect(db).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'shop', labels: { app: 'shop' }, annotations: { owner: 'shop' } },
+    });
     expect(db.metadata.annotations).not.toHaveProperty(LAST_APPLIED);
     expect(sub.status()).toMatchObject({ metadataOnly: true, primed: true, objects: 1 });
 
@@ -81,7 +98,9 @@ describe('SharedInformerPool, metadata only', () => {
       await createSecret('c'); // created while the watch restarts
       await until(() => full.isPrimed() && fullRec.has('added shop/c'), 'whole objects primed');
       expect(fullRec.log.slice(0, 3).sort()).toEqual(['added shop/b', 'added shop/c', 'primed'].sort());
-      expect(fullRec.events.filter((e) => e.type === 'added').every((e) => e.type === 'added' && 'data' in e.object)).toBe(true);
+      expect(
+        fullRec.events.filter((e) => e.type === 'added').every((e) => e.type === 'added' && 'data' in e.object),
+      ).toBe(true);
       await until(() => metaRec.has('added shop/c'), 'metadata subscriber told of c');
       // The metadata subscriber is told only what changed: no second primed, no replay of b.
       expect(metaRec.log).toEqual(['added shop/a', 'added shop/b', 'primed', 'deleted shop/a', 'added shop/c']);
@@ -119,9 +138,13 @@ describe('SharedInformerPool, metadata only', () => {
     const refusing: KubeTransport = {
       server: client.server,
       getJSON: <T>(path: string, query?: Query, signal?: AbortSignal, opts?: ReadOptions) =>
-        opts?.accept ? Promise.reject(new KubeRequestError(406, `GET ${path}: 406 Not Acceptable`, { url: path })) : client.getJSON<T>(path, query, signal),
+        opts?.accept
+          ? Promise.reject(new KubeRequestError(406, `GET ${path}: 406 Not Acceptable`, { url: path }))
+          : client.getJSON<T>(path, query, signal),
       openStream: (path: string, query: Query, signal: AbortSignal, opts?: ReadOptions): Promise<WatchStream> =>
-        opts?.accept ? Promise.reject(new KubeRequestError(406, `GET ${path}: 406 Not Acceptable`, { url: path })) : client.openStream(path, query, signal),
+        opts?.accept
+          ? Promise.reject(new KubeRequestError(406, `GET ${path}: 406 Not Acceptable`, { url: path }))
+          : client.openStream(path, query, signal),
     };
     const p = new SharedInformerPool({ client: refusing, reflector: { watchList: false, invalidRetryMs: 50 } });
     try {

@@ -38,7 +38,10 @@ describe('cached objects are read-only', () => {
   it('a mutation of a cached object throws and no other reader sees it; nothing is copied per read', async () => {
     server.create(DATABASE, 'orders', { namespace: 'shop', labels: { tier: 'gold' }, spec: { size: 1, zones: ['a'] } });
     const { a, b, seen } = await twoReaders();
-    const mine = a.store.get(KEY)! as unknown as { metadata: { name: string; labels: Record<string, string> }; spec: { size: number; zones: string[] } };
+    const mine = a.store.get(KEY)! as unknown as {
+      metadata: { name: string; labels: Record<string, string> };
+      spec: { size: number; zones: string[] };
+    };
     expect(() => {
       mine.metadata.labels.tier = 'bronze';
     }).toThrow(TypeError);
@@ -77,7 +80,11 @@ describe('cached objects are read-only', () => {
   });
 
   it('the types forbid a mutation at compile time', () => {
-    const obj: CachedObject = deepFreeze({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 'b' } } });
+    const obj: CachedObject = deepFreeze({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', labels: { a: 'b' } },
+    });
     expect(() => {
       // @ts-expect-error metadata.name is read-only
       obj.metadata.name = 'd';

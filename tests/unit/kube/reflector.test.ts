@@ -21,14 +21,22 @@ afterEach(async () => {
 function start(target: WatchTarget, opts: Partial<ReflectorOptions> = {}) {
   const client = KubeClient.fromKubeconfig(server.kubeconfig());
   const rec = new Recorder();
-  const r = new Reflector({ target, client, discovery: new Discovery(client), onEvent: rec.handler, backoff: { initialMs: 10, maxMs: 40 }, ...opts });
+  const r = new Reflector({
+    target,
+    client,
+    discovery: new Discovery(client),
+    onEvent: rec.handler,
+    backoff: { initialMs: 10, maxMs: 40 },
+    ...opts,
+  });
   running.push(r);
   r.start();
   return { r, rec };
 }
 
 const watchRequests = () => server.requests.filter((q) => q.query.get('watch') === 'true');
-const listRequests = () => server.requests.filter((q) => q.path.endsWith('/databases') && q.query.get('watch') === null);
+const listRequests = () =>
+  server.requests.filter((q) => q.path.endsWith('/databases') && q.query.get('watch') === null);
 
 describe('Reflector: list then watch', () => {
   it('lists in pages of 500 and primes once with every object', async () => {
@@ -44,8 +52,19 @@ describe('Reflector: list then watch', () => {
       ['500', '1000'],
     ]);
     const first = rec.events[0]!;
-    expect(first).toMatchObject({ type: 'added', key: 'Database.demo.refwatch.dev/shop/db-0', object: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database' } });
-    expect(r.status()).toMatchObject({ phase: 'Watching', primed: true, objects: 1203, lists: 1, syncMode: 'ListWatch', resourceVersion: String(server.rv) });
+    expect(first).toMatchObject({
+      type: 'added',
+      key: 'Database.demo.refwatch.dev/shop/db-0',
+      object: { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database' },
+    });
+    expect(r.status()).toMatchObject({
+      phase: 'Watching',
+      primed: true,
+      objects: 1203,
+      lists: 1,
+      syncMode: 'ListWatch',
+      resourceVersion: String(server.rv),
+    });
   });
 
   it('lists again from the start when the continue token expires', async () => {
@@ -72,7 +91,13 @@ describe('Reflector: list then watch', () => {
     server.delete(DATABASE, 'orders', 'shop');
     server.create(DATABASE, 'orders', { namespace: 'shop' });
     await until(() => rec.events.length >= 5, 'five events');
-    expect(rec.log).toEqual(['primed', 'added shop/orders', 'updated shop/orders', 'deleted shop/orders', 'added shop/orders']);
+    expect(rec.log).toEqual([
+      'primed',
+      'added shop/orders',
+      'updated shop/orders',
+      'deleted shop/orders',
+      'added shop/orders',
+    ]);
     const adds = rec.events.filter((e) => e.type === 'added');
     expect(adds[0]!.object.metadata.uid).not.toBe(adds[1]!.object.metadata.uid);
   });
@@ -87,7 +112,16 @@ describe('Reflector: list then watch', () => {
   });
 
   it('stripManagedFields builds metadata anew without managedFields, keeping every other field', () => {
-    const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop', managedFields: [{ manager: 'kubectl', operation: 'Apply' }], resourceVersion: '5' } };
+    const obj = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'c',
+        namespace: 'shop',
+        managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+        resourceVersion: '5',
+      },
+    };
     const metadata = obj.metadata;
     const out = stripManagedFields(obj);
     expect(out.metadata).toEqual({ name: 'c', namespace: 'shop', resourceVersion: '5' });
@@ -158,8 +192,15 @@ describe('Reflector: list then watch', () => {
     const all = start(DB);
     await until(() => widgets.r.isPrimed() && all.r.isPrimed(), 'both primed');
     expect([...widgets.r.store.keys()]).toEqual(['Widget.demo.refwatch.dev//w1']);
-    expect([...all.r.store.keys()].sort()).toEqual(['Database.demo.refwatch.dev/billing/b', 'Database.demo.refwatch.dev/shop/a']);
-    expect(watchRequests().map((q) => q.path).sort()).toEqual(['/apis/demo.refwatch.dev/v1alpha1/databases', '/apis/demo.refwatch.dev/v1alpha1/widgets']);
+    expect([...all.r.store.keys()].sort()).toEqual([
+      'Database.demo.refwatch.dev/billing/b',
+      'Database.demo.refwatch.dev/shop/a',
+    ]);
+    expect(
+      watchRequests()
+        .map((q) => q.path)
+        .sort(),
+    ).toEqual(['/apis/demo.refwatch.dev/v1alpha1/databases', '/apis/demo.refwatch.dev/v1alpha1/widgets']);
   });
 });
 
@@ -178,7 +219,14 @@ describe('Reflector: failures', () => {
     server.failNext(4, 503);
     const { r, rec } = start(SHOP_DB);
     await until(() => r.isPrimed(), 'primed');
-    expect(rec.log).toEqual(['error ServerError', 'error ServerError', 'error ServerError', 'error ServerError', 'recovered', 'primed']);
+    expect(rec.log).toEqual([
+      'error ServerError',
+      'error ServerError',
+      'error ServerError',
+      'error ServerError',
+      'recovered',
+      'primed',
+    ]);
   });
 
   it('names the missing RBAC rule on 403, retries slowly, and recovers once granted', async () => {
@@ -186,8 +234,18 @@ describe('Reflector: failures', () => {
     const { r, rec } = start(SHOP_DB, { forbiddenRetryMs: 300 });
     await until(() => rec.count('error') === 1, 'forbidden');
     const e = rec.events.filter((x) => x.type === 'error')[0]?.error;
-    expect(e).toMatchObject({ reason: 'Forbidden', missingRule: { verbs: ['list', 'watch'], apiGroup: 'demo.refwatch.dev', resource: 'databases', namespace: 'shop' } });
-    expect(e!.message).toContain('{verbs: [list, watch], apiGroups: ["demo.refwatch.dev"], resources: [databases]} in namespace shop');
+    expect(e).toMatchObject({
+      reason: 'Forbidden',
+      missingRule: {
+        verbs: ['list', 'watch'],
+        apiGroup: 'demo.refwatch.dev',
+        resource: 'databases',
+        namespace: 'shop',
+      },
+    });
+    expect(e!.message).toContain(
+      '{verbs: [list, watch], apiGroups: ["demo.refwatch.dev"], resources: [databases]} in namespace shop',
+    );
     expect(e!.retryAt! - e!.at).toBeGreaterThanOrEqual(300);
     expect(r.status()).toMatchObject({ phase: 'Backoff', lastError: { reason: 'Forbidden' } });
     await until(() => r.isPrimed(), 'primed');
@@ -218,10 +276,22 @@ describe('Reflector: failures', () => {
   });
 
   it('waits for a CRD installed after the watch started', async () => {
-    const CACHE = { group: 'demo.refwatch.dev', version: 'v1alpha1', kind: 'Cache', resource: 'caches', namespaced: true };
+    const CACHE = {
+      group: 'demo.refwatch.dev',
+      version: 'v1alpha1',
+      kind: 'Cache',
+      resource: 'caches',
+      namespaced: true,
+    };
     const { r, rec } = start({ group: 'demo.refwatch.dev', kind: 'Cache' });
     await until(() => rec.count('error') >= 1, 'KindUnknown');
-    expect(rec.events[0]).toMatchObject({ type: 'error', error: { reason: 'KindUnknown', message: expect.stringContaining('no resource serves kind Cache.demo.refwatch.dev') } });
+    expect(rec.events[0]).toMatchObject({
+      type: 'error',
+      error: {
+        reason: 'KindUnknown',
+        message: expect.stringContaining('no resource serves kind Cache.demo.refwatch.dev'),
+      },
+    });
     server.addKind(CACHE);
     server.create(CACHE, 'hot', { namespace: 'shop' });
     await until(() => r.isPrimed(), 'primed');
@@ -282,10 +352,19 @@ describe('Reflector: WatchList', () => {
     expect(rec.log).toEqual(['added shop/a', 'added shop/b', 'primed']);
     expect(listRequests()).toHaveLength(0);
     const q = watchRequests()[0]!.query;
-    expect([q.get('sendInitialEvents'), q.get('resourceVersionMatch'), q.get('allowWatchBookmarks')]).toEqual(['true', 'NotOlderThan', 'true']);
+    expect([q.get('sendInitialEvents'), q.get('resourceVersionMatch'), q.get('allowWatchBookmarks')]).toEqual([
+      'true',
+      'NotOlderThan',
+      'true',
+    ]);
     expect(Number(q.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
     expect(Number(q.get('timeoutSeconds'))).toBeLessThanOrEqual(600);
-    expect(r.status()).toMatchObject({ syncMode: 'WatchList', lists: 1, watchesOpened: 1, resourceVersion: String(server.rv) });
+    expect(r.status()).toMatchObject({
+      syncMode: 'WatchList',
+      lists: 1,
+      watchesOpened: 1,
+      resourceVersion: String(server.rv),
+    });
     server.create(DATABASE, 'c', { namespace: 'shop' });
     await until(() => rec.has('added shop/c'), 'live event on the same stream');
   });

@@ -134,7 +134,12 @@ describe('SharedInformerPool', () => {
     pool.acquire({ ...SHOP_DB, labelSelector: 'tier=gold' }, () => {});
     pool.acquire({ ...SHOP_DB, labelSelector: '' }, () => {});
     await until(() => server.openWatches(RESOURCE) === 3, 'three watches');
-    expect(pool.watches().map((w) => w.subscribers).sort()).toEqual([1, 1, 2]);
+    expect(
+      pool
+        .watches()
+        .map((w) => w.subscribers)
+        .sort(),
+    ).toEqual([1, 1, 2]);
   });
 
   it('stop closes every watch and refuses new subscribers', async () => {

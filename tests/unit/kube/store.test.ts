@@ -37,7 +37,14 @@ describe('Store', () => {
     s.replace(new Map([[key('b'), obj('b', 'u2', '4')]]));
     step();
     // added, the same, removed, the same (nothing to remove), relisted
-    expect(seen.map((v, i) => (i === 0 ? 'start' : v === seen[i - 1] ? 'same' : 'changed'))).toEqual(['start', 'changed', 'same', 'changed', 'same', 'changed']);
+    expect(seen.map((v, i) => (i === 0 ? 'start' : v === seen[i - 1] ? 'same' : 'changed'))).toEqual([
+      'start',
+      'changed',
+      'same',
+      'changed',
+      'same',
+      'changed',
+    ]);
   });
 
   it('treats a new UID under the same name as a deletion and a creation', () => {
@@ -61,7 +68,13 @@ describe('Store', () => {
 
   it('on relist reports objects gone since the last list as deletes, recreated ones as delete + add', () => {
     const s = new Store();
-    s.replace(new Map([[key('a'), obj('a', 'u1', '1')], [key('b'), obj('b', 'u2', '2')], [key('c'), obj('c', 'u3', '3')]]));
+    s.replace(
+      new Map([
+        [key('a'), obj('a', 'u1', '1')],
+        [key('b'), obj('b', 'u2', '2')],
+        [key('c'), obj('c', 'u3', '3')],
+      ]),
+    );
     const events = s.replace(
       new Map([
         [key('b'), obj('b', 'u2', '2')], // unchanged
@@ -75,9 +88,16 @@ describe('Store', () => {
 
   it('diff of two snapshots replayed on the first yields the second (property)', () => {
     const snapshot = fc
-      .uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), uid: fc.constantFrom('1', '2'), rv: fc.constantFrom('1', '2', '3') }), {
-        selector: (o) => o.name,
-      })
+      .uniqueArray(
+        fc.record({
+          name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+          uid: fc.constantFrom('1', '2'),
+          rv: fc.constantFrom('1', '2', '3'),
+        }),
+        {
+          selector: (o) => o.name,
+        },
+      )
       .map((xs) => new Map(xs.map((x) => [key(x.name), obj(x.name, x.uid, x.rv)] as const)));
     fc.assert(
       fc.property(snapshot, snapshot, (prev, next) => {

@@ -38,15 +38,27 @@ describe('LogRateLimiter', () => {
 
 describe('log lines', () => {
   it('formats JSON lines with time, level and msg first and no undefined fields', () => {
-    expect(formatJsonLine(AT, 'warn', 'watch of Pod failed', { kind: 'Pod', reason: 'Unreachable', retryInMs: 800, namespace: undefined })).toBe(
+    expect(
+      formatJsonLine(AT, 'warn', 'watch of Pod failed', {
+        kind: 'Pod',
+        reason: 'Unreachable',
+        retryInMs: 800,
+        namespace: undefined,
+      }),
+    ).toBe(
       '{"time":"2026-11-23T14:00:00.000Z","level":"warn","msg":"watch of Pod failed","kind":"Pod","reason":"Unreachable","retryInMs":800}',
     );
   });
 
   it('formats text lines for a terminal, quoting values with spaces', () => {
-    expect(formatTextLine(AT, 'info', 'relisted Pod', { kind: 'Pod', reason: 'Expired', note: 'two words', skipped: undefined })).toBe(
-      '2026-11-23T14:00:00.000Z INFO  relisted Pod kind=Pod reason=Expired note="two words"',
-    );
+    expect(
+      formatTextLine(AT, 'info', 'relisted Pod', {
+        kind: 'Pod',
+        reason: 'Expired',
+        note: 'two words',
+        skipped: undefined,
+      }),
+    ).toBe('2026-11-23T14:00:00.000Z INFO  relisted Pod kind=Pod reason=Expired note="two words"');
   });
 
   it('drops lines below the level and picks the format', () => {
@@ -58,7 +70,9 @@ describe('log lines', () => {
     log.error('e');
     expect(out.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['w', 'e']);
     const text: string[] = [];
-    createLogger({ level: 'debug', format: 'text', write: (l) => text.push(l), now: () => AT }).debug('hello', { a: 1 });
+    createLogger({ level: 'debug', format: 'text', write: (l) => text.push(l), now: () => AT }).debug('hello', {
+      a: 1,
+    });
     expect(text).toEqual(['2026-11-23T14:00:00.000Z DEBUG hello a=1']);
     const silent: string[] = [];
     createLogger({ level: 'silent', write: (l) => silent.push(l) }).error('nobody hears this');
@@ -78,12 +92,19 @@ describe('log lines', () => {
     expect(parseLogLevel(undefined)).toBeUndefined();
     expect(parseLogLevel(' DEBUG ')).toBe('debug');
     expect(parseLogLevel('silent')).toBe('silent');
-    expect(() => parseLogLevel('verbose')).toThrow('REFWATCH_LOG_LEVEL=verbose is not a log level: use debug, info, warn, error or silent');
+    expect(() => parseLogLevel('verbose')).toThrow(
+      'REFWATCH_LOG_LEVEL=verbose is not a log level: use debug, info, warn, error or silent',
+    );
   });
 });
 
 describe('WatchTelemetry', () => {
-  const failure = (retryInMs: number): WatchLifecycle => ({ type: 'ended', reason: 'Unreachable', message: 'connect ECONNREFUSED 127.0.0.1:6443', retryInMs });
+  const failure = (retryInMs: number): WatchLifecycle => ({
+    type: 'ended',
+    reason: 'Unreachable',
+    message: 'connect ECONNREFUSED 127.0.0.1:6443',
+    retryInMs,
+  });
 
   it('logs an API server outage in a few lines and counts every restart', () => {
     let now = 0;
@@ -106,7 +127,14 @@ describe('WatchTelemetry', () => {
     t.forget(POD);
     t.record(POD, failure(2000));
     expect(log.text.at(-1)).toBe('warn watch of Pod failed: connect ECONNREFUSED 127.0.0.1:6443; retrying in 2.0 s');
-    expect(log.lines[2]!.fields).toEqual({ kind: 'Pod', event: 'watch_ended', reason: 'Unreachable', resourceVersion: undefined, retryInMs: 2000, suppressed: 29 });
+    expect(log.lines[2]!.fields).toEqual({
+      kind: 'Pod',
+      event: 'watch_ended',
+      reason: 'Unreachable',
+      resourceVersion: undefined,
+      retryInMs: 2000,
+      suppressed: 29,
+    });
     expect(log.lines[1]!.fields).toMatchObject({ kind: 'Database.demo.refwatch.dev', namespace: 'shop' });
     expect(t.restartCounts()).toEqual([
       { kind: 'Pod', reason: 'Unreachable', count: 61 },
@@ -114,12 +142,22 @@ describe('WatchTelemetry', () => {
     ]);
   });
 
-  it("words a 410 like client-go and reports the relist with what it changed", () => {
+  it('words a 410 like client-go and reports the relist with what it changed', () => {
     const log = new LogCapture();
     const t = new WatchTelemetry({ logger: log });
-    t.record(POD, { type: 'ended', reason: 'Expired', message: 'too old resource version: 5 (12) (410 Gone)', resourceVersion: '5' });
+    t.record(POD, {
+      type: 'ended',
+      reason: 'Expired',
+      message: 'too old resource version: 5 (12) (410 Gone)',
+      resourceVersion: '5',
+    });
     t.record(POD, { type: 'relisted', reason: 'Expired', objects: 42, changes: 3, durationMs: 120 });
-    t.record(POD, { type: 'ended', reason: 'Closed', message: 'the server closed it after 7 events', resourceVersion: '40' });
+    t.record(POD, {
+      type: 'ended',
+      reason: 'Closed',
+      message: 'the server closed it after 7 events',
+      resourceVersion: '40',
+    });
     t.record(POD, { type: 'ended', reason: 'Inactive', message: 'no watch event for 90000 ms', resourceVersion: '41' });
     expect(log.text).toEqual([
       'info watch of Pod ended with: too old resource version: 5 (12) (410 Gone); relisting',
@@ -147,7 +185,15 @@ describe('Reflector lifecycle', () => {
   function start(opts: { watchList?: boolean; inactivityTimeoutMs?: number } = {}) {
     const client = KubeClient.fromKubeconfig(server.kubeconfig());
     const events: WatchLifecycle[] = [];
-    reflector = new Reflector({ target: SHOP_DB, client, discovery: new Discovery(client), onEvent: () => {}, onLifecycle: (e) => events.push(e), backoff: { initialMs: 10, maxMs: 40 }, ...opts });
+    reflector = new Reflector({
+      target: SHOP_DB,
+      client,
+      discovery: new Discovery(client),
+      onEvent: () => {},
+      onLifecycle: (e) => events.push(e),
+      backoff: { initialMs: 10, maxMs: 40 },
+      ...opts,
+    });
     reflector.start();
     return { r: reflector, events };
   }
@@ -161,7 +207,11 @@ describe('Reflector lifecycle', () => {
     server.delete(DATABASE, 'a', 'shop');
     server.compact();
     await until(() => events.some((e) => e.type === 'relisted'), 'relisted');
-    expect(events.map((e) => `${e.type}${'reason' in e ? ` ${e.reason}` : ''}`)).toEqual(['ended Closed', 'ended Expired', 'relisted Expired']);
+    expect(events.map((e) => `${e.type}${'reason' in e ? ` ${e.reason}` : ''}`)).toEqual([
+      'ended Closed',
+      'ended Expired',
+      'relisted Expired',
+    ]);
     expect(events[1]).toMatchObject({ resourceVersion: rv, message: expect.stringContaining('(410 Gone)') });
     expect(events[2]).toMatchObject({ objects: 1, changes: 1 });
     expect(r.status().lastEventAt).toBeGreaterThan(0);
@@ -185,6 +235,9 @@ describe('Reflector lifecycle', () => {
   it('reports a silent watch as Inactive', async () => {
     const { events } = start({ inactivityTimeoutMs: 100 });
     await until(() => events.some((e) => e.type === 'ended' && e.reason === 'Inactive'), 'inactive');
-    expect(events.find((e) => e.type === 'ended')).toMatchObject({ reason: 'Inactive', message: 'no watch event for 100 ms' });
+    expect(events.find((e) => e.type === 'ended')).toMatchObject({
+      reason: 'Inactive',
+      message: 'no watch event for 100 ms',
+    });
   });
 });

@@ -4,8 +4,14 @@ import { formatKey, keyOf, kindKey, parseApiVersion, parseKey, parseKindKey, val
 
 describe('object keys', () => {
   it('parses namespaced, cluster-scoped and core keys', () => {
-    expect(parseKey('Database.demo.refwatch.dev/shop/orders')).toEqual({ ok: true, value: { kind: 'Database', group: 'demo.refwatch.dev', namespace: 'shop', name: 'orders' } });
-    expect(parseKey('ClusterRole.rbac.authorization.k8s.io//system:aggregate-to-view')).toMatchObject({ ok: true, value: { namespace: '', name: 'system:aggregate-to-view' } });
+    expect(parseKey('Database.demo.refwatch.dev/shop/orders')).toEqual({
+      ok: true,
+      value: { kind: 'Database', group: 'demo.refwatch.dev', namespace: 'shop', name: 'orders' },
+    });
+    expect(parseKey('ClusterRole.rbac.authorization.k8s.io//system:aggregate-to-view')).toMatchObject({
+      ok: true,
+      value: { namespace: '', name: 'system:aggregate-to-view' },
+    });
     expect(parseKey('Secret/shop/db-password')).toMatchObject({ ok: true, value: { kind: 'Secret', group: '' } });
   });
 
@@ -38,28 +44,48 @@ describe('object keys', () => {
   it('formatKey and parseKey round-trip', () => {
     const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
     fc.assert(
-      fc.property(fc.stringMatching(/^[A-Z][a-zA-Z0-9]{0,10}$/), fc.oneof(fc.constant(''), label.map((l) => `${l}.io`)), fc.oneof(fc.constant(''), label), label, (kind, group, namespace, name) => {
-        const key = formatKey({ kind, group, namespace, name });
-        const parsed = parseKey(key);
-        expect(parsed).toEqual({ ok: true, value: { kind, group, namespace, name } });
-      }),
+      fc.property(
+        fc.stringMatching(/^[A-Z][a-zA-Z0-9]{0,10}$/),
+        fc.oneof(
+          fc.constant(''),
+          label.map((l) => `${l}.io`),
+        ),
+        fc.oneof(fc.constant(''), label),
+        label,
+        (kind, group, namespace, name) => {
+          const key = formatKey({ kind, group, namespace, name });
+          const parsed = parseKey(key);
+          expect(parsed).toEqual({ ok: true, value: { kind, group, namespace, name } });
+        },
+      ),
     );
   });
 
   it('keys objects from apiVersion, kind and metadata', () => {
-    expect(keyOf({ apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'Database', metadata: { name: 'orders', namespace: 'shop' } })).toBe('Database.demo.refwatch.dev/shop/orders');
+    expect(
+      keyOf({
+        apiVersion: 'demo.refwatch.dev/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'orders', namespace: 'shop' },
+      }),
+    ).toBe('Database.demo.refwatch.dev/shop/orders');
     expect(keyOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } })).toBe('Namespace//shop');
   });
 
   it('parses kind keys and apiVersions', () => {
     expect(kindKey({ group: '', kind: 'Secret' })).toBe('Secret');
-    expect(parseKindKey('Database.demo.refwatch.dev')).toEqual({ ok: true, value: { kind: 'Database', group: 'demo.refwatch.dev' } });
+    expect(parseKindKey('Database.demo.refwatch.dev')).toEqual({
+      ok: true,
+      value: { kind: 'Database', group: 'demo.refwatch.dev' },
+    });
     expect(parseApiVersion('apps/v1')).toEqual({ ok: true, value: { group: 'apps', version: 'v1' } });
     expect(parseApiVersion('a/b/c').ok).toBe(false);
   });
 
   it('validates references', () => {
-    expect(validateReference({ referent: 'Secret/shop/x', fieldPath: 'spec.volumes[2].secret.secretName' }).ok).toBe(true);
+    expect(validateReference({ referent: 'Secret/shop/x', fieldPath: 'spec.volumes[2].secret.secretName' }).ok).toBe(
+      true,
+    );
     const bad = validateReference({ referent: 'Secret/shop/x', fieldPath: '' });
     expect(bad.ok).toBe(false);
   });

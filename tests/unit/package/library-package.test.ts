@@ -35,7 +35,11 @@ function sources(dir = ''): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(lib, file), 'utf8');
-  return [...text.matchAll(/(?:^|\s)(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] ?? m[2] ?? m[3]!);
+  return [
+    ...text.matchAll(
+      /(?:^|\s)(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
+    ),
+  ].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 describe('the refwatch package (lib/)', () => {
@@ -49,7 +53,12 @@ describe('the refwatch package (lib/)', () => {
         if (spec.startsWith('node:')) continue;
         if (spec.startsWith('.')) {
           const target = path.relative(lib, path.resolve(lib, path.dirname(file), spec));
-          if (target.startsWith('..') || target.split(path.sep)[0] === DASHBOARD_ONLY || target.split(path.sep)[0] === 'dist') stray.push(`${file}: ${spec} leaves the library`);
+          if (
+            target.startsWith('..') ||
+            target.split(path.sep)[0] === DASHBOARD_ONLY ||
+            target.split(path.sep)[0] === 'dist'
+          )
+            stray.push(`${file}: ${spec} leaves the library`);
           continue;
         }
         const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
@@ -65,15 +74,24 @@ describe('the refwatch package (lib/)', () => {
   });
 
   it('exports each entry point with its declarations, from the build of its index.ts', () => {
-    expect(Object.keys(manifest.exports).sort()).toEqual([...ENTRY_POINTS.map((e) => `./${e}`), './package.json'].sort());
+    expect(Object.keys(manifest.exports).sort()).toEqual(
+      [...ENTRY_POINTS.map((e) => `./${e}`), './package.json'].sort(),
+    );
     for (const entry of ENTRY_POINTS) {
-      expect(manifest.exports[`./${entry}`]).toEqual({ types: `./dist/${entry}/index.d.ts`, default: `./dist/${entry}/index.js` });
+      expect(manifest.exports[`./${entry}`]).toEqual({
+        types: `./dist/${entry}/index.d.ts`,
+        default: `./dist/${entry}/index.js`,
+      });
       expect(existsSync(path.join(lib, entry, 'index.ts')), `lib/${entry}/index.ts`).toBe(true);
     }
   });
 
   it('packs its build, its sources (for the source maps) and README, and nothing of the dashboard or the tests', () => {
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: lib, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: lib,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
     expect(files).toContain('package.json');
     expect(files).toContain('README.md');

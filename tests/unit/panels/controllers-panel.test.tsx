@@ -4,7 +4,19 @@ import { ControllersPanel } from '@/components/panels/ControllersPanel';
 import type { ReferenceControllerEntity } from '@/lib/changelog/entities';
 
 function controller(over: Partial<ReferenceControllerEntity>): ReferenceControllerEntity {
-  return { id: 'Secret', kind: 'Secret', state: 'Active', reason: 'primed', references: 1, referents: 1, startedAt: 0, dispatches: 0, errors: [], history: [], ...over };
+  return {
+    id: 'Secret',
+    kind: 'Secret',
+    state: 'Active',
+    reason: 'primed',
+    references: 1,
+    referents: 1,
+    startedAt: 0,
+    dispatches: 0,
+    errors: [],
+    history: [],
+    ...over,
+  };
 }
 
 describe('ControllersPanel', () => {

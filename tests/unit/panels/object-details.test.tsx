@@ -12,12 +12,45 @@ const answer = {
   source: 'cluster',
   yaml: 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n',
   ownerReferences: [
-    { key: 'ReplicaSet.apps/shop/web-7d9f', apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f', controller: true },
+    {
+      key: 'ReplicaSet.apps/shop/web-7d9f',
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'web-7d9f',
+      controller: true,
+    },
     { key: 'ConfigMap/shop/owner', apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', controller: false },
   ],
-  events: [{ type: 'Warning', reason: 'FailedMount', message: 'secret "api-key" not found', count: 3, at: NOW - 42_000, source: 'kubelet' }],
-  history: [{ at: NOW - 60_000, role: 'referrer', controller: 'rules', state: 'NotFound', reason: 'NotFound', message: 'Secret/shop/api-key not found' }],
-  fixes: [{ referent: 'Secret/shop/api-key', fieldPath: 'spec.volumes[0].secret.secretName', state: 'NotFound', message: 'not found', fix: 'create Secret/shop/api-key', commands: ['kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE'] }],
+  events: [
+    {
+      type: 'Warning',
+      reason: 'FailedMount',
+      message: 'secret "api-key" not found',
+      count: 3,
+      at: NOW - 42_000,
+      source: 'kubelet',
+    },
+  ],
+  history: [
+    {
+      at: NOW - 60_000,
+      role: 'referrer',
+      controller: 'rules',
+      state: 'NotFound',
+      reason: 'NotFound',
+      message: 'Secret/shop/api-key not found',
+    },
+  ],
+  fixes: [
+    {
+      referent: 'Secret/shop/api-key',
+      fieldPath: 'spec.volumes[0].secret.secretName',
+      state: 'NotFound',
+      message: 'not found',
+      fix: 'create Secret/shop/api-key',
+      commands: ['kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE'],
+    },
+  ],
 };
 
 function render(setup: (client: QueryClient) => void, commandsOnly = false): string {
@@ -25,7 +58,14 @@ function render(setup: (client: QueryClient) => void, commandsOnly = false): str
   setup(client);
   return renderToStaticMarkup(
     <QueryClientProvider client={client}>
-      <ObjectDetails objectKey={KEY} version="v" now={NOW} inGraph={(k) => k === 'ConfigMap/shop/owner'} onSelectKey={() => {}} commandsOnly={commandsOnly} />
+      <ObjectDetails
+        objectKey={KEY}
+        version="v"
+        now={NOW}
+        inGraph={(k) => k === 'ConfigMap/shop/owner'}
+        onSelectKey={() => {}}
+        commandsOnly={commandsOnly}
+      />
     </QueryClientProvider>,
   );
 }
@@ -34,9 +74,13 @@ describe('ObjectDetails', () => {
   it('shows the fix command with a copy button, the Events, the state history, the owners and the YAML', () => {
     const html = render((c) => c.setQueryData(['objectDetails', KEY, 'v'], parseObjectDetails(answer, KEY)));
     expect(html).toContain('kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE');
-    expect(html).toContain('aria-label="Copy command kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE"');
+    expect(html).toContain(
+      'aria-label="Copy command kubectl -n shop create secret generic api-key --from-literal=KEY=VALUE"',
+    );
     expect(html).toContain('create Secret/shop/api-key');
-    expect(html).toMatch(/<li data-type="Warning">.*>Warning<\/span><span class="mono">FailedMount<\/span><span[^>]*>42 s ago ×3 · kubelet<\/span>.*secret &quot;api-key&quot; not found<\/p><\/li>/);
+    expect(html).toMatch(
+      /<li data-type="Warning">.*>Warning<\/span><span class="mono">FailedMount<\/span><span[^>]*>42 s ago ×3 · kubelet<\/span>.*secret &quot;api-key&quot; not found<\/p><\/li>/,
+    );
     expect(html).toContain('1 m ago');
     expect(html).toContain('as referrer of rules');
     // An owner in the graph is a link; one outside it is plain text.
@@ -54,7 +98,19 @@ describe('ObjectDetails', () => {
 
   it('says what is forbidden, with the rule to grant, instead of failing', () => {
     const rule = 'apiGroups: [""], resources: ["events"], verbs: ["list"]';
-    const html = render((c) => c.setQueryData(['objectDetails', KEY, 'v'], parseObjectDetails({ ...answer, events: [], eventsProblem: { reason: 'Forbidden', message: 'refwatch may not list Events', rule } }, KEY)));
+    const html = render((c) =>
+      c.setQueryData(
+        ['objectDetails', KEY, 'v'],
+        parseObjectDetails(
+          {
+            ...answer,
+            events: [],
+            eventsProblem: { reason: 'Forbidden', message: 'refwatch may not list Events', rule },
+          },
+          KEY,
+        ),
+      ),
+    );
     expect(html).toContain('refwatch may not list Events');
     expect(html).toContain('aria-label="Copy RBAC rule"');
     expect(html).not.toContain('No events about this object.');
@@ -63,13 +119,21 @@ describe('ObjectDetails', () => {
   it('shows a loading state, then an error state with the server’s message and a retry', () => {
     expect(render(() => {})).toContain('Loading details…');
     const props = { now: NOW, inGraph: () => false, onSelectKey: () => {}, commandsOnly: false };
-    const html = renderToStaticMarkup(<ObjectDetailsBody state={{ status: 'error', message: 'key "Pod/web" must have three parts', retry: () => {} }} {...props} />);
+    const html = renderToStaticMarkup(
+      <ObjectDetailsBody
+        state={{ status: 'error', message: 'key "Pod/web" must have three parts', retry: () => {} }}
+        {...props}
+      />,
+    );
     expect(html).toContain('Details unavailable: key &quot;Pod/web&quot; must have three parts');
     expect(html).toContain('>Retry</button>');
   });
 
   it('reads a malformed answer as empty instead of throwing', () => {
-    const d = parseObjectDetails({ events: [null, { count: 'x' }], fixes: [{ commands: [1, 'kubectl get pods'] }], history: 'no' }, KEY);
+    const d = parseObjectDetails(
+      { events: [null, { count: 'x' }], fixes: [{ commands: [1, 'kubectl get pods'] }], history: 'no' },
+      KEY,
+    );
     expect(d.key).toBe(KEY);
     expect(d.events).toEqual([{ type: '', reason: '', message: '', count: 1, at: 0, source: '' }]);
     expect(d.fixes[0]!.commands).toEqual(['kubectl get pods']);

@@ -5,20 +5,26 @@ import { Deque } from '@/lib/queue';
 describe('Deque', () => {
   it('behaves like an array used as a FIFO, across growth and wrap-around', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 999 }), fc.constant('shift' as const)), { maxLength: 300, size: 'medium' }), (ops) => {
-        const d = new Deque<number>(4);
-        const model: number[] = [];
-        for (const op of ops) {
-          if (op === 'shift') expect(d.shift()).toBe(model.shift());
-          else {
-            d.push(op);
-            model.push(op);
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 999 }), fc.constant('shift' as const)), {
+          maxLength: 300,
+          size: 'medium',
+        }),
+        (ops) => {
+          const d = new Deque<number>(4);
+          const model: number[] = [];
+          for (const op of ops) {
+            if (op === 'shift') expect(d.shift()).toBe(model.shift());
+            else {
+              d.push(op);
+              model.push(op);
+            }
+            expect(d.length).toBe(model.length);
+            expect(d.peek()).toBe(model[0]);
           }
-          expect(d.length).toBe(model.length);
-          expect(d.peek()).toBe(model[0]);
-        }
-        expect([...d]).toEqual(model);
-      }),
+          expect([...d]).toEqual(model);
+        },
+      ),
     );
   });
 

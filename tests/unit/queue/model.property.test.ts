@@ -153,8 +153,12 @@ describe('WorkQueue against a naive model', () => {
 
   it('agrees with the model when shutdown happens part way', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof({ arbitrary: fc.oneof(...baseOps), weight: 20 }, { arbitrary: shutdownOp, weight: 1 }), { maxLength: 120, size: 'medium' }), (ops) =>
-        run(ops, false),
+      fc.asyncProperty(
+        fc.array(fc.oneof({ arbitrary: fc.oneof(...baseOps), weight: 20 }, { arbitrary: shutdownOp, weight: 1 }), {
+          maxLength: 120,
+          size: 'medium',
+        }),
+        (ops) => run(ops, false),
       ),
       { numRuns: 200 },
     );
@@ -162,27 +166,30 @@ describe('WorkQueue against a naive model', () => {
 
   it('never hands out a key that is processing, and every added key is handed out', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(...baseOps.filter((_, i) => i !== 2)), { maxLength: 150, size: 'medium' }), (ops) => {
-        const q = new WorkQueue();
-        const processing = new Set<string>();
-        const owed = new Set<string>(); // added and not handed out since
-        for (const o of ops) {
-          if (o.op === 'add') owed.add(o.k);
-          if (o.op === 'add') q.add(o.k);
-          if (o.op === 'done' && processing.delete(o.k)) q.done(o.k);
-          if (o.op === 'tryGet') {
-            const k = q.tryGet();
-            if (k !== undefined) {
-              expect(processing.has(k)).toBe(false);
-              processing.add(k);
-              owed.delete(k);
+      fc.property(
+        fc.array(fc.oneof(...baseOps.filter((_, i) => i !== 2)), { maxLength: 150, size: 'medium' }),
+        (ops) => {
+          const q = new WorkQueue();
+          const processing = new Set<string>();
+          const owed = new Set<string>(); // added and not handed out since
+          for (const o of ops) {
+            if (o.op === 'add') owed.add(o.k);
+            if (o.op === 'add') q.add(o.k);
+            if (o.op === 'done' && processing.delete(o.k)) q.done(o.k);
+            if (o.op === 'tryGet') {
+              const k = q.tryGet();
+              if (k !== undefined) {
+                expect(processing.has(k)).toBe(false);
+                processing.add(k);
+                owed.delete(k);
+              }
             }
           }
-        }
-        for (const k of processing) q.done(k);
-        for (let k = q.tryGet(); k !== undefined; k = q.tryGet()) owed.delete(k);
-        expect([...owed]).toEqual([]);
-      }),
+          for (const k of processing) q.done(k);
+          for (let k = q.tryGet(); k !== undefined; k = q.tryGet()) owed.delete(k);
+          expect([...owed]).toEqual([]);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -176,7 +176,14 @@ describe('WorkQueue', () => {
     clock.advance(5);
     q.tryGet(); // b, waited 15
     clock.advance(20);
-    expect(q.stats()).toEqual({ depth: 0, adds: 2, retries: 0, processing: 2, longestRunningMs: 25, unfinishedWorkMs: 45 });
+    expect(q.stats()).toEqual({
+      depth: 0,
+      adds: 2,
+      retries: 0,
+      processing: 2,
+      longestRunningMs: 25,
+      unfinishedWorkMs: 45,
+    });
     q.done('a');
     expect(q.stats()).toMatchObject({ processing: 1, longestRunningMs: 20, unfinishedWorkMs: 20 });
     expect(seen).toEqual({ adds: 2, latencies: [10, 15], durations: [25] });

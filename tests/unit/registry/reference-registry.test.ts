@@ -46,7 +46,12 @@ describe('ReferenceRegistry', () => {
     r.setReferences('watch', APP, [ref(DB, 'spec.databaseRef')]);
     r.setReferences('watch', 'App.demo.refwatch.dev/shop/api', [ref(DB, 'spec.databaseRef')]);
     r.setReferences('audit', APP, [ref(DB, 'spec.databaseRef')]);
-    expect(r.referrersOf(DB).map((x) => `${x.controller}:${x.key}`).sort()).toEqual([
+    expect(
+      r
+        .referrersOf(DB)
+        .map((x) => `${x.controller}:${x.key}`)
+        .sort(),
+    ).toEqual([
       'audit:App.demo.refwatch.dev/shop/web',
       'watch:App.demo.refwatch.dev/shop/api',
       'watch:App.demo.refwatch.dev/shop/web',
@@ -81,9 +86,9 @@ describe('ReferenceRegistry', () => {
   it('rejects the whole call on one invalid ref, naming it, and changes nothing', () => {
     const r = new ReferenceRegistry();
     r.setReferences('watch', APP, [ref(DB, 'spec.databaseRef')]);
-    expect(() => r.setReferences('watch', APP, [ref(CACHE, 'spec.cacheRef'), ref('Database/Shop/x', 'spec.databaseRef')])).toThrow(
-      /references\[1\]\.referent\.namespace "Shop"/,
-    );
+    expect(() =>
+      r.setReferences('watch', APP, [ref(CACHE, 'spec.cacheRef'), ref('Database/Shop/x', 'spec.databaseRef')]),
+    ).toThrow(/references\[1\]\.referent\.namespace "Shop"/);
     expect(r.referencesOf('watch', APP)).toEqual([ref(DB, 'spec.databaseRef')]);
     expect(r.kindCount('Cache.demo.refwatch.dev')).toBe(0);
     expect(() => r.setReferences('watch', APP, [ref(DB, 'not a path')])).toThrow(/fieldPath/);
@@ -95,7 +100,12 @@ describe('ReferenceRegistry', () => {
 type Row = [string, string, string, string];
 const controllers = ['watch', 'audit'];
 const referrers = ['App/ns/a', 'App/ns/b', 'App/other/c'];
-const referents = ['Database.demo.refwatch.dev/ns/x', 'Database.demo.refwatch.dev/ns/y', 'Secret/ns/s', 'Cache.demo.refwatch.dev//global'];
+const referents = [
+  'Database.demo.refwatch.dev/ns/x',
+  'Database.demo.refwatch.dev/ns/y',
+  'Secret/ns/s',
+  'Cache.demo.refwatch.dev//global',
+];
 const paths = ['spec.a', 'spec.b'];
 
 describe('ReferenceRegistry against a naive model', () => {
@@ -103,7 +113,9 @@ describe('ReferenceRegistry against a naive model', () => {
     const op = fc.record({
       controller: fc.constantFrom(...controllers),
       referrer: fc.constantFrom(...referrers),
-      refs: fc.array(fc.record({ referent: fc.constantFrom(...referents), fieldPath: fc.constantFrom(...paths) }), { maxLength: 5 }),
+      refs: fc.array(fc.record({ referent: fc.constantFrom(...referents), fieldPath: fc.constantFrom(...paths) }), {
+        maxLength: 5,
+      }),
     });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
@@ -135,7 +147,12 @@ describe('ReferenceRegistry against a naive model', () => {
         }
         for (const referent of referents) {
           const expected = [...new Set(rows.filter((x) => x[2] === referent).map((x) => `${x[0]}|${x[1]}`))].sort();
-          expect(r.referrersOf(referent).map((x) => `${x.controller}|${x.key}`).sort()).toEqual(expected);
+          expect(
+            r
+              .referrersOf(referent)
+              .map((x) => `${x.controller}|${x.key}`)
+              .sort(),
+          ).toEqual(expected);
         }
         const kinds = new Set(referents.map((k) => k.slice(0, k.indexOf('/'))));
         for (const kind of kinds) {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { coversReferrer, compileRuleSet, extractReferences, parseRulesText, referrerKinds, referrerSelectors, scanReferences, type RuleSet } from '@/lib/rules';
+import {
+  coversReferrer,
+  compileRuleSet,
+  extractReferences,
+  parseRulesText,
+  referrerKinds,
+  referrerSelectors,
+  scanReferences,
+  type RuleSet,
+} from '@/lib/rules';
 import { validateReference, type KubeObject } from '@/lib/model';
 
 function ruleSet(text: string): RuleSet {
@@ -34,14 +43,18 @@ function app(spec: unknown, namespace = 'shop'): KubeObject {
 
 describe('extractReferences', () => {
   it("defaults the namespace to the referrer's and reads it from a sibling field when set", () => {
-    expect(extractReferences(appRules, app({ databaseRef: { name: 'orders' } }))).toEqual([{ referent: 'Database.demo.refwatch.dev/shop/orders', fieldPath: 'spec.databaseRef.name' }]);
+    expect(extractReferences(appRules, app({ databaseRef: { name: 'orders' } }))).toEqual([
+      { referent: 'Database.demo.refwatch.dev/shop/orders', fieldPath: 'spec.databaseRef.name' },
+    ]);
     expect(extractReferences(appRules, app({ databaseRef: { name: 'orders', namespace: 'data' } }))).toEqual([
       { referent: 'Database.demo.refwatch.dev/data/orders', fieldPath: 'spec.databaseRef.name' },
     ]);
   });
 
   it('treats an empty namespace field as unset', () => {
-    expect(extractReferences(appRules, app({ databaseRef: { name: 'orders', namespace: '' } }))[0]?.referent).toBe('Database.demo.refwatch.dev/shop/orders');
+    expect(extractReferences(appRules, app({ databaseRef: { name: 'orders', namespace: '' } }))[0]?.referent).toBe(
+      'Database.demo.refwatch.dev/shop/orders',
+    );
   });
 
   it('yields one reference per name a wildcard reaches, each with its concrete path', () => {
@@ -52,7 +65,9 @@ describe('extractReferences', () => {
   });
 
   it('skips empty and null names', () => {
-    expect(extractReferences(appRules, app({ secrets: ['', null, 'c'], databaseRef: { name: '' } }))).toEqual([{ referent: 'Secret/shop/c', fieldPath: 'spec.secrets[2]' }]);
+    expect(extractReferences(appRules, app({ secrets: ['', null, 'c'], databaseRef: { name: '' } }))).toEqual([
+      { referent: 'Secret/shop/c', fieldPath: 'spec.secrets[2]' },
+    ]);
   });
 
   it('takes kind and group from the object when it says them, and marks optional references', () => {
@@ -74,24 +89,38 @@ describe('extractReferences', () => {
   });
 
   it('drops the namespace of cluster-scoped referents', () => {
-    expect(extractReferences(appRules, app({ policyName: 'strict' }))).toEqual([{ referent: 'Policy.demo.refwatch.dev//strict', fieldPath: 'spec.policyName' }]);
+    expect(extractReferences(appRules, app({ policyName: 'strict' }))).toEqual([
+      { referent: 'Policy.demo.refwatch.dev//strict', fieldPath: 'spec.policyName' },
+    ]);
   });
 
   it('lets discovery decide the scope when the caller knows it', () => {
-    const refs = extractReferences(appRules, app({ databaseRef: { name: 'orders', namespace: 'data' } }), { scopeOf: (gk) => (gk.kind === 'Database' ? 'Cluster' : undefined) });
+    const refs = extractReferences(appRules, app({ databaseRef: { name: 'orders', namespace: 'data' } }), {
+      scopeOf: (gk) => (gk.kind === 'Database' ? 'Cluster' : undefined),
+    });
     expect(refs[0]?.referent).toBe('Database.demo.refwatch.dev//orders');
   });
 
   it('returns references that pass validateReference', () => {
-    const refs = extractReferences(appRules, app({ databaseRef: { name: 'orders' }, secrets: ['a'], links: [{ name: 'x' }], policyName: 'p' }));
+    const refs = extractReferences(
+      appRules,
+      app({ databaseRef: { name: 'orders' }, secrets: ['a'], links: [{ name: 'x' }], policyName: 'p' }),
+    );
     expect(refs).toHaveLength(4);
     for (const r of refs) expect(validateReference(r).ok).toBe(true);
   });
 
   it('reports names that make no valid key instead of returning them', () => {
-    const scan = scanReferences(appRules, app({ secrets: ['Not_A_Name', 42], links: [{ name: 'x', kind: 'lowercase' }] }));
+    const scan = scanReferences(
+      appRules,
+      app({ secrets: ['Not_A_Name', 42], links: [{ name: 'x', kind: 'lowercase' }] }),
+    );
     expect(scan.references).toEqual([]);
-    expect(scan.unresolved.map((u) => u.fieldPath)).toEqual(['spec.secrets[0]', 'spec.secrets[1]', 'spec.links[0].name']);
+    expect(scan.unresolved.map((u) => u.fieldPath)).toEqual([
+      'spec.secrets[0]',
+      'spec.secrets[1]',
+      'spec.links[0].name',
+    ]);
     expect(scan.unresolved[0]!.reason).toContain('not a valid name');
     expect(scan.unresolved[1]!.reason).toContain('should hold a name');
     expect(scan.unresolved[2]!.reason).toContain('not a valid kind');
@@ -99,13 +128,20 @@ describe('extractReferences', () => {
   });
 
   it('ignores objects of kinds it has no rules for, and malformed objects', () => {
-    expect(extractReferences(appRules, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'shop' } })).toEqual([]);
+    expect(
+      extractReferences(appRules, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'shop' } }),
+    ).toEqual([]);
     expect(extractReferences(appRules, { kind: 'App' } as unknown as KubeObject)).toEqual([]);
     expect(extractReferences(appRules, app('not an object'))).toEqual([]);
   });
 
   it('matches the referrer by group, not only kind', () => {
-    const other = { apiVersion: 'other.example.com/v1', kind: 'App', metadata: { name: 'web', namespace: 'shop' }, spec: { secrets: ['a'] } };
+    const other = {
+      apiVersion: 'other.example.com/v1',
+      kind: 'App',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { secrets: ['a'] },
+    };
     expect(extractReferences(appRules, other)).toEqual([]);
   });
 });
@@ -139,17 +175,31 @@ describe('conventions', () => {
       { referent: 'Cache.demo.refwatch.dev/shop/b', fieldPath: 'spec.cacheRefs[1].name' },
       { referent: 'Secret/shop/inner', fieldPath: 'spec.forProvider.secretRef.name' },
     ]);
-    expect(scan.unresolved).toEqual([{ fieldPath: 'spec.forProvider.subnetRef.name', name: 'subnet-1', reason: expect.stringContaining('subnetRef'), rule: 'convention demo' }]);
+    expect(scan.unresolved).toEqual([
+      {
+        fieldPath: 'spec.forProvider.subnetRef.name',
+        name: 'subnet-1',
+        reason: expect.stringContaining('subnetRef'),
+        rule: 'convention demo',
+      },
+    ]);
   });
 
   it('does not report a field a rule already resolved', () => {
     const scan = scanReferences(conventionRules, app({ databaseRef: { name: 'orders' } }));
-    expect(scan.references).toEqual([{ referent: 'Database.demo.refwatch.dev/shop/orders', fieldPath: 'spec.databaseRef.name' }]);
+    expect(scan.references).toEqual([
+      { referent: 'Database.demo.refwatch.dev/shop/orders', fieldPath: 'spec.databaseRef.name' },
+    ]);
     expect(scan.unresolved).toEqual([]);
   });
 
   it('applies only to referrers its selector matches', () => {
-    const outside = { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't', namespace: 'shop' }, spec: { secretRef: { name: 's' } } };
+    const outside = {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't', namespace: 'shop' },
+      spec: { secretRef: { name: 's' } },
+    };
     expect(scanReferences(conventionRules, outside)).toEqual({ references: [], unresolved: [] });
     expect(coversReferrer(conventionRules, { group: 'example.com', kind: 'Thing' })).toBe(false);
     expect(coversReferrer(conventionRules, { group: 'x.refwatch.dev', kind: 'Thing' })).toBe(true);

@@ -28,7 +28,10 @@ describe('FieldPath', () => {
 
   it('expands nested wildcards', () => {
     const matches = compileFieldPath('spec.containers[*].envFrom[*].secretRef.name').match(pod);
-    expect(matches.map((m) => m.path)).toEqual(['spec.containers[0].envFrom[0].secretRef.name', 'spec.containers[1].envFrom[0].secretRef.name']);
+    expect(matches.map((m) => m.path)).toEqual([
+      'spec.containers[0].envFrom[0].secretRef.name',
+      'spec.containers[1].envFrom[0].secretRef.name',
+    ]);
   });
 
   it('follows fixed indices and ignores out-of-range ones', () => {
@@ -92,14 +95,20 @@ describe('FieldPath', () => {
   it('produces concrete paths that are valid Reference field paths', () => {
     const matches = compileFieldPath('spec.containers[*].envFrom[*].configMapRef.name').match(pod);
     expect(matches).toHaveLength(1);
-    for (const m of matches) expect(validateReference({ referent: 'ConfigMap/shop/b', fieldPath: m.path }).ok).toBe(true);
+    for (const m of matches)
+      expect(validateReference({ referent: 'ConfigMap/shop/b', fieldPath: m.path }).ok).toBe(true);
   });
 });
 
 // Keys the grammar can name, including the characters it allows beyond letters.
 const key = fc.stringMatching(/^[A-Za-z_$][\w$-]{0,6}$/);
 const json = fc.letrec((tie) => ({
-  node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), tie('array'), tie('object')),
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)),
+    tie('array'),
+    tie('object'),
+  ),
   array: fc.array(tie('node'), { maxLength: 4 }),
   object: fc.dictionary(key, tie('node'), { maxKeys: 4 }),
 })).node;

@@ -55,11 +55,19 @@ describe('core pack: Pod', () => {
       { referent: 'ConfigMap/shop/web-config', fieldPath: 'spec.volumes[0].configMap.name' },
       { referent: 'ConfigMap/shop/ca-bundle', fieldPath: 'spec.volumes[4].projected.sources[0].configMap.name' },
       { referent: 'Secret/shop/web-tls', fieldPath: 'spec.volumes[1].secret.secretName' },
-      { referent: 'Secret/shop/client-cert', fieldPath: 'spec.volumes[4].projected.sources[1].secret.name', optional: true },
+      {
+        referent: 'Secret/shop/client-cert',
+        fieldPath: 'spec.volumes[4].projected.sources[1].secret.name',
+        optional: true,
+      },
       { referent: 'PersistentVolumeClaim/shop/web-data', fieldPath: 'spec.volumes[2].persistentVolumeClaim.claimName' },
       { referent: 'ConfigMap/shop/web-env', fieldPath: 'spec.containers[0].envFrom[0].configMapRef.name' },
       { referent: 'ConfigMap/shop/logging', fieldPath: 'spec.containers[0].env[0].valueFrom.configMapKeyRef.name' },
-      { referent: 'Secret/shop/web-secrets', fieldPath: 'spec.containers[0].envFrom[1].secretRef.name', optional: true },
+      {
+        referent: 'Secret/shop/web-secrets',
+        fieldPath: 'spec.containers[0].envFrom[1].secretRef.name',
+        optional: true,
+      },
       { referent: 'Secret/shop/db-password', fieldPath: 'spec.containers[0].env[1].valueFrom.secretKeyRef.name' },
       { referent: 'Secret/shop/db-password', fieldPath: 'spec.initContainers[0].envFrom[0].secretRef.name' },
       { referent: 'Secret/shop/registry-creds', fieldPath: 'spec.imagePullSecrets[0].name' },
@@ -72,13 +80,37 @@ describe('core pack: Pod', () => {
   });
 
   it('finds nothing in a bare Pod', () => {
-    expect(extractReferences(rs, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } })).toEqual([]);
+    expect(
+      extractReferences(rs, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p', namespace: 'shop' },
+        spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      }),
+    ).toEqual([]);
   });
 
   it('Pod readiness is its Ready condition', () => {
     expect(readinessOf(rs, pod)).toEqual({ ready: true });
-    const notReady = { ...pod, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [web]' }] } };
-    expect(readinessOf(rs, notReady)).toEqual({ ready: false, condition: 'Ready', reason: 'ContainersNotReady', message: 'containers with unready status: [web]' });
+    const notReady = {
+      ...pod,
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'ContainersNotReady',
+            message: 'containers with unready status: [web]',
+          },
+        ],
+      },
+    };
+    expect(readinessOf(rs, notReady)).toEqual({
+      ready: false,
+      condition: 'Ready',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [web]',
+    });
   });
 });
 
@@ -126,7 +158,9 @@ describe('core pack: RBAC', () => {
   });
 
   it('a RoleBinding refers to a Role in its namespace', () => {
-    expect(extractReferences(rs, binding('RoleBinding', 'Role', 'pod-reader'))).toEqual([{ referent: 'Role.rbac.authorization.k8s.io/shop/pod-reader', fieldPath: 'roleRef.name' }]);
+    expect(extractReferences(rs, binding('RoleBinding', 'Role', 'pod-reader'))).toEqual([
+      { referent: 'Role.rbac.authorization.k8s.io/shop/pod-reader', fieldPath: 'roleRef.name' },
+    ]);
   });
 
   it('a RoleBinding to a ClusterRole refers to the cluster-scoped role, colons and all', () => {
@@ -136,11 +170,15 @@ describe('core pack: RBAC', () => {
   });
 
   it('a ClusterRoleBinding refers to a ClusterRole', () => {
-    expect(extractReferences(rs, binding('ClusterRoleBinding', 'ClusterRole', 'view'))).toEqual([{ referent: 'ClusterRole.rbac.authorization.k8s.io//view', fieldPath: 'roleRef.name' }]);
+    expect(extractReferences(rs, binding('ClusterRoleBinding', 'ClusterRole', 'view'))).toEqual([
+      { referent: 'ClusterRole.rbac.authorization.k8s.io//view', fieldPath: 'roleRef.name' },
+    ]);
   });
 
   it('roles are ready as soon as they exist', () => {
-    expect(readinessOf(rs, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'view' } })).toEqual({ ready: true });
+    expect(
+      readinessOf(rs, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'view' } }),
+    ).toEqual({ ready: true });
   });
 });
 
@@ -149,22 +187,39 @@ describe('core pack: PersistentVolumeClaim', () => {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name: 'web-data', namespace: 'shop' },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast-ssd', resources: { requests: { storage: '10Gi' } }, volumeName },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'fast-ssd',
+      resources: { requests: { storage: '10Gi' } },
+      volumeName,
+    },
     status: { phase },
   });
 
   it('refers to its cluster-scoped StorageClass, and to its volume once bound', () => {
-    expect(extractReferences(rs, pvc('Pending'))).toEqual([{ referent: 'StorageClass.storage.k8s.io//fast-ssd', fieldPath: 'spec.storageClassName' }]);
-    expect(extractReferences(rs, pvc('Bound', 'pvc-0b1c'))).toContainEqual({ referent: 'PersistentVolume//pvc-0b1c', fieldPath: 'spec.volumeName' });
+    expect(extractReferences(rs, pvc('Pending'))).toEqual([
+      { referent: 'StorageClass.storage.k8s.io//fast-ssd', fieldPath: 'spec.storageClassName' },
+    ]);
+    expect(extractReferences(rs, pvc('Bound', 'pvc-0b1c'))).toContainEqual({
+      referent: 'PersistentVolume//pvc-0b1c',
+      fieldPath: 'spec.volumeName',
+    });
   });
 
   it('is ready when Bound', () => {
     expect(readinessOf(rs, pvc('Bound'))).toEqual({ ready: true });
-    expect(readinessOf(rs, pvc('Pending'))).toEqual({ ready: false, reason: 'FieldMismatch', field: 'status.phase', message: 'status.phase is "Pending"; ready when it is "Bound"' });
+    expect(readinessOf(rs, pvc('Pending'))).toEqual({
+      ready: false,
+      reason: 'FieldMismatch',
+      field: 'status.phase',
+      message: 'status.phase is "Pending"; ready when it is "Bound"',
+    });
   });
 
   it('StorageClass is ready when it exists', () => {
-    expect(readinessOf(rs, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast-ssd' } })).toEqual({ ready: true });
+    expect(
+      readinessOf(rs, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast-ssd' } }),
+    ).toEqual({ ready: true });
   });
 });
 
@@ -173,13 +228,26 @@ describe('core pack: HorizontalPodAutoscaler', () => {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
     metadata: { name: 'web', namespace: 'shop' },
-    spec: { scaleTargetRef: target, minReplicas: 2, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] },
+    spec: {
+      scaleTargetRef: target,
+      minReplicas: 2,
+      maxReplicas: 10,
+      metrics: [
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+      ],
+    },
   });
 
   it('refers to its scale target, group taken from apiVersion', () => {
-    expect(extractReferences(rs, hpa({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }))).toEqual([{ referent: 'Deployment.apps/shop/web', fieldPath: 'spec.scaleTargetRef.name' }]);
-    expect(extractReferences(rs, hpa({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' }))).toEqual([{ referent: 'StatefulSet.apps/shop/db', fieldPath: 'spec.scaleTargetRef.name' }]);
-    expect(extractReferences(rs, hpa({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'web' }))).toEqual([{ referent: 'Rollout.argoproj.io/shop/web', fieldPath: 'spec.scaleTargetRef.name' }]);
+    expect(extractReferences(rs, hpa({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }))).toEqual([
+      { referent: 'Deployment.apps/shop/web', fieldPath: 'spec.scaleTargetRef.name' },
+    ]);
+    expect(extractReferences(rs, hpa({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' }))).toEqual([
+      { referent: 'StatefulSet.apps/shop/db', fieldPath: 'spec.scaleTargetRef.name' },
+    ]);
+    expect(extractReferences(rs, hpa({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'web' }))).toEqual([
+      { referent: 'Rollout.argoproj.io/shop/web', fieldPath: 'spec.scaleTargetRef.name' },
+    ]);
   });
 
   it('a Deployment target is ready when Available', () => {
@@ -187,10 +255,24 @@ describe('core pack: HorizontalPodAutoscaler', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web', namespace: 'shop' },
-      status: { conditions: [{ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }, { type: 'Available', status, reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }] },
+      status: {
+        conditions: [
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' },
+          {
+            type: 'Available',
+            status,
+            reason: 'MinimumReplicasUnavailable',
+            message: 'Deployment does not have minimum availability.',
+          },
+        ],
+      },
     });
     expect(readinessOf(rs, dep('True'))).toEqual({ ready: true });
-    expect(readinessOf(rs, dep('False'))).toMatchObject({ ready: false, condition: 'Available', reason: 'MinimumReplicasUnavailable' });
+    expect(readinessOf(rs, dep('False'))).toMatchObject({
+      ready: false,
+      condition: 'Available',
+      reason: 'MinimumReplicasUnavailable',
+    });
   });
 });
 
@@ -207,6 +289,13 @@ describe('core pack: kinds', () => {
   });
 
   it.each(['Secret', 'ConfigMap', 'ServiceAccount', 'Service'])('%s is ready when it exists', (kind) => {
-    expect(readinessOf(rs, { apiVersion: 'v1', kind, metadata: { name: 'x', namespace: 'shop' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } })).toEqual({ ready: true });
+    expect(
+      readinessOf(rs, {
+        apiVersion: 'v1',
+        kind,
+        metadata: { name: 'x', namespace: 'shop' },
+        status: { conditions: [{ type: 'Ready', status: 'False' }] },
+      }),
+    ).toEqual({ ready: true });
   });
 });

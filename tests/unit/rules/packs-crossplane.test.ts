@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { builtinRuleSet, coversReferrer, extractReferences, readinessOf, referrerSelectors, scanReferences } from '@/lib/rules';
+import {
+  builtinRuleSet,
+  coversReferrer,
+  extractReferences,
+  readinessOf,
+  referrerSelectors,
+  scanReferences,
+} from '@/lib/rules';
 import type { KubeObject } from '@/lib/model';
 
 const rs = builtinRuleSet(['crossplane']);
@@ -49,7 +56,9 @@ describe('crossplane pack: v1 managed resources', () => {
 
   it('reports *Ref fields whose kind the convention cannot know, with field path and name', () => {
     const scan = scanReferences(rs, subnet);
-    expect(scan.references).toEqual([{ referent: 'ProviderConfig.aws.upbound.io//default', fieldPath: 'spec.providerConfigRef.name' }]);
+    expect(scan.references).toEqual([
+      { referent: 'ProviderConfig.aws.upbound.io//default', fieldPath: 'spec.providerConfigRef.name' },
+    ]);
     expect(scan.unresolved.map((u) => [u.fieldPath, u.name])).toEqual([
       ['spec.forProvider.vpcIdRef.name', 'shop-vpc'],
       ['spec.forProvider.routeTableIdsRefs[0].name', 'rt-a'],
@@ -59,13 +68,27 @@ describe('crossplane pack: v1 managed resources', () => {
   });
 
   it('a provider whose group is its own config group keeps it', () => {
-    const obj: KubeObject = { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', metadata: { name: 'ns' }, spec: { providerConfigRef: { name: 'in-cluster' }, forProvider: { manifest: {} } } };
-    expect(extractReferences(rs, obj)).toEqual([{ referent: 'ProviderConfig.kubernetes.crossplane.io//in-cluster', fieldPath: 'spec.providerConfigRef.name' }]);
+    const obj: KubeObject = {
+      apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+      kind: 'Object',
+      metadata: { name: 'ns' },
+      spec: { providerConfigRef: { name: 'in-cluster' }, forProvider: { manifest: {} } },
+    };
+    expect(extractReferences(rs, obj)).toEqual([
+      { referent: 'ProviderConfig.kubernetes.crossplane.io//in-cluster', fieldPath: 'spec.providerConfigRef.name' },
+    ]);
   });
 
   it('a managed resource is ready when Ready=True; ProviderConfig when it exists', () => {
-    expect(readinessOf(rs, bucket)).toEqual({ ready: false, condition: 'Ready', reason: 'Creating', message: 'Bucket is being created' });
-    expect(readinessOf(rs, { apiVersion: 'aws.upbound.io/v1beta1', kind: 'ProviderConfig', metadata: { name: 'default' } })).toEqual({ ready: true });
+    expect(readinessOf(rs, bucket)).toEqual({
+      ready: false,
+      condition: 'Ready',
+      reason: 'Creating',
+      message: 'Bucket is being created',
+    });
+    expect(
+      readinessOf(rs, { apiVersion: 'aws.upbound.io/v1beta1', kind: 'ProviderConfig', metadata: { name: 'default' } }),
+    ).toEqual({ ready: true });
   });
 });
 
@@ -74,7 +97,11 @@ describe('crossplane pack: v2 namespaced managed resources', () => {
     apiVersion: 's3.aws.m.upbound.io/v1beta1',
     kind: 'Bucket',
     metadata: { name: 'assets', namespace: 'shop' },
-    spec: { forProvider: { region: 'eu-west-1' }, providerConfigRef, writeConnectionSecretToRef: { name: 'assets-conn' } },
+    spec: {
+      forProvider: { region: 'eu-west-1' },
+      providerConfigRef,
+      writeConnectionSecretToRef: { name: 'assets-conn' },
+    },
   });
 
   it('ProviderConfig lives in the MR’s namespace; ClusterProviderConfig is cluster-scoped', () => {
@@ -131,7 +158,10 @@ describe('crossplane pack: composites and claims', () => {
     const scan = scanReferences(rs, xr);
     expect(scan.references).toEqual([
       { referent: 'Composition.apiextensions.crossplane.io//xdatabases.aws', fieldPath: 'spec.compositionRef.name' },
-      { referent: 'CompositionRevision.apiextensions.crossplane.io//xdatabases.aws-8f3a1c2', fieldPath: 'spec.compositionRevisionRef.name' },
+      {
+        referent: 'CompositionRevision.apiextensions.crossplane.io//xdatabases.aws-8f3a1c2',
+        fieldPath: 'spec.compositionRevisionRef.name',
+      },
       { referent: 'Instance.rds.aws.upbound.io//orders-x7k2-db', fieldPath: 'spec.resourceRefs[0].name' },
       { referent: 'SecurityGroup.ec2.aws.upbound.io//orders-x7k2-sg', fieldPath: 'spec.resourceRefs[1].name' },
       { referent: 'Secret/crossplane-system/orders-conn', fieldPath: 'spec.writeConnectionSecretToRef.name' },
@@ -145,17 +175,31 @@ describe('crossplane pack: composites and claims', () => {
       apiVersion: 'platform.example.org/v1alpha1',
       kind: 'Database',
       metadata: { name: 'orders', namespace: 'shop' },
-      spec: { crossplane: { compositionRef: { name: 'databases.aws' }, resourceRefs: [{ apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance', name: 'orders-db' }] } },
+      spec: {
+        crossplane: {
+          compositionRef: { name: 'databases.aws' },
+          resourceRefs: [{ apiVersion: 'rds.aws.m.upbound.io/v1beta1', kind: 'Instance', name: 'orders-db' }],
+        },
+      },
     };
     expect(extractReferences(rs, v2)).toEqual([
-      { referent: 'Composition.apiextensions.crossplane.io//databases.aws', fieldPath: 'spec.crossplane.compositionRef.name' },
+      {
+        referent: 'Composition.apiextensions.crossplane.io//databases.aws',
+        fieldPath: 'spec.crossplane.compositionRef.name',
+      },
       { referent: 'Instance.rds.aws.m.upbound.io/shop/orders-db', fieldPath: 'spec.crossplane.resourceRefs[0].name' },
     ]);
   });
 
   it('with discovery at hand, the convention covers only managed, composite and claim kinds', () => {
-    const categories = (gk: { kind: string }) => (gk.kind === 'Deployment' ? ['all'] : ['crossplane', 'managed', 'aws']);
-    const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' }, spec: { templateRef: { name: 'x' } } };
+    const categories = (gk: { kind: string }) =>
+      gk.kind === 'Deployment' ? ['all'] : ['crossplane', 'managed', 'aws'];
+    const deployment: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { templateRef: { name: 'x' } },
+    };
     expect(scanReferences(rs, deployment, { categoriesOf: categories })).toEqual({ references: [], unresolved: [] });
     expect(extractReferences(rs, bucket, { categoriesOf: categories })).toHaveLength(2);
     expect(coversReferrer(rs, { group: 'apps', kind: 'Deployment' }, ['all'])).toBe(false);
@@ -171,12 +215,28 @@ describe('all packs together', () => {
   const all = builtinRuleSet();
 
   it('rules and the convention do not double-count a field', () => {
-    const route: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'shop' }, spec: { parentRefs: [{ name: 'gw' }] } };
-    expect(scanReferences(all, route)).toEqual({ references: [{ referent: 'Gateway.gateway.networking.k8s.io/shop/gw', fieldPath: 'spec.parentRefs[0].name' }], unresolved: [] });
+    const route: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'r', namespace: 'shop' },
+      spec: { parentRefs: [{ name: 'gw' }] },
+    };
+    expect(scanReferences(all, route)).toEqual({
+      references: [{ referent: 'Gateway.gateway.networking.k8s.io/shop/gw', fieldPath: 'spec.parentRefs[0].name' }],
+      unresolved: [],
+    });
   });
 
   it('an HPA is read by the core rule, not reported by the convention', () => {
-    const hpa: KubeObject = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web', namespace: 'shop' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' } } };
-    expect(scanReferences(all, hpa)).toEqual({ references: [{ referent: 'Deployment.apps/shop/web', fieldPath: 'spec.scaleTargetRef.name' }], unresolved: [] });
+    const hpa: KubeObject = {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' } },
+    };
+    expect(scanReferences(all, hpa)).toEqual({
+      references: [{ referent: 'Deployment.apps/shop/web', fieldPath: 'spec.scaleTargetRef.name' }],
+      unresolved: [],
+    });
   });
 });

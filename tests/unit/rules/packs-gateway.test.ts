@@ -23,7 +23,9 @@ const httpRoute: KubeObject = {
           { name: 'web', port: 80, weight: 90 },
           { name: 'web-canary', port: 80, weight: 10 },
         ],
-        filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', namespace: 'test', port: 80 } } }],
+        filters: [
+          { type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', namespace: 'test', port: 80 } } },
+        ],
       },
       {
         matches: [{ path: { type: 'PathPrefix', value: '/assets' } }],
@@ -51,7 +53,10 @@ describe('gateway pack: routes', () => {
       apiVersion: `${GW}/v1alpha2`,
       kind,
       metadata: { name: 'r', namespace: 'shop' },
-      spec: { parentRefs: [{ name: 'edge', sectionName: 'l4' }], rules: [{ backendRefs: [{ name: 'backend', port: 5432 }] }] },
+      spec: {
+        parentRefs: [{ name: 'edge', sectionName: 'l4' }],
+        rules: [{ backendRefs: [{ name: 'backend', port: 5432 }] }],
+      },
     };
     expect(extractReferences(rs, route)).toEqual([
       { referent: `Gateway.${GW}/shop/edge`, fieldPath: 'spec.parentRefs[0].name' },
@@ -73,10 +78,31 @@ describe('gateway pack: Gateway', () => {
       gatewayClassName: 'istio',
       listeners: [
         { name: 'http', protocol: 'HTTP', port: 80 },
-        { name: 'https', protocol: 'HTTPS', port: 443, tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'shop-cert' }, { name: 'api-cert', namespace: 'certs' }] } },
+        {
+          name: 'https',
+          protocol: 'HTTPS',
+          port: 443,
+          tls: {
+            mode: 'Terminate',
+            certificateRefs: [
+              { kind: 'Secret', name: 'shop-cert' },
+              { name: 'api-cert', namespace: 'certs' },
+            ],
+          },
+        },
       ],
     },
-    status: { conditions: [{ type: 'Accepted', status: 'True' }, { type: 'Programmed', status: 'False', reason: 'AddressNotAssigned', message: 'No addresses have been assigned to the Gateway' }] },
+    status: {
+      conditions: [
+        { type: 'Accepted', status: 'True' },
+        {
+          type: 'Programmed',
+          status: 'False',
+          reason: 'AddressNotAssigned',
+          message: 'No addresses have been assigned to the Gateway',
+        },
+      ],
+    },
   };
 
   it('refers to its cluster-scoped GatewayClass and its listeners’ certificates', () => {
@@ -88,11 +114,21 @@ describe('gateway pack: Gateway', () => {
   });
 
   it('a Gateway is ready when Programmed, and says why not', () => {
-    expect(readinessOf(rs, gateway)).toEqual({ ready: false, condition: 'Programmed', reason: 'AddressNotAssigned', message: 'No addresses have been assigned to the Gateway' });
+    expect(readinessOf(rs, gateway)).toEqual({
+      ready: false,
+      condition: 'Programmed',
+      reason: 'AddressNotAssigned',
+      message: 'No addresses have been assigned to the Gateway',
+    });
   });
 
   it('a GatewayClass is ready when Accepted', () => {
-    const gc = (status: string): KubeObject => ({ apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: { name: 'istio' }, status: { conditions: [{ type: 'Accepted', status, reason: 'Waiting' }] } });
+    const gc = (status: string): KubeObject => ({
+      apiVersion: `${GW}/v1`,
+      kind: 'GatewayClass',
+      metadata: { name: 'istio' },
+      status: { conditions: [{ type: 'Accepted', status, reason: 'Waiting' }] },
+    });
     expect(readinessOf(rs, gc('True'))).toEqual({ ready: true });
     expect(readinessOf(rs, gc('Unknown'))).toMatchObject({ ready: false, condition: 'Accepted', reason: 'Waiting' });
   });

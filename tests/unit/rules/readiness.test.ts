@@ -27,12 +27,21 @@ describe('readinessOf', () => {
   it('by default: Ready=True, or no conditions at all', () => {
     expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database'))).toEqual({ ready: true });
     expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [] }))).toEqual({ ready: true });
-    expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [cond('Ready', 'True')] }))).toEqual({ ready: true });
+    expect(
+      readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [cond('Ready', 'True')] })),
+    ).toEqual({ ready: true });
   });
 
   it("by default, NotReady carries the Ready condition's reason and message", () => {
-    const db = obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [cond('Ready', 'False', 'Provisioning', 'creating the volume')] });
-    expect(readinessOf(rs, db)).toEqual({ ready: false, condition: 'Ready', reason: 'Provisioning', message: 'creating the volume' });
+    const db = obj('demo.refwatch.dev/v1alpha1', 'Database', {
+      conditions: [cond('Ready', 'False', 'Provisioning', 'creating the volume')],
+    });
+    expect(readinessOf(rs, db)).toEqual({
+      ready: false,
+      condition: 'Ready',
+      reason: 'Provisioning',
+      message: 'creating the volume',
+    });
   });
 
   it('by default, conditions without a Ready one are not ready', () => {
@@ -47,17 +56,31 @@ describe('readinessOf', () => {
   it('a named condition decides, and its absence is reported', () => {
     const dep = (c?: unknown[]) => obj('apps/v1', 'Deployment', c && { conditions: c });
     expect(readinessOf(rs, dep([cond('Available', 'True'), cond('Ready', 'False')]))).toEqual({ ready: true });
-    expect(readinessOf(rs, dep([cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.')]))).toEqual({
+    expect(
+      readinessOf(
+        rs,
+        dep([
+          cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'),
+        ]),
+      ),
+    ).toEqual({
       ready: false,
       condition: 'Available',
       reason: 'MinimumReplicasUnavailable',
       message: 'Deployment does not have minimum availability.',
     });
-    expect(readinessOf(rs, dep())).toMatchObject({ ready: false, condition: 'Available', reason: 'ConditionMissing', message: 'no Available condition yet' });
+    expect(readinessOf(rs, dep())).toMatchObject({
+      ready: false,
+      condition: 'Available',
+      reason: 'ConditionMissing',
+      message: 'no Available condition yet',
+    });
   });
 
   it('describes a failing condition that has no reason or message itself', () => {
-    expect(readinessOf(rs, obj('apps/v1', 'Deployment', { conditions: [{ type: 'Available', status: 'Unknown' }] }))).toEqual({
+    expect(
+      readinessOf(rs, obj('apps/v1', 'Deployment', { conditions: [{ type: 'Available', status: 'Unknown' }] })),
+    ).toEqual({
       ready: false,
       condition: 'Available',
       reason: 'AvailableUnknown',
@@ -67,7 +90,14 @@ describe('readinessOf', () => {
 
   it('a condition may be required to have another status', () => {
     expect(readinessOf(rs, obj('batch/v1', 'Job', { conditions: [cond('Failed', 'False')] }))).toEqual({ ready: true });
-    expect(readinessOf(rs, obj('batch/v1', 'Job', { conditions: [cond('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')] }))).toMatchObject({
+    expect(
+      readinessOf(
+        rs,
+        obj('batch/v1', 'Job', {
+          conditions: [cond('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')],
+        }),
+      ),
+    ).toMatchObject({
       ready: false,
       reason: 'BackoffLimitExceeded',
     });
@@ -81,16 +111,25 @@ describe('readinessOf', () => {
       field: 'status.phase',
       message: 'status.phase is "Pending"; ready when it is "Bound"',
     });
-    expect(readinessOf(rs, obj('v1', 'PersistentVolumeClaim'))).toMatchObject({ ready: false, message: 'status.phase is not set; ready when it is "Bound"' });
+    expect(readinessOf(rs, obj('v1', 'PersistentVolumeClaim'))).toMatchObject({
+      ready: false,
+      message: 'status.phase is not set; ready when it is "Bound"',
+    });
     expect(readinessOf(rs, obj('v1', 'Namespace', { phase: 'Active' }))).toEqual({ ready: true });
   });
 
   it('a kind entry for any group applies to that kind in every group', () => {
-    expect(readinessOf(rs, obj('aws.upbound.io/v1beta1', 'ProviderConfig', { conditions: [cond('Ready', 'False')] }))).toEqual({ ready: true });
+    expect(
+      readinessOf(rs, obj('aws.upbound.io/v1beta1', 'ProviderConfig', { conditions: [cond('Ready', 'False')] })),
+    ).toEqual({ ready: true });
   });
 
   it('tolerates malformed conditions', () => {
-    expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: 'broken' }))).toEqual({ ready: true });
-    expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [null, 3, { status: 'True' }] }))).toEqual({ ready: true });
+    expect(readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: 'broken' }))).toEqual({
+      ready: true,
+    });
+    expect(
+      readinessOf(rs, obj('demo.refwatch.dev/v1alpha1', 'Database', { conditions: [null, 3, { status: 'True' }] })),
+    ).toEqual({ ready: true });
   });
 });

@@ -2,7 +2,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { compileRuleSet, extractReferences, loadRulesFile, parseRulesText, readinessOf, validateRules, type RuleIssue, type RulesDocument } from '@/lib/rules';
+import {
+  compileRuleSet,
+  extractReferences,
+  loadRulesFile,
+  parseRulesText,
+  readinessOf,
+  validateRules,
+  type RuleIssue,
+  type RulesDocument,
+} from '@/lib/rules';
 
 function issuesOf(text: string, file = 'rules.yaml'): RuleIssue[] {
   const r = parseRulesText(text, file);
@@ -47,10 +56,26 @@ describe('rules files', () => {
   });
 
   it('accepts the same document written as JSON', () => {
-    const json = JSON.stringify({ rules: [{ referrer: { kind: 'Pod' }, references: [{ path: 'spec.serviceAccountName', referent: { kind: 'ServiceAccount' } }] }] }, null, 2);
+    const json = JSON.stringify(
+      {
+        rules: [
+          {
+            referrer: { kind: 'Pod' },
+            references: [{ path: 'spec.serviceAccountName', referent: { kind: 'ServiceAccount' } }],
+          },
+        ],
+      },
+      null,
+      2,
+    );
     const doc = parsed(json);
     const rs = compileRuleSet([doc]);
-    const refs = extractReferences(rs, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'shop' }, spec: { serviceAccountName: 'builder' } });
+    const refs = extractReferences(rs, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'shop' },
+      spec: { serviceAccountName: 'builder' },
+    });
     expect(refs).toEqual([{ referent: 'ServiceAccount/shop/builder', fieldPath: 'spec.serviceAccountName' }]);
   });
 
@@ -78,7 +103,11 @@ describe('rules files', () => {
   - referrer: { kind: Pod }
     references: []
 `);
-    expect(issues.map((i) => i.path)).toEqual(['rules[0].references[1].referent.kind', 'rules[0].references[1].nmae', 'rules[1].references']);
+    expect(issues.map((i) => i.path)).toEqual([
+      'rules[0].references[1].referent.kind',
+      'rules[0].references[1].nmae',
+      'rules[1].references',
+    ]);
     expect(issues[0]!.reason).toContain('CamelCase');
     expect(issues[1]!.reason).toContain('unknown field');
     expect(issues[1]!.line).toBe(8);
@@ -95,17 +124,26 @@ describe('rules files', () => {
     const [issue] = issuesOf(`rules:\n  - referrer: { kind: Pod }\n    references:\n      - { path: spec.x }\n`);
     expect(issue!.path).toBe('rules[0].references[0].referent');
     expect(issue!.reason).toContain('kindField');
-    expect(parseRulesText(`rules:\n  - referrer: { kind: Pod }\n    references:\n      - { path: spec.x.name, kindField: kind }\n`, 'f').ok).toBe(true);
+    expect(
+      parseRulesText(
+        `rules:\n  - referrer: { kind: Pod }\n    references:\n      - { path: spec.x.name, kindField: kind }\n`,
+        'f',
+      ).ok,
+    ).toBe(true);
   });
 
   it('rejects groupField together with apiVersionField', () => {
-    const [issue] = issuesOf(`rules:\n  - referrer: { kind: Pod }\n    references:\n      - { path: spec.x.name, referent: { kind: X }, groupField: group, apiVersionField: apiVersion }\n`);
+    const [issue] = issuesOf(
+      `rules:\n  - referrer: { kind: Pod }\n    references:\n      - { path: spec.x.name, referent: { kind: X }, groupField: group, apiVersionField: apiVersion }\n`,
+    );
     expect(issue).toMatchObject({ path: 'rules[0].references[0].apiVersionField' });
     expect(issue!.reason).toContain('not both');
   });
 
   it('explains a bad readiness predicate inside the branch the author meant', () => {
-    const [issue] = issuesOf(`kinds:\n  - kind: Deployment\n    group: apps\n    ready: { condition: Available, staus: 'True' }\n`);
+    const [issue] = issuesOf(
+      `kinds:\n  - kind: Deployment\n    group: apps\n    ready: { condition: Available, staus: 'True' }\n`,
+    );
     expect(issue).toMatchObject({ path: 'kinds[0].ready.staus', line: 4 });
     expect(issue!.reason).toContain('unknown field');
   });
@@ -123,7 +161,9 @@ describe('rules files', () => {
   });
 
   it('rejects a convention field that is not a *Ref or *Refs name', () => {
-    const [issue] = issuesOf(`conventions:\n  - name: c\n    under: [spec]\n    fields:\n      - { field: providerConfig, referent: { kind: ProviderConfig } }\n`);
+    const [issue] = issuesOf(
+      `conventions:\n  - name: c\n    under: [spec]\n    fields:\n      - { field: providerConfig, referent: { kind: ProviderConfig } }\n`,
+    );
     expect(issue!.path).toBe('conventions[0].fields[0].field');
     expect(issue!.reason).toContain('Ref');
   });
@@ -147,9 +187,15 @@ describe('rules files', () => {
   });
 
   it('validates already-parsed values without line numbers', () => {
-    const r = validateRules({ rules: [{ referrer: { kind: 'Pod' }, references: [{ path: 'spec.x', referent: { kind: 'X' }, extra: 1 }] }] }, 'inline');
+    const r = validateRules(
+      { rules: [{ referrer: { kind: 'Pod' }, references: [{ path: 'spec.x', referent: { kind: 'X' }, extra: 1 }] }] },
+      'inline',
+    );
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.issues).toEqual([{ file: 'inline', path: 'rules[0].references[0].extra', reason: expect.stringContaining('unknown field') }]);
+    if (!r.ok)
+      expect(r.error.issues).toEqual([
+        { file: 'inline', path: 'rules[0].references[0].extra', reason: expect.stringContaining('unknown field') },
+      ]);
   });
 });
 
@@ -164,7 +210,10 @@ describe('loadRulesFile', () => {
     const good = path.join(dir, 'good.yaml');
     const bad = path.join(dir, 'bad.json');
     await writeFile(good, valid);
-    await writeFile(bad, '{\n  "rules": [\n    { "referrer": { "kind": "Pod" }, "references": [ { "path": "spec.", "referent": { "kind": "X" } } ] }\n  ]\n}\n');
+    await writeFile(
+      bad,
+      '{\n  "rules": [\n    { "referrer": { "kind": "Pod" }, "references": [ { "path": "spec.", "referent": { "kind": "X" } } ] }\n  ]\n}\n',
+    );
     const g = await loadRulesFile(good);
     expect(g.ok && g.value.rules).toHaveLength(2);
     const b = await loadRulesFile(bad);
@@ -175,7 +224,11 @@ describe('loadRulesFile', () => {
   it('reports a missing file as an issue, not a throw', async () => {
     const r = await loadRulesFile('/nonexistent/refwatch/rules.yaml');
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.issues[0]).toMatchObject({ file: '/nonexistent/refwatch/rules.yaml', reason: expect.stringContaining('no such file') });
+    if (!r.ok)
+      expect(r.error.issues[0]).toMatchObject({
+        file: '/nonexistent/refwatch/rules.yaml',
+        reason: expect.stringContaining('no such file'),
+      });
   });
 });
 
@@ -185,16 +238,35 @@ describe('compileRuleSet', () => {
     const override = parsed(`kinds:\n  - { group: storage.k8s.io, kind: StorageClass, ready: { condition: Ready } }\n`);
     const rs = compileRuleSet([base, override]);
     expect(rs.kinds.get('StorageClass.storage.k8s.io')?.scope).toBe('Cluster');
-    const sc = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'not yet' }] } };
-    expect(readinessOf(rs, sc)).toEqual({ ready: false, condition: 'Ready', reason: 'Provisioning', message: 'not yet' });
+    const sc = {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'fast' },
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'not yet' }] },
+    };
+    expect(readinessOf(rs, sc)).toEqual({
+      ready: false,
+      condition: 'Ready',
+      reason: 'Provisioning',
+      message: 'not yet',
+    });
   });
 
   it('adds up rules for the same referrer from several documents', () => {
-    const a = parsed(`rules:\n  - referrer: { kind: Pod }\n    references: [ { path: spec.serviceAccountName, referent: { kind: ServiceAccount } } ]\n`);
-    const b = parsed(`rules:\n  - referrer: { kind: Pod }\n    references: [ { path: spec.priorityClassName, referent: { group: scheduling.k8s.io, kind: PriorityClass }, scope: Cluster } ]\n`);
+    const a = parsed(
+      `rules:\n  - referrer: { kind: Pod }\n    references: [ { path: spec.serviceAccountName, referent: { kind: ServiceAccount } } ]\n`,
+    );
+    const b = parsed(
+      `rules:\n  - referrer: { kind: Pod }\n    references: [ { path: spec.priorityClassName, referent: { group: scheduling.k8s.io, kind: PriorityClass }, scope: Cluster } ]\n`,
+    );
     const rs = compileRuleSet([a, b]);
     expect(rs.referrerKinds).toEqual([{ group: '', kind: 'Pod' }]);
-    const refs = extractReferences(rs, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'shop' }, spec: { serviceAccountName: 'sa', priorityClassName: 'high' } });
+    const refs = extractReferences(rs, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'shop' },
+      spec: { serviceAccountName: 'sa', priorityClassName: 'high' },
+    });
     expect(refs.map((r) => r.referent)).toEqual(['ServiceAccount/shop/sa', 'PriorityClass.scheduling.k8s.io//high']);
   });
 });

@@ -14,7 +14,12 @@ async function answer(policy: AccessPolicy, path: string, headers: Record<string
   const res = accessRefusal(new Request(`http://127.0.0.1:3000${path}`, { method, headers }), () => policy);
   if (!res) return { status: 'passed' as const };
   const text = await res.text();
-  return { status: res.status, text, type: res.headers.get('content-type') ?? '', auth: res.headers.get('www-authenticate') };
+  return {
+    status: res.status,
+    text,
+    type: res.headers.get('content-type') ?? '',
+    auth: res.headers.get('www-authenticate'),
+  };
 }
 
 const rebinding = { host: 'evil.example:3000', origin: 'http://evil.example:3000' };
@@ -62,7 +67,10 @@ describe('the Host allow-list on every route', () => {
   });
 
   it('refuses everything, without details, when the configuration cannot be read', async () => {
-    const res = accessRefusal(new Request('http://127.0.0.1:3000/api/v1/snapshot', { headers: { host: '127.0.0.1:3000' } }), () => policyFor({ REFWATCH_HOST: '0.0.0.0' }));
+    const res = accessRefusal(
+      new Request('http://127.0.0.1:3000/api/v1/snapshot', { headers: { host: '127.0.0.1:3000' } }),
+      () => policyFor({ REFWATCH_HOST: '0.0.0.0' }),
+    );
     expect(res?.status).toBe(500);
     expect(await res?.text()).toContain('configuration is invalid');
   });
@@ -73,14 +81,17 @@ describe('reads need the token when bound beyond loopback', () => {
   const exposed = policyFor({ REFWATCH_HOST: '0.0.0.0', REFWATCH_TOKEN: TOKEN });
   const host = '127.0.0.1:3000';
 
-  it.each(['/api/v1/snapshot', '/api/v1/stream', '/api/v1/demo/runs', '/metrics'])('GET %s: 401 without the token, through with it', async (path) => {
-    const refused = await answer(exposed, path, { host });
-    expect(refused.status).toBe(401);
-    expect(refused.auth).toBe('Bearer');
-    expect(refused.text).toContain('REFWATCH_TOKEN / --token');
-    expect((await answer(exposed, path, { host, authorization: `Bearer ${TOKEN}` })).status).toBe('passed');
-    expect((await answer(exposed, path, { host, authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
-  });
+  it.each(['/api/v1/snapshot', '/api/v1/stream', '/api/v1/demo/runs', '/metrics'])(
+    'GET %s: 401 without the token, through with it',
+    async (path) => {
+      const refused = await answer(exposed, path, { host });
+      expect(refused.status).toBe(401);
+      expect(refused.auth).toBe('Bearer');
+      expect(refused.text).toContain('REFWATCH_TOKEN / --token');
+      expect((await answer(exposed, path, { host, authorization: `Bearer ${TOKEN}` })).status).toBe('passed');
+      expect((await answer(exposed, path, { host, authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
+    },
+  );
 
   it('keeps probes and the dashboard page open, Host still checked', async () => {
     for (const path of ['/healthz', '/readyz', '/', '/_next/static/chunks/main.js']) {
@@ -104,7 +115,10 @@ describe('reads need the token when bound beyond loopback', () => {
   });
 
   it('leaves reads open on loopback with a token, and with --insecure-allow-anonymous', async () => {
-    for (const policy of [policyFor({ REFWATCH_TOKEN: TOKEN }), policyFor({ REFWATCH_HOST: '0.0.0.0', REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true' })]) {
+    for (const policy of [
+      policyFor({ REFWATCH_TOKEN: TOKEN }),
+      policyFor({ REFWATCH_HOST: '0.0.0.0', REFWATCH_INSECURE_ALLOW_ANONYMOUS: 'true' }),
+    ]) {
       expect((await answer(policy, '/api/v1/snapshot', { host })).status).toBe('passed');
     }
   });

@@ -6,19 +6,46 @@ import { startRuntime, type Runtime } from '@/server/runtime';
 import { BASE, callHandler } from './call';
 
 let rt: Runtime;
-const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string) => callHandler(rt, fn, path);
+const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string) =>
+  callHandler(rt, fn, path);
 
 function app(ns: string, name: string, state: ReferrerEntity['state'], since: number): ReferrerEntity {
   const key = `App.demo.refwatch.dev/${ns}/${name}`;
-  return { id: `apps|${key}`, key, controller: 'apps', kind: 'App.demo.refwatch.dev', namespace: ns, state, since, references: 1, reconciles: 1 };
+  return {
+    id: `apps|${key}`,
+    key,
+    controller: 'apps',
+    kind: 'App.demo.refwatch.dev',
+    namespace: ns,
+    state,
+    since,
+    references: 1,
+    reconciles: 1,
+  };
 }
 function ref(r: ReferrerEntity, secret: string): ReferenceEntity {
   const referent = `Secret/${r.namespace}/${secret}`;
-  return { id: `apps|${r.key}|${referent}|spec.secretRef`, controller: 'apps', referrer: r.key, referent, fieldPath: 'spec.secretRef', count: 1, kind: 'Secret', namespace: r.namespace };
+  return {
+    id: `apps|${r.key}|${referent}|spec.secretRef`,
+    controller: 'apps',
+    referrer: r.key,
+    referent,
+    fieldPath: 'spec.secretRef',
+    count: 1,
+    kind: 'Secret',
+    namespace: r.namespace,
+  };
 }
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none', REFWATCH_STUCK_THRESHOLD: '30s' }));
+  rt = await startRuntime(
+    parseConfig({
+      REFWATCH_RULE_PACKS: 'none',
+      REFWATCH_DEMO: 'off',
+      REFWATCH_EXAMPLE: 'none',
+      REFWATCH_STUCK_THRESHOLD: '30s',
+    }),
+  );
   // Entities straight into the change log: the summary and scopes read nothing else.
   const now = Date.now();
   const fine = app('shop', 'fine', 'Resolved', now);
@@ -36,9 +63,17 @@ describe('GET /api/v1/summary', () => {
     const r = await call(getSummary, '/api/v1/summary');
     expect(r.status).toBe(200);
     expect(r.body.totals).toMatchObject({ referrers: 2, references: 2, stuck: 1, stuckReferences: 1 });
-    expect(r.body.namespaces.map((g: { name: string; stuck: number }) => `${g.name}:${g.stuck}`)).toEqual(['billing:1', 'shop:0']);
-    expect(r.body.stuckList).toEqual([expect.objectContaining({ key: 'App.demo.refwatch.dev/billing/lost', state: 'NotFound' })]);
-    expect((await call(getSummary, '/api/v1/summary?namespace=shop')).body.error).toMatchObject({ code: 'UnknownParameter', field: 'namespace' });
+    expect(r.body.namespaces.map((g: { name: string; stuck: number }) => `${g.name}:${g.stuck}`)).toEqual([
+      'billing:1',
+      'shop:0',
+    ]);
+    expect(r.body.stuckList).toEqual([
+      expect.objectContaining({ key: 'App.demo.refwatch.dev/billing/lost', state: 'NotFound' }),
+    ]);
+    expect((await call(getSummary, '/api/v1/summary?namespace=shop')).body.error).toMatchObject({
+      code: 'UnknownParameter',
+      field: 'namespace',
+    });
   });
 });
 

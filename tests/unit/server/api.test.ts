@@ -11,7 +11,8 @@ import { decodeSnapshot } from '@/lib/changelog';
 
 let rt: Runtime;
 
-const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) => callHandler(rt, fn, path, init);
+const call = (fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init?: RequestInit) =>
+  callHandler(rt, fn, path, init);
 
 const client = () => rt.connection.client;
 async function create(path: string, body: object) {
@@ -19,7 +20,14 @@ async function create(path: string, body: object) {
 }
 
 beforeAll(async () => {
-  rt = await startRuntime(parseConfig({ REFWATCH_GRACE: '300ms', REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }));
+  rt = await startRuntime(
+    parseConfig({
+      REFWATCH_GRACE: '300ms',
+      REFWATCH_RULE_PACKS: 'none',
+      REFWATCH_DEMO: 'off',
+      REFWATCH_EXAMPLE: 'none',
+    }),
+  );
   // A controller under test: Apps declare their refs in spec.refs as object keys.
   rt.manager.addController({
     name: 'test',
@@ -40,16 +48,25 @@ beforeAll(async () => {
   });
   await client().request('PATCH', '/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/databases/slow/status', {
     contentType: 'application/merge-patch+json',
-    body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume' }] } },
+    body: {
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating volume' }] },
+    },
   });
   const app = (name: string, refs: string[]) =>
-    create('/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/apps', { apiVersion: 'demo.refwatch.dev/v1alpha1', kind: 'App', metadata: { name, annotations: { 'test/refs': refs.join(',') } } });
+    create('/apis/demo.refwatch.dev/v1alpha1/namespaces/shop/apps', {
+      apiVersion: 'demo.refwatch.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name, annotations: { 'test/refs': refs.join(',') } },
+    });
   await app('typo', ['Database.demo.refwatch.dev/shop/ordrs']);
   await app('elsewhere', ['Database.demo.refwatch.dev/shop/ledger']);
   await app('waiting', ['Database.demo.refwatch.dev/shop/slow']);
   await app('unknown', ['Widget.nowhere.refwatch.dev/shop/x']);
   await app('good', ['Database.demo.refwatch.dev/shop/orders']);
-  await vi.waitFor(() => expect(rt.changelog.get('referrer', 'test|App.demo.refwatch.dev/shop/good')?.state).toBe('Resolved'), { timeout: 10_000 });
+  await vi.waitFor(
+    () => expect(rt.changelog.get('referrer', 'test|App.demo.refwatch.dev/shop/good')?.state).toBe('Resolved'),
+    { timeout: 10_000 },
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -69,8 +86,11 @@ describe('GET /api/v1/snapshot', () => {
     expect(s.cluster).toMatchObject({ mode: 'embedded', reachable: true });
     expect(s.referrers.map((x) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
     expect(s.controllers.map((x) => x.kind)).toContain('Database.demo.refwatch.dev');
-    expect(s.references.map((x) => x.id)).toContain('test|App.demo.refwatch.dev/shop/good|Database.demo.refwatch.dev/shop/orders|metadata.annotations.ref0');
-    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck'] as const) expect(Array.isArray(s[k])).toBe(true);
+    expect(s.references.map((x) => x.id)).toContain(
+      'test|App.demo.refwatch.dev/shop/good|Database.demo.refwatch.dev/shop/orders|metadata.annotations.ref0',
+    );
+    for (const k of ['watches', 'referents', 'references', 'queues', 'events', 'stuck'] as const)
+      expect(Array.isArray(s[k])).toBe(true);
     const token = (rt.connection.embedded!.kubeconfig() as any).users[0].user.token as string;
     expect(token.length).toBeGreaterThan(0);
     expect(r.text).not.toContain(token);
@@ -99,7 +119,10 @@ describe('GET /api/v1/explain', () => {
   it('NotFound: a typo suggests the close name', async () => {
     const r = await call(getExplain, '/api/v1/explain?object=' + encodeURIComponent('App.demo.refwatch.dev/shop/typo'));
     expect(r.status).toBe(200);
-    expect(reference(r.body)).toMatchObject({ state: 'NotFound', suggestions: ['Database.demo.refwatch.dev/shop/orders'] });
+    expect(reference(r.body)).toMatchObject({
+      state: 'NotFound',
+      suggestions: ['Database.demo.refwatch.dev/shop/orders'],
+    });
     expect(reference(r.body).message).toContain('did you mean orders?');
   });
 
@@ -131,12 +154,15 @@ describe('GET /api/v1/explain', () => {
         kind: 'App',
         metadata: { name: 'forbidden', annotations: { 'test/refs': 'Cache.demo.refwatch.dev/shop/sessions' } },
       });
-      await vi.waitFor(async () => {
-        const r = await call(getExplain, '/api/v1/explain?object=App.demo.refwatch.dev/shop/forbidden');
-        expect(reference(r.body).state).toBe('Forbidden');
-        expect(reference(r.body).fix).toContain('caches');
-        expect(reference(r.body).fix).toContain('watch');
-      }, { timeout: 10_000 });
+      await vi.waitFor(
+        async () => {
+          const r = await call(getExplain, '/api/v1/explain?object=App.demo.refwatch.dev/shop/forbidden');
+          expect(reference(r.body).state).toBe('Forbidden');
+          expect(reference(r.body).fix).toContain('caches');
+          expect(reference(r.body).fix).toContain('watch');
+        },
+        { timeout: 10_000 },
+      );
     } finally {
       rt.connection.embedded!.faults.unforbid('demo.refwatch.dev', 'caches');
     }
@@ -190,21 +216,36 @@ describe('probes and metrics', () => {
 });
 
 describe('mutating requests', () => {
-  const post = (headers: Record<string, string>, body = '{}') => new Request(BASE + '/api/v1/demo/runs', { method: 'POST', headers: { host: '127.0.0.1:3000', 'content-type': 'application/json', ...headers }, body });
+  const post = (headers: Record<string, string>, body = '{}') =>
+    new Request(BASE + '/api/v1/demo/runs', {
+      method: 'POST',
+      headers: { host: '127.0.0.1:3000', 'content-type': 'application/json', ...headers },
+      body,
+    });
 
   it('refuses a cross-origin POST, and a cross-site one without Origin', () => {
     const limiter = new RateLimiter(100, 100);
-    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limiter })).toThrow(expect.objectContaining({ status: 403, field: 'origin' }));
-    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limiter })).toThrow(expect.objectContaining({ status: 403 }));
+    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limiter })).toThrow(
+      expect.objectContaining({ status: 403, field: 'origin' }),
+    );
+    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limiter })).toThrow(
+      expect.objectContaining({ status: 403 }),
+    );
     expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { limiter })).not.toThrow();
   });
 
   it('needs the bearer token when one is configured', () => {
     const limiter = new RateLimiter(100, 100);
     const token = 'a-long-enough-token-1234';
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limiter })).toThrow(expect.objectContaining({ status: 401 }));
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limiter })).toThrow(expect.objectContaining({ status: 401 }));
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limiter })).not.toThrow();
+    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limiter })).toThrow(
+      expect.objectContaining({ status: 401 }),
+    );
+    expect(() =>
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limiter }),
+    ).toThrow(expect.objectContaining({ status: 401 }));
+    expect(() =>
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limiter }),
+    ).not.toThrow();
   });
 
   it('rate-limits mutations', () => {
@@ -217,10 +258,17 @@ describe('mutating requests', () => {
 
   it('rejects oversized, non-JSON and invalid bodies naming the field', async () => {
     const schema = z.strictObject({ apps: z.number().int().min(1) });
-    await expect(readJsonBody(post({}, JSON.stringify({ apps: 'x'.repeat(70_000) })), schema)).rejects.toMatchObject({ status: 413 });
+    await expect(readJsonBody(post({}, JSON.stringify({ apps: 'x'.repeat(70_000) })), schema)).rejects.toMatchObject({
+      status: 413,
+    });
     await expect(readJsonBody(post({}, '{'), schema)).rejects.toMatchObject({ status: 400, code: 'InvalidJSON' });
-    await expect(readJsonBody(post({}, '{"apps":"ten"}'), schema)).rejects.toMatchObject({ status: 400, field: 'apps' });
-    await expect(readJsonBody(post({ 'content-type': 'text/plain' }, '{}'), schema)).rejects.toMatchObject({ status: 415 });
+    await expect(readJsonBody(post({}, '{"apps":"ten"}'), schema)).rejects.toMatchObject({
+      status: 400,
+      field: 'apps',
+    });
+    await expect(readJsonBody(post({ 'content-type': 'text/plain' }, '{}'), schema)).rejects.toMatchObject({
+      status: 415,
+    });
   });
 
   it('an unexpected error is a 500 with no detail', async () => {

@@ -11,7 +11,12 @@ export interface Answer {
 }
 
 /** callHandler calls an API function as its route would, errors included, and reads the answer. */
-export async function callHandler(rt: Runtime, fn: (rt: Runtime, req: Request) => Response | Promise<Response>, path: string, init: RequestInit = {}): Promise<Answer> {
+export async function callHandler(
+  rt: Runtime,
+  fn: (rt: Runtime, req: Request) => Response | Promise<Response>,
+  path: string,
+  init: RequestInit = {},
+): Promise<Answer> {
   let res: Response;
   try {
     res = await fn(rt, new Request(BASE + path, init));

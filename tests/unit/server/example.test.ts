@@ -20,17 +20,21 @@ describe('the example setting', () => {
 
   it('never creates anything on a real cluster: off by default, refused when asked', () => {
     expect(parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: '/k/config' }).example).toBeUndefined();
-    expect(() => parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: '/k/config', REFWATCH_EXAMPLE: 'deploy/example' })).toThrow(
-      /REFWATCH_EXAMPLE \(flag --example\).*embedded cluster only.*kubectl apply -f deploy\/example/,
-    );
+    expect(() =>
+      parseConfig({ REFWATCH_CLUSTER: 'kubeconfig', KUBECONFIG: '/k/config', REFWATCH_EXAMPLE: 'deploy/example' }),
+    ).toThrow(/REFWATCH_EXAMPLE \(flag --example\).*embedded cluster only.*kubectl apply -f deploy\/example/);
   });
 
   it('refuses a directory that does not exist, naming the setting', async () => {
-    await expect(startRuntime(parseConfig({ REFWATCH_EXAMPLE: '/nonexistent/example', REFWATCH_DEMO: 'off' }))).rejects.toThrow(/REFWATCH_EXAMPLE \(flag --example\) \/nonexistent\/example.*--example none/);
+    await expect(
+      startRuntime(parseConfig({ REFWATCH_EXAMPLE: '/nonexistent/example', REFWATCH_DEMO: 'off' })),
+    ).rejects.toThrow(/REFWATCH_EXAMPLE \(flag --example\) \/nonexistent\/example.*--example none/);
   });
 
   it('puts the kubeconfig in the state directory, never in the repository', () => {
-    expect(embeddedKubeconfigPath({ XDG_STATE_HOME: '/x/state', HOME: '/home/u' })).toBe('/x/state/refwatch/embedded.kubeconfig');
+    expect(embeddedKubeconfigPath({ XDG_STATE_HOME: '/x/state', HOME: '/home/u' })).toBe(
+      '/x/state/refwatch/embedded.kubeconfig',
+    );
     expect(embeddedKubeconfigPath({ HOME: '/home/u' })).toBe('/home/u/.local/state/refwatch/embedded.kubeconfig');
   });
 });
@@ -54,9 +58,13 @@ it('starts even where the kubeconfig cannot be written, and says why', async () 
   const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
   const blocker = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-ro-'));
   fs.writeFileSync(path.join(blocker, 'refwatch'), 'a file where a directory should be');
-  const rt = await startRuntime(parseConfig({ REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }), { kubeconfigFile: path.join(blocker, 'refwatch', 'embedded.kubeconfig') });
+  const rt = await startRuntime(parseConfig({ REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }), {
+    kubeconfigFile: path.join(blocker, 'refwatch', 'embedded.kubeconfig'),
+  });
   try {
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/could not write the embedded cluster's kubeconfig.*XDG_STATE_HOME/));
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringMatching(/could not write the embedded cluster's kubeconfig.*XDG_STATE_HOME/),
+    );
   } finally {
     await rt.dispose();
     warn.mockRestore();
@@ -81,13 +89,18 @@ describe('npm start on the embedded cluster', () => {
   });
 
   it('lists the three dangling references within 5 s of /readyz', async () => {
-    await vi.waitFor(async () => expect((await callHandler(rt, getReadyz, '/readyz')).status).toBe(200), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await callHandler(rt, getReadyz, '/readyz')).status).toBe(200), {
+      timeout: 10_000,
+      interval: 50,
+    });
     const snapshot = await callHandler(rt, getSnapshot, '/api/v1/snapshot');
     expect(decodeSnapshot(snapshot.body).references.length).toBeGreaterThan(0);
     await vi.waitFor(
       async () => {
         const res = await callHandler(rt, getStuck, '/api/v1/stuck?olderThan=0s');
-        const reasons = Object.fromEntries((res.body.items as { key: string; reason: string }[]).map((s) => [s.key.split('|').pop(), s.reason]));
+        const reasons = Object.fromEntries(
+          (res.body.items as { key: string; reason: string }[]).map((s) => [s.key.split('|').pop(), s.reason]),
+        );
         expect(reasons).toMatchObject({
           'Pod/refwatch-example/worker': 'NotFound',
           'Pod/refwatch-example/reporter': 'NotFound',

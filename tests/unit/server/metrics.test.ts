@@ -5,7 +5,10 @@ import { createMetrics, type Metrics } from '@/server/metrics';
 import { APP_KIND, app, appKey, database, dbKey } from '../engine/fixtures';
 
 /** A pool with no watches: the gauges read only the manager here. */
-const noPool = { watches: () => [], telemetry: { restartCounts: () => [], relistCounts: () => [] } } as unknown as SharedInformerPool;
+const noPool = {
+  watches: () => [],
+  telemetry: { restartCounts: () => [], relistCounts: () => [] },
+} as unknown as SharedInformerPool;
 
 let manager: Manager | undefined;
 let metrics: Metrics | undefined;
@@ -27,7 +30,12 @@ describe('per-controller metrics', () => {
       hooks: { onResolved: (controller, _key, latencyMs) => m.observeResolution(controller, latencyMs) },
     });
     m.attach(manager, noPool);
-    const addRun = (name: string) => manager!.addController({ name, for: APP_KIND, reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef') });
+    const addRun = (name: string) =>
+      manager!.addController({
+        name,
+        for: APP_KIND,
+        reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef'),
+      });
     for (const name of ['demo/watch/aaaaaa', 'demo/watch/bbbbbb']) addRun(name);
     manager.start();
     source.apply(database('orders', true));
@@ -36,7 +44,12 @@ describe('per-controller metrics', () => {
     m.reconcileErrors.inc({ controller: 'demo/watch/aaaaaa' });
 
     const before = await m.registry.metrics();
-    for (const metric of ['refwatch_queue_adds_total', 'refwatch_queue_latency_seconds_count', 'refwatch_reconcile_duration_seconds_count', 'refwatch_reconcile_errors_total']) {
+    for (const metric of [
+      'refwatch_queue_adds_total',
+      'refwatch_queue_latency_seconds_count',
+      'refwatch_reconcile_duration_seconds_count',
+      'refwatch_reconcile_errors_total',
+    ]) {
       expect(before).toContain(`${metric}{controller="demo/watch/aaaaaa"}`);
     }
 
@@ -49,6 +62,8 @@ describe('per-controller metrics', () => {
 
     // Added again under the same name, it counts afresh.
     addRun('demo/watch/aaaaaa');
-    await vi.waitFor(async () => expect(await m.registry.metrics()).toContain('refwatch_queue_adds_total{controller="demo/watch/aaaaaa"} 1'));
+    await vi.waitFor(async () =>
+      expect(await m.registry.metrics()).toContain('refwatch_queue_adds_total{controller="demo/watch/aaaaaa"} 1'),
+    );
   });
 });

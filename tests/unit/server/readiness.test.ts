@@ -5,27 +5,59 @@ import { judgeReadiness } from '@/server/readiness';
 
 const NOW = 1_000_000;
 const up: ClusterInfo = { mode: 'kubeconfig', server: 'https://127.0.0.1:6443', reachable: true };
-const down: ClusterInfo = { ...up, reachable: false, message: 'cluster https://127.0.0.1:6443 is not reachable: connect ECONNREFUSED' };
+const down: ClusterInfo = {
+  ...up,
+  reachable: false,
+  message: 'cluster https://127.0.0.1:6443 is not reachable: connect ECONNREFUSED',
+};
 
 function watch(kind: string, over: Partial<ReflectorStatus> = {}): ReflectorStatus {
-  return { target: { group: '', kind }, phase: 'Watching', primed: true, startedAt: 0, objects: 1, subscribers: 1, watchesOpened: 1, lists: 1, syncMode: 'WatchList', metadataOnly: false, ...over };
+  return {
+    target: { group: '', kind },
+    phase: 'Watching',
+    primed: true,
+    startedAt: 0,
+    objects: 1,
+    subscribers: 1,
+    watchesOpened: 1,
+    lists: 1,
+    syncMode: 'WatchList',
+    metadataOnly: false,
+    ...over,
+  };
 }
-const failing = (since: number) => ({ phase: 'Backoff' as const, failingSince: since, lastError: { reason: 'Unreachable' as const, message: 'connect ECONNREFUSED 127.0.0.1:6443', at: NOW - 1000 } });
+const failing = (since: number) => ({
+  phase: 'Backoff' as const,
+  failingSince: since,
+  lastError: { reason: 'Unreachable' as const, message: 'connect ECONNREFUSED 127.0.0.1:6443', at: NOW - 1000 },
+});
 
 describe('/readyz semantics (judgeReadiness)', () => {
   it('is ready once the cluster answered and every cache is primed', () => {
-    expect(judgeReadiness({ cluster: up, everReachable: true, watches: [watch('Pod'), watch('Secret')], now: NOW })).toEqual({ ready: true, status: 'ready', reasons: [], warnings: [] });
+    expect(
+      judgeReadiness({ cluster: up, everReachable: true, watches: [watch('Pod'), watch('Secret')], now: NOW }),
+    ).toEqual({ ready: true, status: 'ready', reasons: [], warnings: [] });
   });
 
   it('is not ready while a cache is not primed, or before the cluster ever answered', () => {
-    const priming = judgeReadiness({ cluster: up, everReachable: true, watches: [watch('Pod', { primed: false, phase: 'Listing' })], now: NOW });
+    const priming = judgeReadiness({
+      cluster: up,
+      everReachable: true,
+      watches: [watch('Pod', { primed: false, phase: 'Listing' })],
+      now: NOW,
+    });
     expect(priming).toMatchObject({ ready: false, status: 'not ready', reasons: ['Pod cache is not primed yet'] });
     const never = judgeReadiness({ cluster: down, everReachable: false, watches: [], now: NOW });
     expect(never).toMatchObject({ ready: false, reasons: [down.message] });
   });
 
   it('stays ready, degraded with warnings, while a primed cache’s watch fails or the cluster is down', () => {
-    const r = judgeReadiness({ cluster: down, everReachable: true, watches: [watch('Pod', failing(NOW - 42_000)), watch('Secret')], now: NOW });
+    const r = judgeReadiness({
+      cluster: down,
+      everReachable: true,
+      watches: [watch('Pod', failing(NOW - 42_000)), watch('Secret')],
+      now: NOW,
+    });
     expect(r).toEqual({
       ready: true,
       status: 'degraded',
@@ -38,7 +70,17 @@ describe('/readyz semantics (judgeReadiness)', () => {
   });
 
   it('does not wait for a kind the cluster does not serve', () => {
-    const r = judgeReadiness({ cluster: up, everReachable: true, watches: [watch('Widget', { primed: false, lastError: { reason: 'KindUnknown', message: 'no resource serves kind Widget', at: NOW } })], now: NOW });
+    const r = judgeReadiness({
+      cluster: up,
+      everReachable: true,
+      watches: [
+        watch('Widget', {
+          primed: false,
+          lastError: { reason: 'KindUnknown', message: 'no resource serves kind Widget', at: NOW },
+        }),
+      ],
+      now: NOW,
+    });
     expect(r.ready).toBe(true);
   });
 });

@@ -11,17 +11,31 @@ afterEach(async () => {
 
 async function tombstonesOnMetrics(): Promise<number> {
   const text = await (await getMetrics(rt!)).text();
-  return [...text.matchAll(/^refwatch_changelog_entities\{entity="[a-z]+",state="tombstone"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return [...text.matchAll(/^refwatch_changelog_entities\{entity="[a-z]+",state="tombstone"\} (\d+)$/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
 }
 
 describe('the runtime compacts its change log while it is quiet', () => {
   it('drops tombstones that aged out though nothing changed since, and /metrics shows it', async () => {
-    rt = await startRuntime(parseConfig({ REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }), {
-      changelog: { retainMs: 200 },
-      compactIntervalMs: 50,
-    });
+    rt = await startRuntime(
+      parseConfig({ REFWATCH_RULE_PACKS: 'none', REFWATCH_DEMO: 'off', REFWATCH_EXAMPLE: 'none' }),
+      {
+        changelog: { retainMs: 200 },
+        compactIntervalMs: 50,
+      },
+    );
     const log = rt.changelog;
-    const referent = { id: 'Database.demo.refwatch.dev/shop/orders', key: 'Database.demo.refwatch.dev/shop/orders', kind: 'Database.demo.refwatch.dev', namespace: 'shop', state: 'Ready' as const, referencedBy: 0, changedAt: 0 };
+    const referent = {
+      id: 'Database.demo.refwatch.dev/shop/orders',
+      key: 'Database.demo.refwatch.dev/shop/orders',
+      kind: 'Database.demo.refwatch.dev',
+      namespace: 'shop',
+      state: 'Ready' as const,
+      referencedBy: 0,
+      changedAt: 0,
+    };
     log.put('referent', referent.id, referent);
     log.remove('referent', referent.id);
     expect(log.tombstones('referent')).toBe(1);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferenceEntity, type ReferentEntity, type ReferrerEntity, type Snapshot } from '@/lib/changelog';
+import {
+  ChangeLog,
+  decodeDelta,
+  decodeSnapshot,
+  type Delta,
+  type ReferenceEntity,
+  type ReferentEntity,
+  type ReferrerEntity,
+  type Snapshot,
+} from '@/lib/changelog';
 import { sseStream, type SseOptions } from '@/server/http/sse';
 import { ScopeView, toScope, type ScopeQuery } from '@/server/scope';
 import { buildSnapshot } from '@/server/snapshot';
@@ -10,21 +19,41 @@ const T0 = Date.now();
 
 function app(ns: string, name: string, state: ReferrerEntity['state'] = 'Waiting', since = T0): ReferrerEntity {
   const key = `App.demo.refwatch.dev/${ns}/${name}`;
-  return { id: `apps|${key}`, key, controller: 'apps', kind: 'App.demo.refwatch.dev', namespace: ns, state, since, references: 1, reconciles: 1 };
+  return {
+    id: `apps|${key}`,
+    key,
+    controller: 'apps',
+    kind: 'App.demo.refwatch.dev',
+    namespace: ns,
+    state,
+    since,
+    references: 1,
+    reconciles: 1,
+  };
 }
 function db(ns: string, name: string, state: ReferentEntity['state'] = 'NotReady'): ReferentEntity {
   const key = `Database.demo.refwatch.dev/${ns}/${name}`;
   return { id: key, key, kind: 'Database.demo.refwatch.dev', namespace: ns, state, referencedBy: 1, changedAt: 0 };
 }
 function ref(from: ReferrerEntity, to: ReferentEntity): ReferenceEntity {
-  return { id: `apps|${from.key}|${to.key}|spec.databaseRef`, controller: 'apps', referrer: from.key, referent: to.key, fieldPath: 'spec.databaseRef', count: 1, kind: to.kind, namespace: from.namespace };
+  return {
+    id: `apps|${from.key}|${to.key}|spec.databaseRef`,
+    controller: 'apps',
+    referrer: from.key,
+    referent: to.key,
+    fieldPath: 'spec.databaseRef',
+    count: 1,
+    kind: to.kind,
+    namespace: from.namespace,
+  };
 }
 
 /** The cluster: shop/web → shop/orders, billing/pay → billing/ledger, billing/old (stuck since long ago). */
 function fixture() {
   const log = new ChangeLog();
   const summary = new ReferrerSummary(log, { stuckThresholdMs: 30_000 });
-  const put = (entity: 'referrer' | 'referent' | 'reference', v: ReferrerEntity | ReferentEntity | ReferenceEntity) => log.put(entity, v.id, v as never);
+  const put = (entity: 'referrer' | 'referent' | 'reference', v: ReferrerEntity | ReferentEntity | ReferenceEntity) =>
+    log.put(entity, v.id, v as never);
   const web = app('shop', 'web');
   const orders = db('shop', 'orders');
   const pay = app('billing', 'pay');
@@ -44,7 +73,10 @@ async function read(stream: ReadableStream<Uint8Array>, count: number): Promise<
   const out: { event: string; data: unknown }[] = [];
   let text = '';
   while (out.length < count) {
-    const r = await Promise.race([reader.read(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300))]);
+    const r = await Promise.race([
+      reader.read(),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)),
+    ]);
     if (r === undefined || r.done) break;
     text += new TextDecoder().decode(r.value);
     let end: number;
@@ -54,7 +86,11 @@ async function read(stream: ReadableStream<Uint8Array>, count: number): Promise<
       const event = /^event: (.*)$/m.exec(block)?.[1];
       const data = /^data: (.*)$/m.exec(block)?.[1];
       const raw: unknown = data ? JSON.parse(data) : undefined;
-      if (event) out.push({ event, data: event === 'snapshot' ? decodeSnapshot(raw) : event === 'delta' ? decodeDelta(raw) : raw });
+      if (event)
+        out.push({
+          event,
+          data: event === 'snapshot' ? decodeSnapshot(raw) : event === 'delta' ? decodeDelta(raw) : raw,
+        });
     }
   }
   reader.releaseLock();
@@ -133,16 +169,20 @@ describe('scoped streams', () => {
   it('an overview stream sends the summary and no snapshot or deltas', async () => {
     const f = fixture();
     const listeners = new Set<(s: ReturnType<ReferrerSummary['summary']>) => void>();
-    const { stream, close } = open(f, {}, {
-      overview: true,
-      summary: {
-        current: () => f.summary.summary(),
-        subscribe: (l) => {
-          listeners.add(l);
-          return () => listeners.delete(l);
+    const { stream, close } = open(
+      f,
+      {},
+      {
+        overview: true,
+        summary: {
+          current: () => f.summary.summary(),
+          subscribe: (l) => {
+            listeners.add(l);
+            return () => listeners.delete(l);
+          },
         },
       },
-    });
+    );
     const first = await read(stream, 2);
     expect(first.map((m) => m.event)).toEqual(['summary']);
     expect(first[0]!.data).toMatchObject({ totals: { referrers: 3, stuck: 1 }, stuckList: [{ key: f.old.key }] });

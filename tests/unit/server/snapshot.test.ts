@@ -7,7 +7,17 @@ const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reach
 
 function referrer(i: number, reconciles = 1): ReferrerEntity {
   const key = `App.demo.refwatch.dev/shop/app-${i}`;
-  return { id: `watch|${key}`, key, controller: 'watch', kind: 'App.demo.refwatch.dev', namespace: 'shop', state: 'Resolved', since: 1_700_000_000_000 + i, references: 0, reconciles };
+  return {
+    id: `watch|${key}`,
+    key,
+    controller: 'watch',
+    kind: 'App.demo.refwatch.dev',
+    namespace: 'shop',
+    state: 'Resolved',
+    since: 1_700_000_000_000 + i,
+    references: 0,
+    reconciles,
+  };
 }
 
 /** A capture source over a bare change log: every referrer is Resolved, so stuck needs no registry. */
@@ -28,7 +38,11 @@ describe('captureSnapshot', () => {
       if (i % 7 === 0) log.remove('referrer', referrer(i + 1).id);
     }, 0);
     try {
-      const captured = await captureSnapshot(source(log), { cluster: () => cluster, stuckThresholdMs: 30_000, sliceMs: 1 });
+      const captured = await captureSnapshot(source(log), {
+        cluster: () => cluster,
+        stuckThresholdMs: 30_000,
+        sliceMs: 1,
+      });
       expect(changed).toBeGreaterThan(0);
       expect(captured).toEqual(expected);
     } finally {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, decodeDelta, decodeSnapshot, type Delta, type ReferentEntity, type Snapshot } from '@/lib/changelog';
+import {
+  ChangeLog,
+  decodeDelta,
+  decodeSnapshot,
+  type Delta,
+  type ReferentEntity,
+  type Snapshot,
+} from '@/lib/changelog';
 import { sseStream } from '@/server/http/sse';
 import { buildSnapshot } from '@/server/snapshot';
 import type { Summary } from '@/server/summary';

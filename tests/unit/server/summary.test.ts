@@ -5,15 +5,40 @@ import { SummaryFeed } from '@/server/summary-feed';
 
 const T0 = 1_700_000_000_000;
 
-function app(namespace: string, name: string, state: ReferrerEntity['state'], since = T0, references = 2): ReferrerEntity {
+function app(
+  namespace: string,
+  name: string,
+  state: ReferrerEntity['state'],
+  since = T0,
+  references = 2,
+): ReferrerEntity {
   const key = `App.demo.refwatch.dev/${namespace}/${name}`;
-  return { id: `apps|${key}`, key, controller: 'apps', kind: 'App.demo.refwatch.dev', namespace, state, since, references, reconciles: 1 };
+  return {
+    id: `apps|${key}`,
+    key,
+    controller: 'apps',
+    kind: 'App.demo.refwatch.dev',
+    namespace,
+    state,
+    since,
+    references,
+    reconciles: 1,
+  };
 }
 
 function ref(namespace: string, name: string, kind = 'Secret'): ReferenceEntity {
   const referrer = `App.demo.refwatch.dev/${namespace}/${name}`;
   const referent = `${kind}/${namespace}/${name}-secret`;
-  return { id: `apps|${referrer}|${referent}|spec.secretRef`, controller: 'apps', referrer, referent, fieldPath: 'spec.secretRef', count: 1, kind, namespace };
+  return {
+    id: `apps|${referrer}|${referent}|spec.secretRef`,
+    controller: 'apps',
+    referrer,
+    referent,
+    fieldPath: 'spec.secretRef',
+    count: 1,
+    kind,
+    namespace,
+  };
 }
 
 describe('ReferrerSummary', () => {
@@ -27,15 +52,28 @@ describe('ReferrerSummary', () => {
     log.put('reference', ref('shop', 'web').id, ref('shop', 'web'));
     log.put('reference', ref('billing', 'pay').id, ref('billing', 'pay'));
     const s = summary.summary();
-    expect(s.totals).toMatchObject({ referrers: 3, references: 2, stuck: 0, states: { Resolved: 1, Waiting: 1, NotFound: 1, Error: 0 } });
-    expect(s.namespaces.find((g) => g.name === 'shop')).toMatchObject({ referrers: 2, references: 1, states: { Resolved: 1, Waiting: 1 } });
+    expect(s.totals).toMatchObject({
+      referrers: 3,
+      references: 2,
+      stuck: 0,
+      states: { Resolved: 1, Waiting: 1, NotFound: 1, Error: 0 },
+    });
+    expect(s.namespaces.find((g) => g.name === 'shop')).toMatchObject({
+      referrers: 2,
+      references: 1,
+      states: { Resolved: 1, Waiting: 1 },
+    });
     expect(s.kinds.map((g) => g.name)).toEqual(['App.demo.refwatch.dev', 'Secret']);
 
     put(app('shop', 'api', 'Resolved'));
     log.remove('referrer', app('billing', 'pay', 'NotFound').id);
     log.remove('reference', ref('billing', 'pay').id);
     const after = summary.summary();
-    expect(after.totals).toMatchObject({ referrers: 2, references: 1, states: { Resolved: 2, Waiting: 0, NotFound: 0 } });
+    expect(after.totals).toMatchObject({
+      referrers: 2,
+      references: 1,
+      states: { Resolved: 2, Waiting: 0, NotFound: 0 },
+    });
     expect(after.namespaces.map((g) => g.name)).toEqual(['shop']); // billing is empty: forgotten
     summary.stop();
   });
@@ -79,7 +117,8 @@ describe('SummaryFeed', () => {
     const feed = new SummaryFeed(summary, { intervalMs: 1000 });
     const got: number[] = [];
     const stop = feed.subscribe((s) => got.push(s.totals.referrers));
-    for (let i = 0; i < 5; i++) log.put('referrer', app('shop', `a${i}`, 'Resolved').id, app('shop', `a${i}`, 'Resolved'));
+    for (let i = 0; i < 5; i++)
+      log.put('referrer', app('shop', `a${i}`, 'Resolved').id, app('shop', `a${i}`, 'Resolved'));
     await vi.advanceTimersByTimeAsync(1000);
     await vi.advanceTimersByTimeAsync(3000); // nothing changed: nothing sent
     log.put('referrer', app('shop', 'b', 'Resolved').id, app('shop', 'b', 'Resolved'));
