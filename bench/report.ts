@@ -1,18 +1,90 @@
 /**
- * result prints one benchmark figure in the RESULT line format of DESIGN.md
- * and returns whether it met its target.
+ * The one place RESULT lines are printed and read. A figure with a target
+ * prints
+ *
+ *   RESULT <name> <value> <unit> target <op> <target> PASS|MISS
+ *
+ * and a figure without one prints no verdict at all:
+ *
+ *   RESULT <name> <value> <unit> reported
+ *
+ * A MISS sets the process's exit code to 1, so a bench fails whether it is
+ * run alone or by `npm run bench`; bench/runner.ts also reads the lines back.
  */
 export type TargetOp = '>=' | '<=' | '==';
+export type Verdict = 'PASS' | 'MISS' | 'reported';
 
+export interface ResultLine {
+  name: string;
+  value: number;
+  unit: string;
+  /** Absent for a reported figure. */
+  target?: { op: TargetOp; value: number };
+  verdict: Verdict;
+}
+
+const OPS: readonly string[] = ['>=', '<=', '=='];
+
+/** meets says whether value meets its target; NaN (nothing measured) never does. */
+export function meets(value: number, op: TargetOp, target: number): boolean {
+  return op === '>=' ? value >= target : op === '<=' ? value <= target : value === target;
+}
+
+/**
+ * result prints one figure with its target and returns whether it met it.
+ * A MISS fails the bench: it sets process.exitCode to 1.
+ */
 export function result(name: string, value: number, unit: string, op: TargetOp, target: number): boolean {
-  const pass = op === '>=' ? value >= target : op === '<=' ? value <= target : value === target;
-  console.log(`RESULT ${name} ${format(value)} ${unit} target ${op} ${format(target)} ${pass ? 'PASS' : 'MISS'}`);
+  const pass = meets(value, op, target);
+  console.log(formatResult({ name, value, unit, target: { op, value: target }, verdict: pass ? 'PASS' : 'MISS' }));
+  if (!pass) process.exitCode = 1;
   return pass;
 }
 
-/** report prints a figure that has no target (informational, e.g. a size or a comparison). */
+/** report prints a figure that has no target (a size, a comparison, a context figure): no verdict. */
 export function report(name: string, value: number, unit: string): void {
-  console.log(`RESULT ${name} ${format(value)} ${unit} target reported PASS`);
+  console.log(formatResult({ name, value, unit, verdict: 'reported' }));
+}
+
+export function formatResult(r: ResultLine): string {
+  if (r.name === '' || /\s/.test(r.name)) throw new Error(`RESULT name "${r.name}" must be one word, e.g. queue.cycle`);
+  if (r.unit.trim() === '') throw new Error(`RESULT ${r.name}: give a unit, e.g. ms or x`);
+  const head = `RESULT ${r.name} ${format(r.value)} ${r.unit}`;
+  if (r.verdict === 'reported') {
+    if (r.target) throw new Error(`RESULT ${r.name}: a reported figure has no target; use result() to judge it`);
+    return `${head} reported`;
+  }
+  if (!r.target) throw new Error(`RESULT ${r.name}: a ${r.verdict} needs a target; use report() for a figure without`);
+  return `${head} target ${r.target.op} ${format(r.target.value)} ${r.verdict}`;
+}
+
+/**
+ * parseResult reads one output line: undefined when it is not a RESULT line,
+ * an Error naming what is wrong when it is one but not in the format above.
+ */
+export function parseResult(line: string): ResultLine | Error | undefined {
+  const text = line.trim();
+  if (!text.startsWith('RESULT ')) return undefined;
+  const bad = (why: string) =>
+    new Error(`malformed RESULT line (${why}): "${text}"; print it with result() or report() from bench/report.ts`);
+  const w = text.split(/\s+/);
+  if (w.length < 5) return bad('expected RESULT <name> <value> <unit> and a verdict');
+  const [, name, rawValue] = w as [string, string, string];
+  const value = Number(rawValue);
+  if (rawValue !== 'NaN' && Number.isNaN(value)) return bad(`the value "${rawValue}" is not a number`);
+  const verdict = w.at(-1)!;
+  if (verdict === 'reported') {
+    if (w.includes('target')) return bad('a reported figure has no target');
+    return { name, value, unit: w.slice(3, -1).join(' '), verdict };
+  }
+  if (verdict !== 'PASS' && verdict !== 'MISS') return bad(`"${verdict}" is not PASS, MISS or reported`);
+  if (w.at(-2) === 'reported') return bad(`a figure without a target ends with "reported" and has no verdict`);
+  if (w.length < 8 || w.at(-4) !== 'target') return bad(`a ${verdict} needs "target <op> <value>" before it`);
+  const op = w.at(-3)!;
+  if (!OPS.includes(op)) return bad(`"${op}" is not one of ${OPS.join(' ')}`);
+  const target = Number(w.at(-2));
+  if (Number.isNaN(target)) return bad(`the target "${w.at(-2)}" is not a number`);
+  return { name, value, unit: w.slice(3, -4).join(' '), target: { op: op as TargetOp, value: target }, verdict };
 }
 
 function format(v: number): string {

@@ -1,0 +1,102 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { formatResult, parseResult, report, result, type ResultLine } from '@/bench/report';
+
+let printed: string[];
+let exitCode: typeof process.exitCode;
+beforeEach(() => {
+  printed = [];
+  exitCode = process.exitCode;
+  process.exitCode = undefined;
+  vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.exitCode = exitCode;
+});
+
+describe('result', () => {
+  it('prints PASS for a met target and leaves the exit code alone', () => {
+    expect(result('registry.setReferences', 812345, 'calls/s', '>=', 500000)).toBe(true);
+    expect(printed).toEqual(['RESULT registry.setReferences 812345 calls/s target >= 500000 PASS']);
+    expect(process.exitCode).toBeUndefined();
+  });
+
+  it('prints MISS for a missed target and fails the process', () => {
+    expect(result('faults.gone.lost', 2, 'apps', '==', 0)).toBe(false);
+    expect(printed).toEqual(['RESULT faults.gone.lost 2 apps target == 0 MISS']);
+    expect(process.exitCode).toBe(1);
+  });
+
+  it('judges a figure that measured nothing (NaN) as a MISS', () => {
+    expect(result('resolution.watch.p50', NaN, 'ms', '<=', 20)).toBe(false);
+    expect(printed).toEqual(['RESULT resolution.watch.p50 NaN ms target <= 20 MISS']);
+    expect(process.exitCode).toBe(1);
+  });
+
+  it('judges the exact value, whatever it prints as', () => {
+    expect(result('lib.rss.ratio', 1.0004, 'x', '<=', 1)).toBe(false);
+    expect(result('lib.rss.ratio', 1, 'x', '<=', 1)).toBe(true);
+  });
+});
+
+describe('report', () => {
+  it('prints a figure without a target with no verdict and never fails the process', () => {
+    report('api.snapshot.bytes', 1234, 'bytes');
+    report('resolution.backoff.p50', NaN, 'ms');
+    expect(printed).toEqual([
+      'RESULT api.snapshot.bytes 1234 bytes reported',
+      'RESULT resolution.backoff.p50 NaN ms reported',
+    ]);
+    expect(printed.join('\n')).not.toMatch(/PASS|MISS|target/);
+    expect(process.exitCode).toBeUndefined();
+  });
+});
+
+describe('formatResult', () => {
+  it('refuses a name with a space, a missing unit, and a verdict that does not fit its target', () => {
+    expect(() => formatResult({ name: 'queue cycle', value: 1, unit: 'x', verdict: 'reported' })).toThrow(/one word/);
+    expect(() => formatResult({ name: 'queue.cycle', value: 1, unit: ' ', verdict: 'reported' })).toThrow(/unit/);
+    expect(() => formatResult({ name: 'q', value: 1, unit: 'x', verdict: 'PASS' })).toThrow(/needs a target/);
+    expect(() =>
+      formatResult({ name: 'q', value: 1, unit: 'x', target: { op: '<=', value: 1 }, verdict: 'reported' }),
+    ).toThrow(/has no target/);
+  });
+});
+
+describe('parseResult', () => {
+  const cases: ResultLine[] = [
+    { name: 'queue.cycle', value: 1234567, unit: 'cycles/s', target: { op: '>=', value: 1000000 }, verdict: 'PASS' },
+    { name: 'faults.rbac.lost', value: 3, unit: 'apps', target: { op: '==', value: 0 }, verdict: 'MISS' },
+    {
+      name: 'ui.statusBatch',
+      value: 12.5,
+      unit: 'ms(max per frame)',
+      target: { op: '<=', value: 50 },
+      verdict: 'PASS',
+    },
+    { name: 'soak.heapSlopeMBPerHour', value: -24.41, unit: 'MB/h', verdict: 'reported' },
+  ];
+  it.each(cases)('reads back what formatResult prints: $name', (line) => {
+    expect(parseResult(formatResult(line))).toEqual(line);
+  });
+
+  it('ignores lines that are not RESULT lines', () => {
+    expect(parseResult('rounds: 1 2 3 cycles/s')).toBeUndefined();
+    expect(parseResult('SKIPPED: bench kube (real): no Go')).toBeUndefined();
+  });
+
+  it.each([
+    ['RESULT soak.runs 234 runs target reported PASS', /without a target ends with "reported" and has no verdict/],
+    ['RESULT soak.runs 234 runs target >= 1 reported', /reported figure has no target/],
+    ['RESULT queue.cycle 12 cycles/s PASS', /needs "target <op> <value>"/],
+    ['RESULT queue.cycle 12 cycles/s target ~ 10 PASS', /"~" is not one of/],
+    ['RESULT queue.cycle fast cycles/s target >= 10 PASS', /"fast" is not a number/],
+    ['RESULT queue.cycle 12 cycles/s target >= 10 OK', /"OK" is not PASS, MISS or reported/],
+    ['RESULT queue.cycle 12', /expected RESULT <name> <value> <unit>/],
+  ])('names what is wrong in a malformed line: %s', (line, why) => {
+    const r = parseResult(line);
+    expect(r).toBeInstanceOf(Error);
+    expect((r as Error).message).toMatch(why);
+    expect((r as Error).message).toMatch(/bench\/report\.ts/);
+  });
+});
