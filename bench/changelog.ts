@@ -3,6 +3,12 @@
  * changes; a client that saw the revision before them asks for its delta.
  * The cost must follow the changes, not the store's size.
  *
+ * Target: p99 <= 1 ms per call. Every open dashboard's stream asks for its
+ * delta each flush (5 ms), so a delta must cost about a microsecond per
+ * change it carries, whatever the size of the log behind it: at 1 ms for
+ * this 1,000-change delta, tens of dashboards on a million entities leave
+ * the server's event loop to its watches.
+ *
  *   node --expose-gc --import tsx bench/changelog.ts   (exact heap figure)
  *   npx tsx bench/changelog.ts                          (heap figure approximate)
  */
@@ -13,6 +19,7 @@ import {
   type ReferentEntity,
   type ReferrerEntity,
 } from '../lib/changelog';
+import { percentile, result } from './report';
 
 const ENTITIES = 1_000_000;
 const SMALL_ENTITIES = 10_000; // the same delta on a small log shows the cost does not follow the store's size
@@ -79,10 +86,6 @@ function referrerAt(i: number): ReferrerEntity {
 function heapUsed(): number {
   globalThis.gc?.();
   return process.memoryUsage().heapUsed;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 /** A log of `entities` entities (45% referents, 45% references, 10% referrers), then CHANGES further changes. */
@@ -153,11 +156,11 @@ function build(entities: number): {
 }
 
 /**
- * Times `run` in ROUNDS rounds of CALLS calls. The figure is the median of the
- * rounds' p99s: a tail that holds in most rounds, so one burst of load from
- * elsewhere on the machine does not decide it. p50 and the overall p99 are shown too.
+ * Times `run` in ROUNDS rounds of CALLS calls. The judged p99 is over every
+ * call of every round: a tail that shows in one round is part of the tail a
+ * client meets. Each round's own p99 is kept to show the spread beside it.
  */
-function measure(run: () => number): { p50: number; p99: number; p99Overall: number; changes: number } {
+function measure(run: () => number): { p50: number; p99: number; roundP99s: number[]; changes: number } {
   let changes = 0;
   for (let i = 0; i < 500; i++) changes = run(); // warm up the JIT
   const all: number[] = [];
@@ -174,8 +177,12 @@ function measure(run: () => number): { p50: number; p99: number; p99Overall: num
     all.push(...times);
   }
   all.sort((a, b) => a - b);
-  roundP99s.sort((a, b) => a - b);
-  return { p50: percentile(all, 50), p99: percentile(roundP99s, 50), p99Overall: percentile(all, 99), changes };
+  return { p50: percentile(all, 50), p99: percentile(all, 99), roundP99s, changes };
+}
+
+/** spread is the rounds' p99s as "min–max over N rounds", printed beside the judged p99. */
+function spread(roundP99s: number[]): string {
+  return `rounds' p99 ${Math.min(...roundP99s).toFixed(4)}–${Math.max(...roundP99s).toFixed(4)} ms over ${roundP99s.length} rounds`;
 }
 
 function deltaSize(log: ChangeLog, rev: number, filter?: ChangeFilter): number {
@@ -208,20 +215,14 @@ console.log(
     (globalThis.gc ? '' : ' [approximate: run with node --expose-gc --import tsx for an exact figure]'),
 );
 console.log(
-  `changesSince(revBefore) after ${CHANGES} changes: ${all.changes} coalesced changes; p50 ${all.p50.toFixed(4)} ms, p99 ${all.p99.toFixed(4)} ms (median of ${ROUNDS} rounds of ${CALLS} calls; p99 over all calls ${all.p99Overall.toFixed(4)} ms)`,
+  `changesSince(revBefore) after ${CHANGES} changes: ${all.changes} coalesced changes; p50 ${all.p50.toFixed(4)} ms, p99 ${all.p99.toFixed(4)} ms over all ${ROUNDS * CALLS} calls (${spread(all.roundP99s)})`,
 );
 console.log(
   `same delta on a ${SMALL_ENTITIES}-entity log: p50 ${onSmall.p50.toFixed(4)} ms, p99 ${onSmall.p99.toFixed(4)} ms (1M/10k p50 ratio ${(all.p50 / onSmall.p50).toFixed(2)})`,
 );
 console.log(
-  `filtered (namespace ${namespace}, referents and references): ${filtered.changes} changes; p50 ${filtered.p50.toFixed(4)} ms, p99 ${filtered.p99.toFixed(4)} ms`,
+  `filtered (namespace ${namespace}, referents and references): ${filtered.changes} changes; p50 ${filtered.p50.toFixed(4)} ms, p99 ${filtered.p99.toFixed(4)} ms over all calls (${spread(filtered.roundP99s)})`,
 );
-console.log(
-  `figures below are p99 latencies of one call: the median of ${ROUNDS} rounds' p99 over ${CALLS} calls each`,
-);
-console.log(
-  `RESULT changelog.changesSince ${all.p99.toFixed(4)} ms target <= ${TARGET_MS} ${all.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`,
-);
-console.log(
-  `RESULT changelog.changesSince.filtered ${filtered.p99.toFixed(4)} ms target <= ${TARGET_MS} ${filtered.p99 <= TARGET_MS ? 'PASS' : 'MISS'}`,
-);
+console.log(`figures below are the p99 latency of one call over all ${ROUNDS} rounds of ${CALLS} calls`);
+result('changelog.changesSince', all.p99, 'ms', '<=', TARGET_MS);
+result('changelog.changesSince.filtered', filtered.p99, 'ms', '<=', TARGET_MS);

@@ -1,8 +1,13 @@
 import { WorkQueue } from '../lib/queue';
+import { result } from './report';
 
 // add / tryGet / done cycles over a 10k key space with a standing backlog, so
 // adds hit both fresh keys and keys already queued (deduplicated). A cycle is
 // one key handed out and marked done.
+//
+// Target: >= 1,000,000 cycles/s, a microsecond a key. One referent event can queue thousands of
+// referrers (a Secret shared by 10,000 Apps), each then one cycle: at 1 µs the queue adds 10 ms to
+// that burst, less than the one request each of their reconciles costs.
 const KEY_SPACE = 10_000;
 const BACKLOG = 1_000;
 const CYCLES = 2_000_000;
@@ -47,4 +52,4 @@ rates.sort((a, b) => a - b);
 const median = Math.round(rates[Math.floor(ROUNDS / 2)] as number);
 
 console.log(`rounds: ${rates.map((r) => Math.round(r)).join(' ')} cycles/s`);
-console.log(`RESULT queue.cycle ${median} cycles/s target >= ${TARGET} ${median >= TARGET ? 'PASS' : 'MISS'}`);
+result('queue.cycle', median, 'cycles/s', '>=', TARGET);
