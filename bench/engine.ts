@@ -4,6 +4,9 @@ import { percentile, result } from './report';
 
 // engine.dispatch: a referent event → every referrer of it added to its controller's queue.
 // Measured synchronously around the source delivering the event (dispatch is synchronous).
+// Targets: the engine between an event and the queue must not show beside the event's own delivery
+// (kube.eventLatency, p99 <= 10 ms): one referrer in <= 50 µs, and the 10,000 referrers of one shared
+// referent in <= 2 ms, a fifth of it.
 async function dispatch(referrers: number, iterations: number): Promise<number> {
   const source = new MemoryInformerSource({ priming: 'sync' });
   const manager = new Manager({ source, statsIntervalMs: 0 });

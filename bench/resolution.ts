@@ -11,6 +11,10 @@ import { report, result } from './report';
 // reconciled by the watch controller and the backoff controller (client-go preset) in the same run.
 // Latency = resolvedAt − the last referent's readyAt. The run is bounded: backoff Apps still
 // unresolved at the timeout count in its percentiles at the time they had waited (censored).
+// Targets: the watch controller resolves an App within 20 ms of its last referent turning Ready at
+// p50 (a watch event and a reconcile on loopback), within 100 ms at p99 (below what a person watching
+// notices), and >= 100 times sooner than client-go's backoff, whose p50 here is seconds: the speedup
+// a controller author adopts refwatch for.
 
 const APPS = 1_000;
 const TIMEOUT_MS = Number(process.env.REFWATCH_BENCH_TIMEOUT_MS ?? 120_000);

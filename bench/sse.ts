@@ -12,6 +12,9 @@
  * least delay). Deltas are in the lean wire format; clients decode each with
  * decodeDelta, as the dashboard does.
  *
+ * Target: p99 <= 100 ms. A change shows on every open dashboard within the tenth of a second under
+ * which people see an update as immediate.
+ *
  *   npx tsx bench/sse.ts
  */
 import { spawn } from 'node:child_process';

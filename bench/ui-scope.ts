@@ -1,6 +1,7 @@
 // npx tsx bench/ui-scope.ts: one namespace of 5,000 nodes drawn with the layered layout, in headless Chromium.
 // As in bench/ui.ts the page code runs unchanged against the production build and only the network is
 // synthetic (page.route). ui.scope.render is the time from the snapshot in hand to the laid-out graph drawn.
+// Target: within 3 s, as the dashboard's first render (bench/ui.ts): before people give up on a page.
 // REFWATCH_UI_SCREENSHOT=path saves what the first view shows.
 import type { Page } from '@playwright/test';
 import type {

@@ -6,6 +6,10 @@ import { FAULT_CASES, runCase, type FaultCase } from './cases';
 // a live workload of REFWATCH_FAULTS_APPS Apps (default 500); see cases.ts for
 // what each case does and docs/reliability.md for the figures.
 //
+// Targets: lost == 0, a correctness figure (an App never resolved, resolved twice, reconciled after
+// its deletion, or a deletion missed), which fails the bench; recoverySeconds <= 30, the cap of
+// client-go's reflector backoff, so refwatch is back no later than a controller-runtime controller.
+//
 // Env:
 //   REFWATCH_FAULTS_APPS   Apps per case, default 500
 //   REFWATCH_FAULTS_CASES  cases to run, default all: gone,apiserverRestart,etcdRestart,throttled,rbac
