@@ -98,6 +98,17 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
+/**
+ * pooledPercentile is the percentile p over every sample of every round,
+ * the figure to judge: a tail that shows in one round is part of the tail a
+ * user meets, where the median of the rounds' own percentiles drops it. Each
+ * round's own percentile is returned for the spread printed beside it.
+ */
+export function pooledPercentile(rounds: number[][], p: number): { pooled: number; perRound: number[] } {
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  return { pooled: percentile(sorted(rounds.flat()), p), perRound: rounds.map((r) => percentile(sorted(r), p)) };
+}
+
 export function gc(): void {
   const g = (globalThis as { gc?: () => void }).gc;
   if (!g) throw new Error('run with node --expose-gc (npm run bench does)');

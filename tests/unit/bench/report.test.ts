@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatResult, parseResult, report, result, type ResultLine } from '@/bench/report';
+import { formatResult, parseResult, pooledPercentile, report, result, type ResultLine } from '@/bench/report';
 
 let printed: string[];
 let exitCode: typeof process.exitCode;
@@ -98,5 +98,24 @@ describe('parseResult', () => {
     expect(r).toBeInstanceOf(Error);
     expect((r as Error).message).toMatch(why);
     expect((r as Error).message).toMatch(/bench\/report\.ts/);
+  });
+});
+
+describe('pooledPercentile', () => {
+  it('judges the p99 of every sample, so one round with a slow tail is not voted away by the others', () => {
+    const steady = Array.from({ length: 100 }, () => 1);
+    const slow = [...Array.from({ length: 90 }, () => 1), ...Array.from({ length: 10 }, () => 50)];
+    const rounds = [steady, slow, steady, steady, steady];
+    const { pooled, perRound } = pooledPercentile(rounds, 99);
+    // 10 slow samples of 500 are 2% of them: the p99 of all samples is slow.
+    expect(pooled).toBe(50);
+    // The rounds' own p99s give the spread; their median (1) is what the changelog bench used to judge.
+    expect(perRound).toEqual([1, 50, 1, 1, 1]);
+  });
+
+  it('leaves the rounds as they were', () => {
+    const rounds = [[3, 1, 2]];
+    pooledPercentile(rounds, 50);
+    expect(rounds).toEqual([[3, 1, 2]]);
   });
 });
