@@ -96,24 +96,20 @@ export async function runBench(dir: string, name: string, env: NodeJS.ProcessEnv
       env,
     },
   );
-  const read = (stream: NodeJS.ReadableStream, to: NodeJS.WritableStream) =>
-    new Promise<void>((resolve) => {
-      const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      lines.on('line', (line) => {
-        to.write(`${line}\n`);
-        const r = parseResult(line);
-        if (r instanceof Error) o.malformed.push(r);
-        else if (r) o.results.push(r);
-        if (line.trimStart().startsWith('SKIPPED:')) o.skipped.push(line.trim());
-      });
-      lines.on('close', resolve);
-    });
+  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    process.stdout.write(`${line}\n`);
+    const r = parseResult(line);
+    if (r instanceof Error) o.malformed.push(r);
+    else if (r) o.results.push(r);
+    if (line.trimStart().startsWith('SKIPPED:')) o.skipped.push(line.trim());
+  });
   const [exit] = await Promise.all([
     new Promise<number | string>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', (code, signal) => resolve(code ?? signal ?? 'an unknown status'));
     }),
-    read(child.stdout!, process.stdout),
+    new Promise((resolve) => lines.on('close', resolve)),
   ]);
   o.exit = exit;
   return o;
