@@ -7,7 +7,7 @@ import {
   type InformerSubscription,
   type WatchTarget,
 } from '../engine/informer-source';
-import { RefwatchError } from '../model';
+import { RefwatchError, type GroupKind } from '../model';
 import type { KubeTransport } from './client';
 import { Discovery } from './discovery';
 import { defaultLogger, type Logger } from './log';
@@ -125,6 +125,15 @@ export class SharedInformerPool implements InformerSource {
    */
   recheckForbidden(): void {
     for (const e of this.entries.values()) e.reflector.recheckForbidden();
+  }
+
+  /** namespaced asks discovery whether the kind is served per namespace; undefined when no resource serves it. */
+  async namespaced(kind: GroupKind): Promise<boolean | undefined> {
+    try {
+      return (await this.discovery.resolve(kind)).namespaced;
+    } catch {
+      return undefined;
+    }
   }
 
   watches(): ReflectorStatus[] {
