@@ -29,24 +29,19 @@ let rt: Runtime | undefined;
 const RBAC = 'rbac.authorization.k8s.io';
 const CLUSTER_SCOPED = ['ClusterRoleBinding', 'ClusterRole', 'StorageClass', 'Namespace', 'PersistentVolume'];
 
-async function grantReadInNamespace(ns: string): Promise<void> {
+async function grantReadInNamespace(
+  ns: string,
+  name = 'team-reader',
+  rule = { apiGroups: [''], resources: ['pods', 'secrets', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims'] },
+): Promise<void> {
   const rbac = `/apis/${RBAC}/v1/namespaces/${ns}`;
   await admin.request('POST', `${rbac}/roles`, {
-    body: {
-      metadata: { name: 'team-reader' },
-      rules: [
-        {
-          apiGroups: [''],
-          resources: ['pods', 'secrets', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims'],
-          verbs: ['get', 'list', 'watch'],
-        },
-      ],
-    },
+    body: { metadata: { name }, rules: [{ ...rule, verbs: ['get', 'list', 'watch'] }] },
   });
   await admin.request('POST', `${rbac}/rolebindings`, {
     body: {
-      metadata: { name: 'team-reader' },
-      roleRef: { apiGroup: RBAC, kind: 'Role', name: 'team-reader' },
+      metadata: { name },
+      roleRef: { apiGroup: RBAC, kind: 'Role', name },
       subjects: [{ apiGroup: RBAC, kind: 'User', name: 'restricted' }],
     },
   });
@@ -187,5 +182,28 @@ describe.runIf(clusterKind === 'real')('a user whose RBAC allows two namespaces,
     expect(crb).toHaveLength(1);
     expect(crb[0]).toMatch(/^ClusterRoleBinding\.rbac\.authorization\.k8s\.io is not watched: .* cluster-wide$/);
     expect(await splitClusterScoped(r)).toEqual([]);
+  });
+
+  it('a grant is picked up when its RoleBinding appears, not at the end of the 403 backoff', async () => {
+    const teamC = await cluster.newNamespace('team-c');
+    await grantReadInNamespace(teamC);
+    // This user may read RoleBindings in team-c: refwatch sees the grant happen.
+    await grantReadInNamespace(teamC, 'rbac-reader', { apiGroups: [RBAC], resources: ['rolebindings'] });
+    const r = await start([teamC]);
+    const ingress = () => r.pool.watches().find((w) => w.target.kind === 'Ingress' && w.target.namespace === teamC);
+    // Wait for the third 403: its retry is about 4 s away.
+    await expect
+      .poll(
+        () => {
+          const e = ingress()?.lastError;
+          return e?.retryAt !== undefined && e.retryAt - e.at >= 4_000;
+        },
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(true);
+    const retryAt = ingress()!.lastError!.retryAt!;
+    await grantReadInNamespace(teamC, 'ingress-reader', { apiGroups: ['networking.k8s.io'], resources: ['ingresses'] });
+    await expect.poll(() => ingress()?.primed, { timeout: 10_000, interval: 50 }).toBe(true);
+    expect(Date.now()).toBeLessThan(retryAt);
   });
 });
