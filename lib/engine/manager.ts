@@ -363,8 +363,18 @@ export class Manager {
 
   /** warm subscribes to a controller's own kind, so its cache is primed before this replica leads. */
   private warm(target: WatchTarget | undefined): void {
-    if (target)
-      for (const t of targetsIn(target, this.ctx.namespaces)) this.standbyCaches.push(this.source.acquire(t, () => {}));
+    if (!target) return;
+    const namespaces = this.ctx.namespaces;
+    const acquire = (targets: WatchTarget[]) => {
+      if (this.stopping) return;
+      for (const t of targets) this.standbyCaches.push(this.source.acquire(t, () => {}));
+    };
+    if (!namespaces || target.namespace || !this.source.namespaced) return acquire(targetsIn(target, namespaces));
+    // A cluster-scoped kind is warmed once, cluster-wide, as its controller will watch it.
+    void this.source.namespaced(target).then(
+      (namespaced) => acquire(namespaced === false ? [target] : targetsIn(target, namespaces)),
+      () => acquire(targetsIn(target, namespaces)),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource, type ScopeFallback } from '@/lib/engine';
 import { app, appKey, APP_KIND, database, dbKey } from './fixtures';
+import { LockServer, MemoryLock } from './leader-election-lock';
 
 const APP = 'App.demo.refwatch.dev';
 const DB = 'Database.demo.refwatch.dev';
@@ -128,5 +129,43 @@ describe('a controller whose own kind may not be listed in all namespaces', () =
       () =>
         new Manager({ source: new MemoryInformerSource(), fallbackNamespaces: [{ namespace: 'team-a', from: '' }] }),
     ).toThrow(/fallbackNamespaces\[0\]\.from must say where team-a came from/);
+  });
+
+  it('a standby warms a cluster-scoped kind once, cluster-wide, under namespaces', async () => {
+    const source = new MemoryInformerSource({ clusterScoped: [CRB] });
+    const server = new LockServer();
+    const leader = new Manager({
+      source: new MemoryInformerSource(),
+      statsIntervalMs: 0,
+      leaderElection: {
+        lock: new MemoryLock(server),
+        identity: 'a',
+        leaseDuration: 60_000,
+        renewDeadline: 40_000,
+        retryPeriod: 50,
+      },
+    });
+    managers.push(leader);
+    leader.start();
+    await vi.waitFor(() => expect(leader.leadership()?.isLeader).toBe(true));
+    const standby = new Manager({
+      source,
+      statsIntervalMs: 0,
+      namespaces: ['team-a', 'team-b'],
+      leaderElection: {
+        lock: new MemoryLock(server),
+        identity: 'b',
+        leaseDuration: 60_000,
+        renewDeadline: 40_000,
+        retryPeriod: 50,
+      },
+    });
+    managers.push(standby);
+    standby.addController({ name: 'crbs', for: CRB_KIND, reconcile: () => {} });
+    standby.start();
+    await vi.waitFor(() => expect(source.openedTargets.length).toBeGreaterThan(0));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(standby.leadership()?.isLeader).toBe(false);
+    expect(source.openedTargets).toEqual([`${CRB}|*|`]);
   });
 });
