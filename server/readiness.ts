@@ -10,6 +10,11 @@ import { kindKey } from '../lib/model';
  * the last known state, which is what a person needs during an API server
  * outage, and every replica shares that outage, so taking them out of the
  * Service's endpoints would only turn stale data into connection errors.
+ *
+ * A kind the user may not read (403, with the RBAC rule it lacks) is an
+ * answer too, like a kind the cluster does not serve: it makes the server
+ * `degraded`, never not ready, since no wait would change it. Its references
+ * are reported Forbidden, with the rule to grant.
  */
 export interface Readiness {
   ready: boolean;
@@ -26,9 +31,11 @@ export interface ReadinessInput {
   everReachable: boolean;
   watches: ReflectorStatus[];
   now: number;
+  /** Kinds watched per namespace because listing them in all namespaces is Forbidden (Manager.scopeFallbacks). */
+  scopeFallbacks?: readonly string[];
 }
 
-export function judgeReadiness({ cluster, everReachable, watches, now }: ReadinessInput): Readiness {
+export function judgeReadiness({ cluster, everReachable, watches, now, scopeFallbacks }: ReadinessInput): Readiness {
   const reasons: string[] = [];
   const warnings: string[] = [];
   const unreachable = cluster.message ?? `cluster ${cluster.server} is not reachable`;
@@ -39,8 +46,11 @@ export function judgeReadiness({ cluster, everReachable, watches, now }: Readine
   for (const w of watches) {
     const kind = kindKey(w.target) + (w.target.namespace ? ` in ${w.target.namespace}` : '');
     // A kind the cluster does not serve is an answer, not a wait: its references are reported stuck as KindUnknown.
-    if (!w.primed && w.lastError?.reason !== 'KindUnknown')
-      reasons.push(`${kind} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
+    if (!w.primed && w.lastError?.reason === 'KindUnknown') continue;
+    // So is a 403 naming the missing rule; a 401 (credentials rejected, no rule) still blocks.
+    if (!w.primed && w.lastError?.reason === 'Forbidden' && w.lastError.missingRule)
+      warnings.push(`${kind} is not watched: ${w.lastError.message}`);
+    else if (!w.primed) reasons.push(`${kind} cache is not primed yet${w.lastError ? `: ${w.lastError.message}` : ''}`);
     else if (w.primed && w.lastError) {
       const since = w.failingSince ?? w.lastError.at;
       warnings.push(
@@ -48,6 +58,7 @@ export function judgeReadiness({ cluster, everReachable, watches, now }: Readine
       );
     }
   }
+  warnings.push(...(scopeFallbacks ?? []));
   const ready = reasons.length === 0;
   return { ready, status: !ready ? 'not ready' : warnings.length > 0 ? 'degraded' : 'ready', reasons, warnings };
 }

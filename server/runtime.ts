@@ -1,6 +1,6 @@
 import 'server-only';
 import { ChangeLog, type ChangeLogOptions, type ClusterInfo } from '../lib/changelog';
-import { Manager } from '../lib/engine';
+import { Manager, type FallbackNamespace } from '../lib/engine';
 import { SharedInformerPool, createLogger, type Logger } from '../lib/kube';
 import { parseConfig, type Config } from './config';
 import { connectCluster, probeCluster, type ClusterConnection } from './cluster';
@@ -99,6 +99,27 @@ export interface RuntimeOptions {
   compactIntervalMs?: number;
 }
 
+/**
+ * fallbackNamespaces is where a kind whose cluster-wide list is Forbidden is
+ * watched instead, as kubectl falls back: the kubeconfig context's namespace
+ * (in a Pod, its own), or "default" when the context names none, plus
+ * --namespaces. The embedded cluster has no RBAC to fall back from.
+ */
+export function fallbackNamespaces(
+  connection: Pick<ClusterConnection, 'client' | 'embedded'>,
+  config: Pick<Config, 'namespaces' | 'cluster'>,
+): FallbackNamespace[] {
+  if (connection.embedded) return [];
+  const contextNamespace = connection.client.describe().namespace;
+  const from = config.cluster.mode === 'in-cluster' ? "the Pod's namespace" : 'the context';
+  return [
+    contextNamespace
+      ? { namespace: contextNamespace, from }
+      : { namespace: 'default', from: "kubectl's default: the context names no namespace" },
+    ...(config.namespaces ?? []).map((namespace) => ({ namespace, from: '--namespaces' })),
+  ];
+}
+
 export async function startRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const connection = await connectCluster(config);
   const changelog = new ChangeLog(opts.changelog);
@@ -110,17 +131,20 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
   const observer = await observeWithRules(config);
+  let onScopeFallback = () => {};
   const manager = new Manager({
     source: pool,
     changelog,
     grace: config.graceMs,
     logger,
     ...(config.namespaces ? { namespaces: config.namespaces } : {}),
+    fallbackNamespaces: fallbackNamespaces(connection, config),
     readiness: (kind) => observer.readiness(kind),
     queueMetrics: (controller) => metrics.queueMetrics(controller),
     hooks: {
       onResolved: (controller, _key, latencyMs) => metrics.observeResolution(controller, latencyMs),
       onReconcileError: (controller) => metrics.reconcileErrors.inc({ controller }),
+      onScopeFallback: () => onScopeFallback(),
     },
   });
   observer.attach(manager);
@@ -163,6 +187,14 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   let info = connection.info;
   let everReachable = info.reachable;
   const listeners = new Set<(info: ClusterInfo) => void>();
+  const scopeFallbacks = () => manager.scopeFallbacks().map((f) => f.message);
+  const current = (): ClusterInfo => {
+    const fallbacks = scopeFallbacks();
+    return fallbacks.length > 0 ? { ...info, scopeFallbacks: fallbacks } : info;
+  };
+  onScopeFallback = () => {
+    for (const l of listeners) l(current());
+  };
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const probe = async () => {
@@ -171,7 +203,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     const changed = next.reachable !== info.reachable || next.version !== info.version || next.message !== info.message;
     info = next;
     everReachable ||= info.reachable;
-    if (changed) for (const l of listeners) l(info);
+    if (changed) for (const l of listeners) l(current());
     timer = setTimeout(() => void probe(), PROBE_INTERVAL_MS);
   };
   await probe();
@@ -195,12 +227,19 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
-    cluster: () => info,
+    cluster: current,
     onCluster(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    readiness: () => judgeReadiness({ cluster: info, everReachable, watches: pool.watches(), now: Date.now() }),
+    readiness: () =>
+      judgeReadiness({
+        cluster: info,
+        everReachable,
+        watches: pool.watches(),
+        now: Date.now(),
+        scopeFallbacks: scopeFallbacks(),
+      }),
     dispose() {
       disposing ??= (async () => {
         abort.abort();

@@ -44,6 +44,20 @@ export const ClusterPanel = memo(function ClusterPanel({
         </dd>
         <dt>Version</dt>
         <dd className="mono">{cluster.version ?? 'unknown'}</dd>
+        {cluster.scopeFallbacks && cluster.scopeFallbacks.length > 0 ? (
+          <>
+            <dt>Scope</dt>
+            <dd>
+              <ul className={styles.scopeFallbacks} aria-label="Kinds watched in fewer namespaces than asked">
+                {cluster.scopeFallbacks.map((m) => (
+                  <li key={m} className={styles.errorText}>
+                    {m}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        ) : null}
       </dl>
 
       <h3 className={styles.subhead}>Shared watches</h3>

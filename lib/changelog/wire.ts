@@ -19,6 +19,12 @@ export interface ClusterInfo {
   reachable: boolean;
   version?: string; // the API server's gitVersion
   message?: string;
+  /**
+   * Kinds watched in fewer places than asked, because listing them in all
+   * namespaces is Forbidden: "Pod: cluster-wide list forbidden; watching
+   * namespace team-a (from the context)".
+   */
+  scopeFallbacks?: string[];
 }
 
 /** A stuck referrer: unresolved for longer than the threshold. */

@@ -1,5 +1,6 @@
 import {
   keyOf,
+  kindKey,
   kindOfKey,
   namespaceOfKey,
   RefwatchError,
@@ -60,7 +61,10 @@ export interface ControllerOptions {
   /**
    * The referrers' own kind: each change of such an object queues it; workers
    * start once it is primed. Under the Manager's `namespaces` it is watched in
-   * each of those namespaces, unless it names its own.
+   * each of those namespaces, unless it names its own or is cluster-scoped.
+   * When listing it in all namespaces is Forbidden, it is watched in the
+   * Manager's fallbackNamespaces instead, as kubectl falls back to its
+   * context's namespace.
    */
   for?: WatchTarget;
   /**
@@ -111,6 +115,8 @@ export class Controller {
   /** The keys being reconciled now, each marked when forgotten meanwhile. */
   private readonly inFlight = new Map<ObjectKey, { forgotten: boolean }>();
   private readonly abort = new AbortController();
+  /** Cluster-wide subscriptions of the own kind already answered with a fallback. */
+  private readonly fallingBack = new WeakSet<InformerSubscription>();
   private started = false;
   private stopping: Promise<void> | undefined;
 
@@ -140,34 +146,86 @@ export class Controller {
   start(): void {
     if (this.started) return;
     this.started = true;
-    if (!this.opts.for) {
+    const target = this.opts.for;
+    if (!target) {
       this.startWorkers();
       return;
     }
-    const primed = () => this.primaries.every((p) => p.isPrimed());
-    for (const target of targetsIn(this.opts.for, this.engine.namespaces)) {
-      const sub = this.engine.source.acquire(target, (event) => {
-        switch (event.type) {
-          case 'updated':
-            if (this.generationOnly && event.object.metadata.generation === event.old.metadata.generation) return;
-            this.queue.add(event.key);
-            return;
-          case 'added':
-          case 'deleted':
-            this.queue.add(event.key);
-            return;
-          case 'primed':
-            // No reconcile runs before the referrers' own caches are all primed.
-            if (primed()) this.startWorkers();
-            return;
-          default:
-            return;
-        }
-      });
-      this.primaries.push(sub);
-      this.primaryNamespaces.push(target.namespace);
+    const source = this.engine.source;
+    if (this.engine.namespaces && !target.namespace && source.namespaced) {
+      // A cluster-scoped kind has one collection: split by namespace it would be watched once per namespace.
+      void source.namespaced(target).then(
+        (namespaced) => this.watchOwn(namespaced === false ? [target] : targetsIn(target, this.engine.namespaces)),
+        () => this.watchOwn(targetsIn(target, this.engine.namespaces)),
+      );
+      return;
     }
-    if (primed()) this.startWorkers();
+    this.watchOwn(targetsIn(target, this.engine.namespaces));
+  }
+
+  private primed(): boolean {
+    return this.primaries.every((p) => p.isPrimed());
+  }
+
+  /** watchOwn subscribes to the controller's own kind in each target; workers start once all are primed. */
+  private watchOwn(targets: WatchTarget[]): void {
+    if (this.abort.signal.aborted) return;
+    for (const target of targets) this.acquireOwn(target);
+    if (this.primed()) this.startWorkers();
+  }
+
+  private acquireOwn(target: WatchTarget): void {
+    const sub: InformerSubscription = this.engine.source.acquire(target, (event) => {
+      switch (event.type) {
+        case 'updated':
+          if (this.generationOnly && event.object.metadata.generation === event.old.metadata.generation) return;
+          this.queue.add(event.key);
+          return;
+        case 'added':
+        case 'deleted':
+          this.queue.add(event.key);
+          return;
+        case 'primed':
+          // No reconcile runs before the referrers' own caches are all primed.
+          if (this.primed()) this.startWorkers();
+          return;
+        case 'error':
+          if (
+            event.error.reason === 'Forbidden' &&
+            target.namespace === undefined &&
+            event.error.missingRule &&
+            event.error.missingRule.namespace === undefined
+          )
+            void this.fallBack(sub, target);
+          return;
+        default:
+          return;
+      }
+    });
+    this.primaries.push(sub);
+    this.primaryNamespaces.push(target.namespace);
+  }
+
+  /**
+   * fallBack answers a Forbidden cluster-wide list of the controller's own
+   * kind as kubectl does: it watches the kind in the Manager's fallback
+   * namespaces instead, and says so. A cluster-scoped kind has nowhere to
+   * fall back to: it stays forbidden, retried on its backoff.
+   */
+  private async fallBack(sub: InformerSubscription, target: WatchTarget): Promise<void> {
+    const fallback = this.engine.fallbackNamespaces;
+    if (!fallback || fallback.length === 0 || this.fallingBack.has(sub)) return;
+    this.fallingBack.add(sub);
+    const namespaced = this.engine.source.namespaced
+      ? await this.engine.source.namespaced(target).catch(() => undefined)
+      : undefined;
+    const i = this.primaries.indexOf(sub);
+    if (namespaced === false || i < 0 || this.abort.signal.aborted) return;
+    this.primaries.splice(i, 1);
+    this.primaryNamespaces.splice(i, 1);
+    void sub.release();
+    this.engine.scopeFallback(kindKey(target), fallback);
+    this.watchOwn(fallback.map((f) => ({ ...target, namespace: f.namespace })));
   }
 
   /** namespaceFieldOf is the controller's namespaceFieldOf option: undefined when it has none or does not know. */

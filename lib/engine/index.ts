@@ -7,6 +7,7 @@ export * from './engine-context';
 export * from './reference-controllers';
 export * from './observer';
 export * from './wake';
+export * from './scope-fallback';
 export * from './manager';
 export * from './memory-source';
 export * from './clock';

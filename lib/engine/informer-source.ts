@@ -135,6 +135,13 @@ export interface InformerSource {
   acquire(target: WatchTarget, handler: InformerHandler, opts?: AcquireOptions): InformerSubscription;
   /** Every watch the source currently runs. */
   watches(): WatchStatus[];
+  /**
+   * namespaced says whether the server serves the kind per namespace: false
+   * for a cluster-scoped kind, which is never split into one watch per
+   * namespace; undefined when the source cannot tell (the kind is unknown).
+   * A source without it has every kind split when asked.
+   */
+  namespaced?(kind: GroupKind): Promise<boolean | undefined>;
   /** stop releases every watch; awaited. */
   stop(): Promise<void>;
 }

@@ -20,6 +20,7 @@ import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock'
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
 import { Observers, type ObserverOptions } from './observer';
 import { ReferenceControllers } from './reference-controllers';
+import { fallbackMessage, type FallbackNamespace, type ScopeFallback } from './scope-fallback';
 import { WakeFilters } from './wake';
 
 export interface ManagerOptions {
@@ -57,6 +58,16 @@ export interface ManagerOptions {
    * are watched as before.
    */
   namespaces?: readonly string[];
+  /**
+   * Where to watch a controller's own kind when listing it in all namespaces
+   * is Forbidden, as kubectl falls back to its context's namespace: give the
+   * kubeconfig context's namespace (from "the context"), plus `namespaces`
+   * when set. Each fallback is logged, recorded as a WatchError event and
+   * listed by scopeFallbacks(). Undefined or empty: no fallback; the kind
+   * stays Forbidden. A referent kind falls back to the namespaces its
+   * referents live in whatever this says.
+   */
+  fallbackNamespaces?: readonly FallbackNamespace[];
 }
 
 /**
@@ -118,6 +129,7 @@ export class Manager {
   private readonly standbyCaches: InformerSubscription[] = [];
   private readonly ownKinds = new Map<string, WatchTarget | undefined>();
   private readonly logger: Logger;
+  private readonly fallbacks = new Map<string, ScopeFallback>();
 
   constructor(opts: ManagerOptions) {
     this.source = opts.source;
@@ -128,6 +140,10 @@ export class Manager {
     const readiness = opts.readiness ?? (() => undefined);
     const readinessOf = (kind: string) => readiness(kind) ?? defaultReadiness;
     const namespaces = opts.namespaces === undefined ? undefined : validNamespaces(opts.namespaces);
+    const fallbackNamespaces =
+      opts.fallbackNamespaces === undefined ? undefined : validFallbackNamespaces(opts.fallbackNamespaces);
+    const scopeFallback = (kind: string, fallback: readonly FallbackNamespace[] | undefined) =>
+      this.scopeFallback(kind, fallback);
     const enqueue = (controller: string, referrer: ObjectKey) => this.enqueueReferrer(controller, referrer);
     // Read lazily: the reference controllers are built below with this filter.
     const wake = new WakeFilters(
@@ -155,6 +171,7 @@ export class Manager {
       namespaces,
       observers: this.observers,
       wake,
+      onScopeFallback: (kind) => scopeFallback(kind, undefined),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -167,6 +184,8 @@ export class Manager {
       hooks: opts.hooks ?? {},
       queueMetrics: opts.queueMetrics,
       namespaces,
+      ...(fallbackNamespaces ? { fallbackNamespaces } : {}),
+      scopeFallback,
       event: (e) => this.event(e),
     };
     if (opts.leaderElection) this.elector = this.leaderElector(opts.leaderElection);
@@ -233,6 +252,23 @@ export class Manager {
         },
       },
     });
+  }
+
+  /** scopeFallbacks lists the kinds watched per namespace because listing them in all namespaces is Forbidden. */
+  scopeFallbacks(): ScopeFallback[] {
+    return [...this.fallbacks.values()];
+  }
+
+  /** scopeFallback records, logs and reports one kind's fallback, once per kind and wording. */
+  private scopeFallback(kind: string, namespaces: readonly FallbackNamespace[] | undefined): void {
+    const message = fallbackMessage(kind, namespaces);
+    if (this.fallbacks.get(kind)?.message === message) return;
+    const fallback: ScopeFallback = { kind, message, at: this.clock.now() };
+    if (namespaces) fallback.namespaces = namespaces;
+    this.fallbacks.set(kind, fallback);
+    this.logger.warn(message, { event: 'scope_fallback', kind });
+    this.event({ type: 'WatchError', kind, message });
+    this.ctx.hooks.onScopeFallback?.(fallback);
   }
 
   /** leadership says whether this manager leads; undefined without leader election. */
@@ -327,8 +363,18 @@ export class Manager {
 
   /** warm subscribes to a controller's own kind, so its cache is primed before this replica leads. */
   private warm(target: WatchTarget | undefined): void {
-    if (target)
-      for (const t of targetsIn(target, this.ctx.namespaces)) this.standbyCaches.push(this.source.acquire(t, () => {}));
+    if (!target) return;
+    const namespaces = this.ctx.namespaces;
+    const acquire = (targets: WatchTarget[]) => {
+      if (this.stopping) return;
+      for (const t of targets) this.standbyCaches.push(this.source.acquire(t, () => {}));
+    };
+    if (!namespaces || target.namespace || !this.source.namespaced) return acquire(targetsIn(target, namespaces));
+    // A cluster-scoped kind is warmed once, cluster-wide, as its controller will watch it.
+    void this.source.namespaced(target).then(
+      (namespaced) => acquire(namespaced === false ? [target] : targetsIn(target, namespaces)),
+      () => acquire(targetsIn(target, namespaces)),
+    );
   }
 
   /**
@@ -454,6 +500,29 @@ function validNamespaces(namespaces: readonly string[]): readonly string[] {
     if (!v.ok) throw v.error;
   });
   return [...new Set(namespaces)];
+}
+
+/** validFallbackNamespaces checks the `fallbackNamespaces` option: valid names, each once, the first source kept. */
+function validFallbackNamespaces(fallback: readonly FallbackNamespace[]): readonly FallbackNamespace[] {
+  if (!Array.isArray(fallback)) {
+    throw new RefwatchError('InvalidNamespaces', 'fallbackNamespaces must be a list of {namespace, from}', {
+      field: 'fallbackNamespaces',
+    });
+  }
+  const seen = new Map<string, FallbackNamespace>();
+  fallback.forEach((f, i) => {
+    const v = validateNamespace(String(f?.namespace), `fallbackNamespaces[${i}].namespace`);
+    if (!v.ok) throw v.error;
+    if (typeof f.from !== 'string' || f.from === '') {
+      throw new RefwatchError(
+        'InvalidNamespaces',
+        `fallbackNamespaces[${i}].from must say where ${f.namespace} came from, e.g. "the context"`,
+        { field: `fallbackNamespaces[${i}].from` },
+      );
+    }
+    if (!seen.has(f.namespace)) seen.set(f.namespace, { namespace: f.namespace, from: f.from });
+  });
+  return [...seen.values()];
 }
 
 function shallowEqual(a: object, b: object): boolean {

@@ -1,4 +1,12 @@
-import { deepFreeze, keyOf, kindKey, type CachedObject, type KubeObject, type ObjectKey } from '../model';
+import {
+  deepFreeze,
+  keyOf,
+  kindKey,
+  type CachedObject,
+  type GroupKind,
+  type KubeObject,
+  type ObjectKey,
+} from '../model';
 import {
   watchTargetKey,
   type InformerEvent,
@@ -17,6 +25,12 @@ export interface MemoryInformerSourceOptions {
    * current task, or 'manual' when the test calls prime().
    */
   priming?: 'sync' | 'microtask' | 'manual';
+  /**
+   * Scopes as discovery would tell them: the kinds (`Kind.group`) listed here
+   * are cluster-scoped, every other kind is namespaced, and the source
+   * answers namespaced(). Undefined: the source cannot tell scopes.
+   */
+  clusterScoped?: readonly string[];
 }
 
 class MemoryInformer {
@@ -86,8 +100,14 @@ export class MemoryInformerSource implements InformerSource {
   /** Forbidden scopes: `Kind.group` (listing all namespaces) or `Kind.group/namespace`. */
   private readonly forbidden = new Set<string>();
 
+  readonly namespaced?: (kind: GroupKind) => Promise<boolean | undefined>;
+
   constructor(opts: MemoryInformerSourceOptions = {}) {
     this.priming = opts.priming ?? 'microtask';
+    if (opts.clusterScoped) {
+      const cluster = new Set(opts.clusterScoped);
+      this.namespaced = (kind) => Promise.resolve(!cluster.has(kindKey(kind)));
+    }
   }
 
   acquire(target: WatchTarget, handler: InformerHandler): InformerSubscription {

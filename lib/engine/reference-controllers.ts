@@ -35,6 +35,8 @@ export interface ReferenceControllersDeps {
   observers?: Observers;
   /** The referrers that asked to be woken by less than every change (wakeOn). */
   wake?: WakeFilters;
+  /** Told when a kind's cluster-wide list is Forbidden and it is watched in each namespace of its referents instead. */
+  onScopeFallback?: (kind: string) => void;
 }
 
 /** ReferenceScope is what one reference controller watches: a kind, in all namespaces or in one. */
@@ -325,6 +327,7 @@ export class ReferenceControllers {
       `listing ${rc.kind} in all namespaces is forbidden: watching each namespace its referents live in instead`,
     );
     for (const referent of this.deps.registry.referentsOfKind(rc.kind)) this.trackNamespaced(referent);
+    this.deps.onScopeFallback?.(rc.kind);
   }
 
   private referenceCount(rc: ReferenceController): number {

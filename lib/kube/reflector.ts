@@ -38,9 +38,11 @@ export interface ReflectorOptions {
   backoff?: BackoffOptions;
   /**
    * Longest retry delay after 401/403. Retries start at 1 s (or this, if
-   * shorter) and double up to it, as client-go's do: a role restored soon
-   * after it was removed is picked up within seconds, one missing for hours
-   * costs a request per this delay. Default 30 s.
+   * shorter) and double up to it: a role restored soon after it was removed
+   * is picked up within seconds, while a user who may never read the kind
+   * costs one request per this delay instead of one every few seconds.
+   * recheckForbidden retries at once, for when RBAC is known to have changed.
+   * Default 5 minutes.
    */
   forbiddenRetryMs?: number;
   /** Retry delay after 400/422 (a bad selector does not heal itself). Default 30 s. */
@@ -112,13 +114,15 @@ class Inactive extends Error {
 }
 
 const END_BOOKMARK = 'k8s.io/initial-events-end';
+/** A user who may not read a kind usually never will: one retry per 5 minutes, unless RBAC is seen to change. */
+export const FORBIDDEN_RETRY_MAX_MS = 300_000;
 
 /**
  * Reflector keeps one Store in step with one WatchTarget on the API server:
  * it syncs a full snapshot (a WatchList stream, or a paginated list), then
  * watches from the snapshot's resourceVersion for as long as it runs. It
  * retries every failure for ever: 410 by syncing again, 429/5xx/network with
- * backoff, 401/403 from 1 s up to forbiddenRetryMs. Each failure and recovery reaches onEvent as an
+ * backoff, 401/403 from 1 s up to forbiddenRetryMs (or at once on recheckForbidden). Each failure and recovery reaches onEvent as an
  * `error` / `recovered` event; the store keeps its last known state meanwhile.
  */
 export class Reflector {
@@ -129,6 +133,8 @@ export class Reflector {
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
   private readonly forbiddenBackoff: Backoff;
+  /** Ends the wait before retrying a 401/403 early: set only while that wait runs. */
+  private forbiddenWake: (() => void) | undefined;
   private readonly random: () => number;
   private done: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -165,7 +171,7 @@ export class Reflector {
     this.syncMode = opts.watchList === false ? 'ListWatch' : 'WatchList';
     this.random = opts.random ?? Math.random;
     this.backoff = new Backoff({ random: this.random, ...opts.backoff });
-    const forbiddenMaxMs = opts.forbiddenRetryMs ?? 30_000;
+    const forbiddenMaxMs = opts.forbiddenRetryMs ?? FORBIDDEN_RETRY_MAX_MS;
     this.forbiddenBackoff = new Backoff({
       random: this.random,
       initialMs: Math.min(1_000, forbiddenMaxMs),
@@ -213,6 +219,15 @@ export class Reflector {
     if (this.failingSince !== undefined) s.failingSince = this.failingSince;
     if (this.lastError) s.lastError = { ...this.lastError };
     return s;
+  }
+
+  /**
+   * recheckForbidden retries a watch waiting after 401/403 now instead of at
+   * the end of its backoff: the caller saw the user's RBAC change. It does
+   * nothing to a watch that is not waiting on a 403.
+   */
+  recheckForbidden(): void {
+    this.forbiddenWake?.();
   }
 
   /** The error the reflector is retrying after, if it is failing now. */
@@ -499,7 +514,25 @@ export class Reflector {
     this.lastError = werr;
     this.phase = 'Backoff';
     this.emit({ type: 'error', error: werr });
-    await sleep(delay, this.abort.signal);
+    if (werr.reason === 'Forbidden') await this.forbiddenWait(delay);
+    else await sleep(delay, this.abort.signal);
+  }
+
+  /** forbiddenWait sleeps through a 401/403's delay, ended early by recheckForbidden or by stop. */
+  private async forbiddenWait(delay: number): Promise<void> {
+    const early = new AbortController();
+    const onStop = () => early.abort();
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    this.forbiddenWake = () => early.abort();
+    try {
+      await sleep(delay, early.signal);
+    } catch (e) {
+      if (!isAbortError(e) || this.abort.signal.aborted) throw e;
+    } finally {
+      this.forbiddenWake = undefined;
+      this.abort.signal.removeEventListener('abort', onStop);
+    }
+    if (this.abort.signal.aborted) throw new DOMException('The operation was aborted', 'AbortError');
   }
 
   private toWatchError(e: unknown): WatchError {

@@ -7,7 +7,7 @@ import {
   type InformerSubscription,
   type WatchTarget,
 } from '../engine/informer-source';
-import { RefwatchError } from '../model';
+import { RefwatchError, type GroupKind } from '../model';
 import type { KubeTransport } from './client';
 import { Discovery } from './discovery';
 import { defaultLogger, type Logger } from './log';
@@ -77,6 +77,8 @@ export class SharedInformerPool implements InformerSource {
   private readonly logger: Logger;
   /** Counts of watch restarts and relists, for metrics; its log lines go to the pool's logger. */
   readonly telemetry: WatchTelemetry;
+  /** The RoleBinding watch of each namespace a forbidden watch made the pool keep an eye on. */
+  private readonly rbacWatches = new Map<string, InformerSubscription>();
 
   constructor(opts: SharedInformerPoolOptions) {
     this.opts = opts;
@@ -115,6 +117,25 @@ export class SharedInformerPool implements InformerSource {
     };
   }
 
+  /**
+   * recheckForbidden retries at once every watch that waits after a 401/403,
+   * instead of at the end of its backoff (up to 5 minutes): call it when the
+   * user's RBAC changed. The pool calls it itself when a RoleBinding changes
+   * in a namespace it watches.
+   */
+  recheckForbidden(): void {
+    for (const e of this.entries.values()) e.reflector.recheckForbidden();
+  }
+
+  /** namespaced asks discovery whether the kind is served per namespace; undefined when no resource serves it. */
+  async namespaced(kind: GroupKind): Promise<boolean | undefined> {
+    try {
+      return (await this.discovery.resolve(kind)).namespaced;
+    } catch {
+      return undefined;
+    }
+  }
+
   watches(): ReflectorStatus[] {
     return [...this.entries.values()].map((e) => this.statusOf(e));
   }
@@ -126,6 +147,7 @@ export class SharedInformerPool implements InformerSource {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.rbacWatches.clear();
     const all = [...this.entries.values()];
     this.entries.clear();
     for (const e of all) for (const s of e.subs) s.released = true;
@@ -196,6 +218,41 @@ export class SharedInformerPool implements InformerSource {
         s.primedSent = true;
       }
       this.deliver(entry, s, ev);
+    }
+    // After delivery: a subscriber may have answered the 403 with watches of its own namespaces.
+    if (ev.type === 'error' && ev.error.reason === 'Forbidden') this.watchRoleBindings();
+  }
+
+  /**
+   * watchRoleBindings watches RoleBindings, metadata only, in each namespace
+   * the pool watches, once some watch is Forbidden: a RoleBinding added,
+   * changed or removed there may be the grant that watch waits for, so the
+   * forbidden watches are retried at once rather than at the end of their
+   * backoff. Where the user may not read RoleBindings, that watch backs off
+   * like any forbidden one and only the backoff is left.
+   */
+  private watchRoleBindings(): void {
+    const namespaces = new Set<string>();
+    for (const e of this.entries.values())
+      if (e.reflector.target.namespace) namespaces.add(e.reflector.target.namespace);
+    for (const namespace of namespaces) {
+      if (this.rbacWatches.has(namespace) || this.stopped) continue;
+      let primed = false;
+      const sub = this.acquire(
+        { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', namespace },
+        (ev) => {
+          if (ev.type === 'primed') primed = true;
+          else if (primed && (ev.type === 'added' || ev.type === 'updated' || ev.type === 'deleted')) {
+            this.logger.info(`RoleBinding ${ev.key} changed: retrying the forbidden watches now`, {
+              event: 'rbac_changed',
+              object: ev.key,
+            });
+            this.recheckForbidden();
+          }
+        },
+        { metadataOnly: true },
+      );
+      this.rbacWatches.set(namespace, sub);
     }
   }
 

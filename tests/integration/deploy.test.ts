@@ -507,7 +507,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     await expectEveryWatchPrimed('refwatch', 'refwatch', ['core']);
   }, 180_000);
 
-  it('a pack the ClusterRole was not generated for shows as Forbidden, and refwatch is not ready', async () => {
+  it('a pack the ClusterRole was not generated for shows as Forbidden, and refwatch is ready but degraded, naming the rules', async () => {
     // The kustomize base (applied by the test above) grants the core pack only: with gateway on too, its kinds must be refused, visibly.
     const server = await startInCluster('refwatch', 'refwatch', 'core,gateway');
     try {
@@ -525,7 +525,55 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
         if (refused.length < gatewayKinds.length) await new Promise((r) => setTimeout(r, 500));
       }
       expect(refused).toEqual(gatewayKinds);
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+      // A kind the ServiceAccount may not read is an answer, not a wait: ready, degraded, with the rule to grant.
+      const ready = await waitReady(server.url);
+      expect(ready.status, ready.body).toBe(200);
+      const body = JSON.parse(ready.body) as { status: string; warnings: string[] };
+      expect(body.status).toBe('degraded');
+      for (const kind of gatewayKinds)
+        expect(body.warnings.some((w) => w.startsWith(`${kind} `) && w.includes('grant the rule'))).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+
+  it('a Deployment with namespaced RBAC (a Role in its own namespace, no ClusterRole) becomes Ready', async () => {
+    const ns = await cluster.newNamespace('refwatch-role');
+    const rbac = 'rbac.authorization.k8s.io';
+    apply([
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'refwatch', namespace: ns } },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'Role',
+        metadata: { name: 'refwatch-read', namespace: ns },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['pods', 'secrets', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims'],
+            verbs: ['get', 'list', 'watch'],
+          },
+        ],
+      },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'RoleBinding',
+        metadata: { name: 'refwatch-read', namespace: ns },
+        roleRef: { apiGroup: rbac, kind: 'Role', name: 'refwatch-read' },
+        subjects: [{ kind: 'ServiceAccount', name: 'refwatch', namespace: ns }],
+      },
+    ]);
+    const server = await startInCluster(ns, 'refwatch', 'core');
+    try {
+      const fallback = `Pod: cluster-wide list forbidden; watching namespace ${ns} (from the Pod's namespace)`;
+      let ready = await waitReady(server.url);
+      for (const deadline = Date.now() + 30_000; !ready.body.includes(fallback) && Date.now() < deadline;) {
+        await new Promise((r) => setTimeout(r, 250));
+        ready = await waitReady(server.url);
+      }
+      expect(ready.status, ready.body).toBe(200);
+      const body = JSON.parse(ready.body) as { status: string; warnings: string[] };
+      expect(body.status).toBe('degraded');
+      expect(body.warnings).toContain(fallback);
     } finally {
       await server.stop();
     }

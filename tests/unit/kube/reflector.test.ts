@@ -265,6 +265,43 @@ describe('Reflector: failures', () => {
     expect(rec.log).toEqual(['error Forbidden', 'error Forbidden', 'recovered', 'primed']);
   });
 
+  it('backs a 403 off up to 5 minutes by default, and recheckForbidden retries it at once', async () => {
+    server.failNext(11, 403);
+    const { r, rec } = start(SHOP_DB, { random: () => 0 });
+    const delays: number[] = [];
+    for (let n = 1; n <= 11; n++) {
+      await until(() => rec.count('error') === n, `403 number ${n}`);
+      const e = rec.events.filter((x) => x.type === 'error')[n - 1]!;
+      if (e.type === 'error') delays.push(e.error.retryAt! - e.error.at);
+      r.recheckForbidden();
+    }
+    await until(() => r.isPrimed(), 'primed after the last recheck');
+    const seconds = delays.map((d) => Math.round(d / 1000));
+    expect(seconds).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+    expect(rec.log.slice(-2)).toEqual(['recovered', 'primed']);
+  });
+
+  it('recheckForbidden leaves a watch alone unless it waits on a 403', async () => {
+    server.failNext(1, 500);
+    const { r, rec } = start(SHOP_DB, { backoff: { initialMs: 400, maxMs: 400, jitter: 0 } });
+    await until(() => rec.count('error') === 1, 'a 500');
+    const before = server.requests.length;
+    r.recheckForbidden();
+    await new Promise((res) => setTimeout(res, 100));
+    expect(server.requests.length).toBe(before);
+    await until(() => r.isPrimed(), 'primed after the 500 backoff');
+  });
+
+  it('stops at once while it waits 5 minutes after a 403', async () => {
+    server.failNext(1, 403);
+    const { r, rec } = start(SHOP_DB);
+    await until(() => rec.count('error') === 1, 'forbidden');
+    const t0 = Date.now();
+    await r.stop();
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(r.status().phase).toBe('Stopped');
+  });
+
   it('reports 403 on the watch after a successful list', async () => {
     server.failNext(1, 403, { match: (_m, u) => u.searchParams.get('watch') === 'true' });
     const { rec } = start(DB, { watchList: false, forbiddenRetryMs: 50 });

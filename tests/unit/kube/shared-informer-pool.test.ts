@@ -1,11 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InformerEvent, WatchTarget } from '@/lib/engine/informer-source';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
-import { DATABASE, FakeApiServer } from './fake-apiserver';
+import { DATABASE, FakeApiServer, type FakeKind } from './fake-apiserver';
 import { Recorder, until } from './helpers';
 
 const SHOP_DB: WatchTarget = { group: 'demo.refwatch.dev', kind: 'Database', namespace: 'shop' };
 const RESOURCE = 'demo.refwatch.dev/databases';
+const BINDINGS = 'rbac.authorization.k8s.io/rolebindings';
+const ROLEBINDING: FakeKind = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'RoleBinding',
+  resource: 'rolebindings',
+  namespaced: true,
+};
 
 let server: FakeApiServer;
 let pool: SharedInformerPool;
@@ -64,6 +72,35 @@ describe('SharedInformerPool', () => {
     pool.acquire(SHOP_DB, late.handler);
     await until(() => late.events.length > 0, 'replay');
     expect(late.log).toEqual(['error Forbidden']);
+  });
+
+  it('retries a forbidden watch as soon as a RoleBinding changes in its namespace, not at the end of its backoff', async () => {
+    server.addKind(ROLEBINDING);
+    let denied = true;
+    server.failNext(100, 403, { match: (_m, u) => denied && u.pathname.includes('/databases') });
+    const rec = new Recorder();
+    const sub = pool.acquire(SHOP_DB, rec.handler);
+    // Three 403s: the next retry is 4 s away.
+    await until(() => rec.count('error') === 3, 'three 403s', 10_000);
+    expect(server.openWatches(BINDINGS)).toBe(1);
+    const last = rec.events.filter((e) => e.type === 'error').at(-1)!;
+    const retryAt = last.type === 'error' ? last.error.retryAt! : 0;
+    denied = false;
+    server.create(ROLEBINDING, 'team-read', { namespace: 'shop' });
+    await until(() => sub.isPrimed(), 'primed once the RoleBinding appeared');
+    expect(Date.now()).toBeLessThan(retryAt);
+    expect(rec.log.slice(-2)).toEqual(['recovered', 'primed']);
+  });
+
+  it('stops its RoleBinding watches with the pool', async () => {
+    server.addKind(ROLEBINDING);
+    server.failNext(100, 403, { match: (_m, u) => u.pathname.includes('/databases') });
+    const rec = new Recorder();
+    pool.acquire(SHOP_DB, rec.handler);
+    await until(() => rec.has('error Forbidden') && server.openWatches(BINDINGS) === 1, 'RoleBindings watched');
+    await pool.stop();
+    expect(pool.watches()).toEqual([]);
+    await until(() => server.openWatches() === 0, 'every watch closed on the server');
   });
 
   it('keeps delivering to other handlers and keeps watching when one handler throws', async () => {

@@ -83,4 +83,62 @@ describe('/readyz semantics (judgeReadiness)', () => {
     });
     expect(r.ready).toBe(true);
   });
+
+  it('does not wait for a kind the user may not read: degraded, naming the missing rule', () => {
+    const message =
+      'forbidden to list and watch Ingress.networking.k8s.io: grant the rule {verbs: [list, watch], apiGroups: ["networking.k8s.io"], resources: [ingresses]} in namespace team-a';
+    const r = judgeReadiness({
+      cluster: up,
+      everReachable: true,
+      watches: [
+        watch('Pod'),
+        watch('Ingress', {
+          target: { group: 'networking.k8s.io', kind: 'Ingress', namespace: 'team-a' },
+          primed: false,
+          phase: 'Backoff',
+          lastError: {
+            reason: 'Forbidden',
+            message,
+            missingRule: { verbs: ['list', 'watch'], apiGroup: 'networking.k8s.io', resource: 'ingresses' },
+            at: NOW,
+          },
+        }),
+      ],
+      now: NOW,
+    });
+    expect(r).toEqual({
+      ready: true,
+      status: 'degraded',
+      reasons: [],
+      warnings: [`Ingress.networking.k8s.io in team-a is not watched: ${message}`],
+    });
+  });
+
+  it('still waits on rejected credentials (401: no rule to grant)', () => {
+    const r = judgeReadiness({
+      cluster: up,
+      everReachable: true,
+      watches: [
+        watch('Pod', {
+          primed: false,
+          lastError: { reason: 'Forbidden', message: 'the API server rejected the credentials', at: NOW },
+        }),
+      ],
+      now: NOW,
+    });
+    expect(r.ready).toBe(false);
+    expect(r.reasons[0]).toContain('rejected the credentials');
+  });
+
+  it('warns of each kind watched in fewer namespaces than asked', () => {
+    const note = 'Pod: cluster-wide list forbidden; watching namespace team-a (from the context)';
+    const r = judgeReadiness({
+      cluster: up,
+      everReachable: true,
+      watches: [watch('Pod')],
+      now: NOW,
+      scopeFallbacks: [note],
+    });
+    expect(r).toMatchObject({ ready: true, status: 'degraded', warnings: [note] });
+  });
 });
