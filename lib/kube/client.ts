@@ -264,6 +264,15 @@ export interface ClientOptions {
   /** Timeout of non-watch requests (default 60 s). */
   requestTimeoutMs?: number;
   /**
+   * How long a watch may wait for its response headers (default 30 s), as
+   * client-go's request timeout bounds a watch's open. A watch held in API
+   * Priority and Fairness queueing or sent on a half-open connection then
+   * fails with a KubeRequestError (reason `Timeout`), which its reflector
+   * retries with backoff. Once the headers arrived, the reflector's
+   * inactivity watchdog guards the stream instead.
+   */
+  watchOpenTimeoutMs?: number;
+  /**
    * How many times a non-watch request answered 429 with Retry-After is sent
    * again, each after the wait the server asked for (capped at 30 s), as
    * client-go does (default 10; 0 never). The last 429 is thrown. Watches are
@@ -284,6 +293,7 @@ export class KubeClient implements KubeTransport {
   private readonly redactor: Redactor;
   private readonly description: ClusterDescription;
   private readonly requestTimeoutMs: number;
+  private readonly watchOpenTimeoutMs: number;
   private readonly throttleRetries: number;
   private agent: { protocol: string; tls: AgentTls; agent: http.Agent } | undefined;
 
@@ -298,7 +308,8 @@ export class KubeClient implements KubeTransport {
     this.credentials = credentialsFor(cluster, user);
     this.redactor = new Redactor(secrets);
     this.server = this.redactor.redact(cluster.server);
-    this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+    this.requestTimeoutMs = timeoutOption('requestTimeoutMs', opts.requestTimeoutMs, 60_000);
+    this.watchOpenTimeoutMs = timeoutOption('watchOpenTimeoutMs', opts.watchOpenTimeoutMs, 30_000);
     this.throttleRetries = opts.throttleRetries ?? 10;
     if (!Number.isInteger(this.throttleRetries) || this.throttleRetries < 0) {
       throw new RefwatchError(
@@ -538,7 +549,7 @@ export class KubeClient implements KubeTransport {
 
   async openStream(p: string, query: Query, signal: AbortSignal, opts: ReadOptions = {}): Promise<WatchStream> {
     const url = this.url(p, query);
-    const res = await this.send('GET', url, signal, { accept: opts.accept });
+    const res = await this.send('GET', url, signal, { accept: opts.accept, headersTimeoutMs: this.watchOpenTimeoutMs });
     return { lines: () => ndjsonLines(res, (e) => this.networkError(e, url, signal)) };
   }
 
@@ -576,12 +587,16 @@ export class KubeClient implements KubeTransport {
     return this.redact(this.server + p);
   }
 
-  /** send resolves with a 2xx response whose body is still unread; anything else rejects with KubeRequestError. */
+  /**
+   * send resolves with a 2xx response whose body is still unread; anything
+   * else rejects with KubeRequestError. With headersTimeoutMs, a 2xx must
+   * arrive within it, and an error answer be read whole within it.
+   */
   private async send(
     method: string,
     url: URL,
     signal: AbortSignal,
-    msg: { body?: unknown; contentType?: string; accept?: string } = {},
+    msg: { body?: unknown; contentType?: string; accept?: string; headersTimeoutMs?: number } = {},
   ): Promise<http.IncomingMessage> {
     const { body, contentType = 'application/json', accept = 'application/json' } = msg;
     const opts: https.RequestOptions = { method, headers: { Accept: accept } };
@@ -602,15 +617,29 @@ export class KubeClient implements KubeTransport {
     if (payload !== undefined)
       opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
     const mod = url.protocol === 'http:' ? http : https;
+    let deadline: NodeJS.Timeout | undefined;
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = mod.request(url, { ...opts, signal }, resolve);
       req.on('error', (e) => reject(this.networkError(e, url, signal)));
+      if (msg.headersTimeoutMs !== undefined) {
+        // Destroying the request closes its socket too: a half-open connection is not reused.
+        const ms = msg.headersTimeoutMs;
+        deadline = setTimeout(() => req.destroy(new HeadersTimeout(ms)), ms);
+      }
       req.end(payload);
+    }).catch((e: unknown) => {
+      clearTimeout(deadline);
+      throw e;
     });
     const status = res.statusCode ?? 0;
-    if (status >= 200 && status < 300) return res;
+    if (status >= 200 && status < 300) {
+      clearTimeout(deadline);
+      return res;
+    }
     if (status === 401) this.credentials.rejected();
-    const text = await readBody(res).catch(() => '');
+    const text = await readBody(res)
+      .catch(() => '')
+      .finally(() => clearTimeout(deadline));
     let message = res.statusMessage || http.STATUS_CODES[status] || 'error';
     let reason: string | undefined;
     try {
@@ -629,6 +658,13 @@ export class KubeClient implements KubeTransport {
   }
 
   private networkError(e: unknown, url: URL, signal: AbortSignal): Error {
+    if (e instanceof HeadersTimeout && !signal.aborted) {
+      return new KubeRequestError(
+        0,
+        `${this.redact(url.origin + url.pathname)}: no response headers within ${e.ms} ms (the request may be queued by the API server's priority and fairness, or its connection half-open)`,
+        { url: this.server, reason: 'Timeout' },
+      );
+    }
     if (signal.aborted || isAbortError(e)) {
       const reason: unknown = signal.reason;
       if (reason instanceof Error && reason.name === 'TimeoutError') {
@@ -648,6 +684,27 @@ export class KubeClient implements KubeTransport {
       reason: code,
     });
   }
+}
+
+/** HeadersTimeout ends a request whose response headers did not come in time. */
+class HeadersTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no response headers within ${ms} ms`);
+    this.name = 'HeadersTimeout';
+  }
+}
+
+/** timeoutOption checks a client option given in milliseconds. */
+function timeoutOption(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RefwatchError(
+      'InvalidOption',
+      `${field} must be a number of milliseconds above 0, got ${String(value)}`,
+      { field, example: `${field}: ${fallback}` },
+    );
+  }
+  return value;
 }
 
 /** The requests in flight under each caller signal, all aborted by the one listener it gets. */
