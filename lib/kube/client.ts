@@ -305,8 +305,8 @@ export class KubeClient implements KubeTransport {
   ) {
     const { cluster, user } = conn;
     this.cluster = cluster;
-    this.credentials = credentialsFor(cluster, user);
     this.redactor = new Redactor(secrets);
+    this.credentials = credentialsFor(cluster, user, (secret) => this.redactor.add(secret));
     this.server = this.redactor.redact(cluster.server);
     this.requestTimeoutMs = timeoutOption('requestTimeoutMs', opts.requestTimeoutMs, 60_000);
     this.watchOpenTimeoutMs = timeoutOption('watchOpenTimeoutMs', opts.watchOpenTimeoutMs, 30_000);
