@@ -48,6 +48,20 @@ export interface UserCredentials {
   authProvider?: { name: string; config?: Record<string, unknown> };
 }
 
+/**
+ * Connection is one cluster and one identity, as a kubeconfig context or a
+ * pod's service account gives them, with every credential string known at
+ * the start (for redaction) and where they came from.
+ */
+export interface Connection {
+  cluster: ClusterConnection;
+  user: UserCredentials;
+  context: string;
+  namespace?: string;
+  source: string;
+  secrets: string[];
+}
+
 /** Credentials applies a cluster's TLS settings and a user's identity to one request. */
 export interface Credentials {
   /** apply sets TLS material, headers and basic auth on opts; it rejects with a message that quotes no credential. */
