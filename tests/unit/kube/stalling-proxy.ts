@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
  * StallingProxy is a loopback TCP proxy to an upstream HTTP server that
  * stalls the requests `stall` picks: it accepts them and never answers, as
  * a request queued by API Priority and Fairness or sent on a half-open
- * connection looks to a client. Other requests pass through.
+ * connection looks to a client. Other requests pass through. Bytes that do
+ * not start with a plain HTTP request line (TLS) are judged as the line ''.
  */
 export class StallingProxy {
   url = '';
@@ -43,8 +44,8 @@ export class StallingProxy {
     client.on('data', (chunk: Buffer) => {
       if (stalled) return;
       // Requests here are small GETs: each arrives in one chunk that starts with its request line.
-      const line = /^[A-Z]+ \S+ HTTP\/1\.1/.exec(chunk.toString('latin1'))?.[0];
-      if (line && this.stall(line)) {
+      const line = /^[A-Z]+ \S+ HTTP\/1\.1/.exec(chunk.toString('latin1'))?.[0] ?? '';
+      if (this.stall(line)) {
         stalled = true;
         this.stalled.push(line);
         upstream.destroy();
