@@ -48,6 +48,20 @@ export interface UserCredentials {
   authProvider?: { name: string; config?: Record<string, unknown> };
 }
 
+/**
+ * Connection is one cluster and one identity, as a kubeconfig context or a
+ * pod's service account gives them, with every credential string known at
+ * the start (for redaction) and where they came from.
+ */
+export interface Connection {
+  cluster: ClusterConnection;
+  user: UserCredentials;
+  context: string;
+  namespace?: string;
+  source: string;
+  secrets: string[];
+}
+
 /** Credentials applies a cluster's TLS settings and a user's identity to one request. */
 export interface Credentials {
   /** apply sets TLS material, headers and basic auth on opts; it rejects with a message that quotes no credential. */
@@ -56,14 +70,23 @@ export interface Credentials {
   rejected(): void;
 }
 
+/**
+ * SecretSink is told each credential value as it is read or received, so that
+ * errors and logs can be redacted of it: the kubeconfig's own values are known
+ * from the start, a rotated token or an exec plugin's only from then on.
+ */
+export type SecretSink = (secret: string) => void;
+
 /** needsClientNode says whether a connection uses what only @kubernetes/client-node implements here. */
 export function needsClientNode(cluster: ClusterConnection, user: UserCredentials): boolean {
   return Boolean(cluster.proxyUrl || user.authProvider);
 }
 
-/** credentialsFor picks the credentials of a connection. */
-export function credentialsFor(cluster: ClusterConnection, user: UserCredentials): Credentials {
-  return needsClientNode(cluster, user) ? new ClientNodeCredentials(cluster, user) : new LeanCredentials(cluster, user);
+/** credentialsFor picks the credentials of a connection; onSecret is told every credential value they use. */
+export function credentialsFor(cluster: ClusterConnection, user: UserCredentials, onSecret: SecretSink): Credentials {
+  return needsClientNode(cluster, user)
+    ? new ClientNodeCredentials(cluster, user, onSecret)
+    : new LeanCredentials(cluster, user, onSecret);
 }
 
 /** A token file is read again after this long: bound service-account tokens rotate (client-go re-reads each minute). */
@@ -76,8 +99,9 @@ class LeanCredentials implements Credentials {
   constructor(
     private readonly cluster: ClusterConnection,
     private readonly user: UserCredentials,
+    private readonly onSecret: SecretSink,
   ) {
-    if (user.exec) this.exec = new ExecPlugin(user.name, user.exec);
+    if (user.exec) this.exec = new ExecPlugin(user.name, user.exec, { onSecret });
   }
 
   async apply(opts: https.RequestOptions): Promise<void> {
@@ -112,6 +136,7 @@ class LeanCredentials implements Credentials {
     if (cached && Date.now() - cached.readAt < TOKEN_FILE_TTL_MS) return cached.token;
     try {
       const token = fs.readFileSync(file, 'utf8').trim();
+      if (token !== cached?.token) this.onSecret(token);
       this.tokenFromFile = { token, readAt: Date.now() };
       return token;
     } catch (e) {
@@ -169,11 +194,17 @@ export class ExecPlugin {
   private cached: { status: ExecCredentialStatus; expiresAt: number } | undefined;
   private running: Promise<ExecCredentialStatus> | undefined;
 
+  private readonly now: () => number;
+  private readonly onSecret: SecretSink;
+
   constructor(
     private readonly user: string,
     private readonly cfg: ExecConfig,
-    private readonly now: () => number = Date.now,
-  ) {}
+    opts: { now?: () => number; onSecret?: SecretSink } = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.onSecret = opts.onSecret ?? (() => undefined);
+  }
 
   credential(): Promise<ExecCredentialStatus> {
     if (this.cached && this.cached.expiresAt > this.now()) return Promise.resolve(this.cached.status);
@@ -203,6 +234,8 @@ export class ExecPlugin {
         `${what} printed an ExecCredential with neither status.token nor status.clientCertificateData and status.clientKeyData`,
       );
     }
+    if (status.token) this.onSecret(status.token);
+    if (status.clientKeyData) this.onSecret(status.clientKeyData);
     const expiresAt = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Infinity;
     this.cached = { status, expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt };
     return status;
@@ -246,11 +279,15 @@ class ClientNodeCredentials implements Credentials {
   constructor(
     private readonly cluster: ClusterConnection,
     private readonly user: UserCredentials,
+    private readonly onSecret: SecretSink,
   ) {}
 
   async apply(opts: https.RequestOptions): Promise<void> {
     this.kc ??= this.load();
     await (await this.kc).applyToHTTPSOptions(opts);
+    // An auth-provider refreshes its token inside client-node: the header is the one place it shows.
+    const auth = (opts.headers as Record<string, unknown> | undefined)?.Authorization;
+    if (typeof auth === 'string' && auth.startsWith('Bearer ')) this.onSecret(auth.slice('Bearer '.length));
   }
 
   rejected(): void {}
@@ -275,7 +312,7 @@ class ClientNodeCredentials implements Credentials {
       users: [
         {
           name: u.name,
-          token: u.token ?? (u.tokenFile ? fs.readFileSync(u.tokenFile, 'utf8').trim() : undefined),
+          token: u.token ?? (u.tokenFile ? this.readTokenFile(u.tokenFile) : undefined),
           certData: u.certData,
           certFile: u.certFile,
           keyData: u.keyData,
@@ -291,5 +328,11 @@ class ClientNodeCredentials implements Credentials {
       currentContext: 'refwatch',
     });
     return kc;
+  }
+
+  private readTokenFile(file: string): string {
+    const token = fs.readFileSync(file, 'utf8').trim();
+    this.onSecret(token);
+    return token;
   }
 }

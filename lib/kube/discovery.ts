@@ -1,5 +1,5 @@
 import { kindKey, type GroupKind } from '../model';
-import type { KubeTransport } from './client';
+import type { KubeTransport } from './transport';
 import { KubeRequestError, kindUnknown } from './errors';
 
 /** ResourceInfo is how the API server serves a kind: the REST resource a Reflector lists and watches. */

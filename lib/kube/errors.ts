@@ -72,14 +72,23 @@ export function formatRule(rule: NonNullable<WatchError['missingRule']>): string
 
 /**
  * Redactor replaces every known secret in a text with `[redacted]`. The
- * client feeds it the kubeconfig's credentials so that no message built from
- * a library or socket error can leak one.
+ * client feeds it the kubeconfig's credentials, and then every credential
+ * read or received later (a rotated token file, an exec plugin's token), so
+ * that no message built from a library or socket error can leak one.
  */
 export class Redactor {
-  private readonly secrets: string[];
+  /** Longest first, so a secret containing another is replaced whole. */
+  private readonly secrets: string[] = [];
+  private readonly known = new Set<string>();
   constructor(secrets: Iterable<string>) {
-    // Longest first, so a secret containing another is replaced whole.
-    this.secrets = [...new Set([...secrets].filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
+    for (const s of secrets) this.add(s);
+  }
+  /** add makes a secret known from now on; shorter than 4 characters, it would redact common words, and is ignored. */
+  add(secret: string): void {
+    if (secret.length < 4 || this.known.has(secret)) return;
+    this.known.add(secret);
+    const i = this.secrets.findIndex((s) => s.length < secret.length);
+    this.secrets.splice(i < 0 ? this.secrets.length : i, 0, secret);
   }
   redact(text: string): string {
     let out = text;

@@ -1,15 +1,7 @@
 export { Backoff, sleep, type BackoffOptions } from './backoff';
-export {
-  KubeClient,
-  parseKubeconfig,
-  type AuthKind,
-  type ClientOptions,
-  type ClusterDescription,
-  type KubeTransport,
-  type Query,
-  type ReadOptions,
-  type WatchStream,
-} from './client';
+export { KubeClient, type AuthKind, type ClientOptions, type ClusterDescription } from './client';
+export { parseKubeconfig } from './kubeconfig';
+export { type KubeTransport, type Query, type ReadOptions, type WatchStream } from './transport';
 export {
   Discovery,
   resourceForKind,

@@ -8,7 +8,7 @@ import {
   type WatchTarget,
 } from '../engine/informer-source';
 import { RefwatchError, type GroupKind } from '../model';
-import type { KubeTransport } from './client';
+import type { KubeTransport } from './transport';
 import { Discovery } from './discovery';
 import { defaultLogger, type Logger } from './log';
 import { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus } from './reflector';

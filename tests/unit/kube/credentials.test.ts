@@ -6,11 +6,12 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KubeClient, KubeRequestError } from '@/lib/kube';
+import { KubeClient, KubeRequestError, Redactor } from '@/lib/kube';
 
 // A TLS API server stand-in: it answers every request with what it saw of the
 // caller (bearer token, impersonation, basic auth, client certificate), and
-// 401 when the bearer token is not the one it expects.
+// 401 when the bearer token is not the one it expects, quoting the token it
+// got, as a careless proxy in front of a server may.
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-credentials-'));
 let server: https.Server;
@@ -52,7 +53,8 @@ beforeAll(async () => {
       };
       const ok = expectedToken === undefined || req.headers.authorization === `Bearer ${expectedToken}`;
       res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(ok ? seen : { kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized' }));
+      const refusal = { kind: 'Status', reason: 'Unauthorized', message: `Unauthorized: ${seen.authorization}` };
+      res.end(JSON.stringify(ok ? seen : refusal));
     },
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -155,6 +157,69 @@ describe('TLS and identity from a kubeconfig', () => {
       client.close();
     } finally {
       vi.useRealTimers();
+    }
+  });
+});
+
+describe('rotated credentials are redacted as the first ones are', () => {
+  it('replaces a secret learnt later whole, even when it contains a shorter one known before', () => {
+    const r = new Redactor(['tok-1234']);
+    r.add('tok-1234-renewed');
+    r.add('abc');
+    expect(r.redact('old tok-1234, new tok-1234-renewed, abc')).toBe('old [redacted], new [redacted], abc');
+  });
+
+  it('keeps a token read from a rotated token file out of errors', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    expectedToken = 'accepted-by-nobody';
+    try {
+      const tokenFile = path.join(dir, 'rotating-token');
+      fs.writeFileSync(tokenFile, 'first-file-token-1234\n');
+      const client = KubeClient.fromFile(kubeconfig({ tokenFile: 'rotating-token' }));
+      const first = (await client.getJSON('/api').catch((x: unknown) => x)) as KubeRequestError;
+      expect(first.message).toMatch(/: 401 Unauthorized: Bearer \[redacted\]$/);
+      fs.writeFileSync(tokenFile, 'second-file-token-5678\n');
+      vi.advanceTimersByTime(61_000);
+      const second = (await client.getJSON('/api').catch((x: unknown) => x)) as KubeRequestError;
+      expect(second).toBeInstanceOf(KubeRequestError);
+      expect(second.message).toMatch(/: 401 Unauthorized: Bearer \[redacted\]$/);
+      expect(second.message).not.toContain('second-file-token-5678');
+      expect(client.redact('a log line quoting second-file-token-5678')).toBe('a log line quoting [redacted]');
+      expect(client.redact('and first-file-token-1234 still')).toBe('and [redacted] still');
+      client.close();
+    } finally {
+      expectedToken = undefined;
+      vi.useRealTimers();
+    }
+  });
+
+  it("keeps an exec plugin's tokens out of errors, the first and each renewed one", async () => {
+    // The plugin prints the token written in a file, so that it can change between runs.
+    const tokenFile = path.join(dir, 'exec-token');
+    fs.writeFileSync(tokenFile, 'exec-first-token-1111');
+    const plugin = path.join(dir, 'rotating-plugin.mjs');
+    fs.writeFileSync(
+      plugin,
+      `import fs from 'node:fs';
+const token = fs.readFileSync(${JSON.stringify(tokenFile)}, 'utf8');
+console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token } }));
+`,
+    );
+    expectedToken = 'accepted-by-nobody';
+    try {
+      const client = KubeClient.fromFile(kubeconfig({ exec: { command: process.execPath, args: [plugin] } }));
+      const first = (await client.getJSON('/api').catch((x: unknown) => x)) as KubeRequestError;
+      expect(first.message).toMatch(/: 401 Unauthorized: Bearer \[redacted\]$/);
+      fs.writeFileSync(tokenFile, 'exec-second-token-2222');
+      // The 401 made the plugin run again, for the renewed token.
+      const second = (await client.getJSON('/api').catch((x: unknown) => x)) as KubeRequestError;
+      expect(second).toBeInstanceOf(KubeRequestError);
+      expect(second.message).toMatch(/: 401 Unauthorized: Bearer \[redacted\]$/);
+      expect(`${first.message} ${second.message}`).not.toMatch(/exec-(first|second)-token/);
+      expect(client.redact('exec-first-token-1111 exec-second-token-2222')).toBe('[redacted] [redacted]');
+      client.close();
+    } finally {
+      expectedToken = undefined;
     }
   });
 });

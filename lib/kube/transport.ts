@@ -1,0 +1,98 @@
+import type http from 'node:http';
+import type https from 'node:https';
+
+/*
+ * What a request needs beneath KubeClient: the interface that discovery and
+ * reflectors use, and the helpers a request is built from (its deadline,
+ * the caller's signal, the keep-alive agent's TLS identity, the body).
+ */
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** ReadOptions qualify one read: the representation asked for (an Accept header; default application/json). */
+export interface ReadOptions {
+  accept?: string;
+}
+
+/** KubeTransport is what discovery and reflectors need from a client; KubeClient implements it. */
+export interface KubeTransport {
+  readonly server: string;
+  /** getJSON GETs path and parses the body; non-2xx rejects with KubeRequestError. */
+  getJSON<T = unknown>(path: string, query?: Query, signal?: AbortSignal, opts?: ReadOptions): Promise<T>;
+  /** openStream opens a watch; resolves once the server answered 200, rejects with KubeRequestError otherwise. */
+  openStream(path: string, query: Query, signal: AbortSignal, opts?: ReadOptions): Promise<WatchStream>;
+}
+
+/** WatchStream yields the newline-delimited JSON lines of one watch response. */
+export interface WatchStream {
+  /** Ends when the server closes the response cleanly; throws on a reset or abort. */
+  lines(): AsyncIterable<string>;
+}
+
+/** HeadersTimeout ends a request whose response headers did not come in time. */
+export class HeadersTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no response headers within ${ms} ms`);
+    this.name = 'HeadersTimeout';
+  }
+}
+
+/** The requests in flight under each caller signal, all aborted by the one listener it gets. */
+const inFlightUnder = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * follow makes the caller's signal abort a request's own controller until the
+ * returned function is called. However many requests share the signal (a
+ * controller's workers), it gets a single listener.
+ */
+export function follow(caller: AbortSignal, request: AbortController): () => void {
+  if (caller.aborted) {
+    request.abort(caller.reason);
+    return () => undefined;
+  }
+  let requests = inFlightUnder.get(caller);
+  if (!requests) {
+    const set = new Set<AbortController>();
+    requests = set;
+    inFlightUnder.set(caller, set);
+    caller.addEventListener(
+      'abort',
+      () => {
+        for (const r of set) r.abort(caller.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  const set = requests;
+  set.add(request);
+  return () => void set.delete(request);
+}
+
+/** AgentTls is the TLS material a keep-alive agent is bound to. */
+export type AgentTls = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+
+export function sameTls(a: AgentTls, b: AgentTls): boolean {
+  return (
+    a.rejectUnauthorized === b.rejectUnauthorized &&
+    a.servername === b.servername &&
+    samePem(a.ca, b.ca) &&
+    samePem(a.cert, b.cert) &&
+    samePem(a.key, b.key)
+  );
+}
+
+/** samePem compares PEM material given as strings, Buffers or lists of them (credential plugins hand out new Buffers). */
+function samePem(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => samePem(x, b[i]));
+  return false;
+}
+
+export async function readBody(res: http.IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let out = '';
+  for await (const chunk of res) out += chunk as string;
+  return out;
+}
