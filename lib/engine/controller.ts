@@ -1,12 +1,4 @@
-import {
-  keyOf,
-  kindOfKey,
-  namespaceOfKey,
-  RefwatchError,
-  type CachedObject,
-  type ObjectKey,
-  type Reference,
-} from '../model';
+import { kindOfKey, namespaceOfKey, RefwatchError, type CachedObject, type ObjectKey, type Reference } from '../model';
 import { RateLimitingQueue, type QueueMetricsProvider, type RateLimiter } from '../queue';
 import type { ReferrerEntity, ReferrerState } from '../changelog';
 import { targetsIn, type InformerSubscription, type WatchTarget } from './informer-source';
@@ -94,7 +86,7 @@ export interface ControllerStats {
 
 /**
  * Controller runs a reconciler over a work queue with N workers. Referent
- * events reach it only through enqueueReferrer (invariant 5); a reconciler
+ * events reach it only through enqueue (invariant 5); a reconciler
  * that throws is counted and retried rate-limited, and its worker keeps going.
  */
 export class Controller {
@@ -175,7 +167,11 @@ export class Controller {
     return this.opts.namespaceFieldOf?.(fieldPath);
   }
 
-  /** enqueue queues a referrer for reconcile. */
+  /**
+   * enqueue queues a referrer for reconcile, deduplicated and bypassing
+   * backoff: how a referent event wakes its referrers, and how callers
+   * ask for a reconcile.
+   */
   enqueue(key: ObjectKey): void {
     this.queue.add(key);
   }
@@ -209,11 +205,6 @@ export class Controller {
     if (blocking.message !== undefined) value.message = blocking.message;
     else delete value.message;
     this.engine.changelog.put('referrer', id, value);
-  }
-
-  /** enqueueReferrer queues a referrer woken by a referent event, bypassing backoff. */
-  enqueueReferrer(key: ObjectKey): void {
-    this.queue.add(key);
   }
 
   /**
@@ -424,6 +415,3 @@ function messageOf(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
-
-/** objectKeyOf is keyOf for callers holding a referrer object. */
-export const objectKeyOf = keyOf;

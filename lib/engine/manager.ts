@@ -275,7 +275,7 @@ export class Manager {
   private enqueueReferrer(controller: string, referrer: ObjectKey): void {
     let c = this.lastEnqueued;
     if (c === undefined || c.name !== controller) c = this.lastEnqueued = this.controllers.get(controller);
-    c?.enqueueReferrer(referrer);
+    c?.enqueue(referrer);
   }
 
   /** restateReferrer refreshes the published state of a referrer an event did not wake (see Controller.restate). */
