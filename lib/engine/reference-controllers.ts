@@ -609,6 +609,14 @@ export class ReferenceControllers {
       state = r.ready ? 'Ready' : 'NotReady';
       message = r.ready ? undefined : [r.reason, r.message].filter(Boolean).join(': ');
     }
+    // A revision only when what a client shows changes: an event that leaves the verdict, its message and
+    // the object's identity as they were (a status heartbeat, a label) writes nothing, so the stream's
+    // traffic follows state changes and not object churn. changedAt and resourceVersion say when the
+    // shown state was reached.
+    const uid = object?.metadata.uid;
+    const prev = this.deps.changelog.get('referent', referent);
+    const same = prev !== undefined && prev.state === state && prev.message === message && prev.uid === uid;
+    if (same && prev.referencedBy === referencedBy) return;
     const value: ReferentEntity = {
       id: referent,
       key: referent,
@@ -616,9 +624,9 @@ export class ReferenceControllers {
       namespace: namespaceOfKey(referent),
       state,
       referencedBy,
-      uid: object?.metadata.uid,
-      resourceVersion: object?.metadata.resourceVersion,
-      changedAt: this.deps.clock.now(),
+      uid,
+      resourceVersion: same ? prev.resourceVersion : object?.metadata.resourceVersion,
+      changedAt: same ? prev.changedAt : this.deps.clock.now(),
     };
     if (message !== undefined) value.message = message;
     this.deps.changelog.put('referent', referent, value);
