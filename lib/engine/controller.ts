@@ -9,7 +9,11 @@ import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type Resolv
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
-  /** Reconcile the referrer again after this many ms (not before, unless an event queues it). */
+  /**
+   * Reconcile the referrer again after this many ms (not before, unless an
+   * event queues it). 0, as left out, means no requeue: controller-runtime's
+   * meaning of a zero RequeueAfter, so ported code cannot spin.
+   */
   requeueAfter?: number;
   /**
    * The referrer no longer exists (deleted where a controller without `for`
@@ -105,6 +109,8 @@ export class Controller {
   private readonly abort = new AbortController();
   private started = false;
   private stopping: Promise<void> | undefined;
+  /** Set when stop gave up waiting: a reconcile that ends later changes nothing. */
+  private abandoned = false;
 
   constructor(
     private readonly engine: EngineContext,
@@ -227,15 +233,38 @@ export class Controller {
     this.queue.forget(key);
   }
 
-  /** stop aborts in-flight reconciles, drains the workers and releases the controller's own watch. */
+  /**
+   * stop aborts in-flight reconciles, drains the workers and releases the
+   * controller's own watch. A reconcile that ignores ctx.signal is waited for
+   * at most the manager's gracefulShutdownTimeout; then its key is reported
+   * as abandoned, stop goes on, and what that reconcile does when it ends is dropped.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.abort.abort();
-      await this.queue.shutdownWithDrain();
-      await Promise.all(this.workers);
+      const drained = (async () => {
+        await this.queue.shutdownWithDrain();
+        await Promise.all(this.workers);
+      })();
+      if (!(await this.within(drained, this.engine.gracefulShutdownTimeout))) {
+        this.abandoned = true;
+        this.engine.abandoned(this.name, [...this.inFlight.keys()]);
+        await this.queue.shutdown(); // ends the drain's wait
+      }
       await Promise.all(this.primaries.map((p) => p.release()));
     })();
     return this.stopping;
+  }
+
+  /** within says whether work ended within ms on the engine's clock; the timer goes either way. */
+  private async within(work: Promise<void>, ms: number): Promise<boolean> {
+    let timer: unknown;
+    const timedOut = new Promise<false>((resolve) => (timer = this.engine.clock.setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([work.then(() => true as const), timedOut]);
+    } finally {
+      this.engine.clock.clearTimeout(timer);
+    }
   }
 
   /** ownObject reads a referrer from the cache of its namespace (or the only one). */
@@ -317,12 +346,14 @@ export class Controller {
     this.inFlight.set(key, flight);
     try {
       result = await this.reconcile(ctx);
+      invalidRequeueAfter(result);
     } catch (e) {
       failure = e;
     } finally {
       this.inFlight.delete(key);
     }
     open = false;
+    if (this.abandoned) return; // stop gave up on it: the engine may be gone
     if (flight.forgotten || (failure === undefined && result?.forget === true)) {
       // Gone while or as it was reconciled: what this reconcile resolved goes with it.
       this.drop(key);
@@ -351,7 +382,7 @@ export class Controller {
       collected.length,
       blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {},
     );
-    if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0)
+    if (result && result.requeueAfter !== undefined && result.requeueAfter > 0)
       this.queue.addAfter(key, result.requeueAfter);
   }
 
@@ -403,6 +434,17 @@ export class Controller {
       });
     }
   }
+}
+
+/** invalidRequeueAfter fails a reconcile whose requeueAfter is not a number of ms, naming the field. */
+function invalidRequeueAfter(result: ReconcileResult | void): void {
+  const after: unknown = result ? result.requeueAfter : undefined;
+  if (after === undefined || (typeof after === 'number' && Number.isFinite(after) && after >= 0)) return;
+  throw new RefwatchError(
+    'InvalidReconcileResult',
+    `requeueAfter must be a finite number of milliseconds >= 0 (0 or left out: no requeue), got ${String(after)}`,
+    { field: 'requeueAfter' },
+  );
 }
 
 function countOf(refs: Reference[], ref: Reference): number {

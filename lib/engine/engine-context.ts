@@ -26,4 +26,8 @@ export interface EngineContext {
   /** The Manager's `namespaces` option: every watch is restricted to these. */
   readonly namespaces?: readonly string[];
   event(e: Omit<EventEntity, 'id' | 'at'>): void;
+  /** How long a controller's stop waits for its reconciles in flight before it abandons them (ms). */
+  readonly gracefulShutdownTimeout: number;
+  /** A controller's stop gave up on these keys, whose reconciles were still running when the timeout ran out. */
+  abandoned(controller: string, keys: readonly ObjectKey[]): void;
 }

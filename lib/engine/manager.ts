@@ -57,6 +57,13 @@ export interface ManagerOptions {
    * are watched as before.
    */
   namespaces?: readonly string[];
+  /**
+   * How long stopping a controller (stop, removeController, losing or
+   * releasing leadership) waits for reconciles that ignore ctx.signal before
+   * it abandons them and logs their keys (ms; default 30 000, as
+   * controller-runtime's GracefulShutdownTimeout).
+   */
+  gracefulShutdownTimeout?: number;
 }
 
 /**
@@ -168,6 +175,12 @@ export class Manager {
       queueMetrics: opts.queueMetrics,
       namespaces,
       event: (e) => this.event(e),
+      gracefulShutdownTimeout: validTimeout(opts.gracefulShutdownTimeout),
+      abandoned: (controller, keys) =>
+        this.logger.warn(
+          `controller ${controller} stopped without waiting for ${keys.length} reconcile(s) that ignored ctx.signal past the ${this.ctx.gracefulShutdownTimeout} ms graceful-shutdown timeout: ${keys.join(', ')}`,
+          { event: 'shutdown_abandoned', controller, keys: keys.join(',') },
+        ),
     };
     if (opts.leaderElection) this.elector = this.leaderElector(opts.leaderElection);
   }
@@ -438,6 +451,19 @@ export class Manager {
     const id = `ev-${at}-${++this.eventSeq}`;
     this.changelog.put('event', id, { ...e, id, at });
   }
+}
+
+/** validTimeout checks the gracefulShutdownTimeout option: milliseconds, finite and not negative. */
+function validTimeout(ms: number | undefined): number {
+  if (ms === undefined) return 30_000;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new RefwatchError(
+      'InvalidGracefulShutdownTimeout',
+      `gracefulShutdownTimeout must be a finite number of milliseconds >= 0, got ${String(ms)}; leave it out for 30 000`,
+      { field: 'gracefulShutdownTimeout' },
+    );
+  }
+  return ms;
 }
 
 /** validNamespaces checks the `namespaces` option: a non-empty list of namespace names, each once. */
