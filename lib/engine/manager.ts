@@ -64,6 +64,13 @@ export interface ManagerOptions {
    * controller-runtime's GracefulShutdownTimeout).
    */
   gracefulShutdownTimeout?: number;
+  /**
+   * How long a cancelled reference controller stays listed (the dashboard's
+   * recent cancellations) before it is removed, in ms (default 600 000: 10 min).
+   */
+  cancelledRetention?: number;
+  /** At most this many cancelled reference controllers stay listed; the oldest goes first (default 100). */
+  maxCancelled?: number;
 }
 
 /**
@@ -162,6 +169,8 @@ export class Manager {
       namespaces,
       observers: this.observers,
       wake,
+      cancelledRetention: validCount(opts.cancelledRetention, 600_000, 'cancelledRetention', 'milliseconds'),
+      maxCancelled: validCount(opts.maxCancelled, 100, 'maxCancelled', 'controllers'),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -451,6 +460,19 @@ export class Manager {
     const id = `ev-${at}-${++this.eventSeq}`;
     this.changelog.put('event', id, { ...e, id, at });
   }
+}
+
+/** validCount checks a retention option: a finite number >= 0, or the default when left out. */
+function validCount(value: number | undefined, fallback: number, field: string, unit: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RefwatchError(
+      'InvalidRetention',
+      `${field} must be a finite number of ${unit} >= 0, got ${String(value)}; leave it out for ${fallback}`,
+      { field },
+    );
+  }
+  return value;
 }
 
 /** validTimeout checks the gracefulShutdownTimeout option: milliseconds, finite and not negative. */

@@ -35,6 +35,10 @@ export interface ReferenceControllersDeps {
   observers?: Observers;
   /** The referrers that asked to be woken by less than every change (wakeOn). */
   wake?: WakeFilters;
+  /** How long a cancelled controller stays listed (the dashboard's recent cancellations) before it is removed (ms). */
+  cancelledRetention: number;
+  /** At most this many cancelled controllers stay listed; beyond it the oldest cancelled one goes at once. */
+  maxCancelled: number;
 }
 
 /** ReferenceScope is what one reference controller watches: a kind, in all namespaces or in one. */
@@ -68,6 +72,8 @@ interface ReferenceController {
   primedAt?: number;
   graceTimer?: unknown;
   graceUntil?: number;
+  /** While Cancelled: the timer that removes it once the retention window is over. */
+  retentionTimer?: unknown;
   cancelledAt?: number;
   dispatches: number;
   errors: WatchError[];
@@ -110,6 +116,8 @@ export interface ReferenceControllerView {
  */
 export class ReferenceControllers {
   private readonly byId = new Map<string, ReferenceController>();
+  /** The ids of the Cancelled controllers, oldest cancellation first. */
+  private readonly cancelled = new Set<string>();
   private readonly releasing = new Set<Promise<void>>();
   private readonly namespaces: ReadonlySet<string> | undefined;
   /** Kinds whose cluster-wide list was Forbidden: watched per namespace from then on. */
@@ -278,6 +286,7 @@ export class ReferenceControllers {
     this.stopped = true;
     for (const rc of this.byId.values()) {
       this.clearGrace(rc);
+      this.clearRetention(rc);
       if (rc.subscription) this.release(rc);
     }
     await Promise.all([...this.releasing]);
@@ -355,6 +364,7 @@ export class ReferenceControllers {
       return rc;
     }
     if (rc && rc.state !== 'Cancelled') return rc;
+    if (rc) this.clearRetention(rc);
     const now = this.deps.clock.now();
     if (!rc) {
       rc = {
@@ -501,6 +511,43 @@ export class ReferenceControllers {
     rc.graceUntil = undefined;
     this.release(rc);
     this.transition(rc, 'Cancelled', reason, 'ControllerCancelled');
+    this.retain(rc);
+  }
+
+  /**
+   * retain keeps a cancelled controller listed for the retention window, and
+   * at most maxCancelled of them: per-namespace controllers come and go with
+   * namespaces, and a set that only grew would be counted, published and
+   * held for ever.
+   */
+  private retain(rc: ReferenceController): void {
+    if (this.stopped) return;
+    this.cancelled.delete(rc.id);
+    this.cancelled.add(rc.id);
+    rc.retentionTimer = this.deps.clock.setTimeout(() => {
+      rc.retentionTimer = undefined;
+      this.forget(rc);
+    }, this.deps.cancelledRetention);
+    for (const id of this.cancelled) {
+      if (this.cancelled.size <= this.deps.maxCancelled) break;
+      const oldest = this.byId.get(id);
+      if (oldest) this.forget(oldest);
+      else this.cancelled.delete(id);
+    }
+  }
+
+  /** forget removes a cancelled controller: from the set, the change log and the counts. */
+  private forget(rc: ReferenceController): void {
+    if (rc.state !== 'Cancelled' || this.byId.get(rc.id) !== rc) return;
+    this.clearRetention(rc);
+    this.byId.delete(rc.id);
+    this.deps.changelog.remove('controller', rc.id);
+  }
+
+  private clearRetention(rc: ReferenceController): void {
+    if (rc.retentionTimer !== undefined) this.deps.clock.clearTimeout(rc.retentionTimer);
+    rc.retentionTimer = undefined;
+    this.cancelled.delete(rc.id);
   }
 
   private release(rc: ReferenceController): void {
