@@ -21,6 +21,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ChangeLog, decodeDelta, type ClusterInfo, type ReferentEntity, type ReferrerEntity } from '../lib/changelog';
+import { Manager, MemoryInformerSource, type WakeOn } from '../lib/engine';
 import { SSE_HEADERS, sseStream } from '../server/http/sse';
 import { buildSnapshot } from '../server/snapshot';
 import { percentile, report, result } from './report';
@@ -30,6 +31,7 @@ const RATE_PER_S = 1_000;
 const DURATION_MS = 10_000;
 const REFERENTS = 1_000;
 const TARGET_P99_MS = 100;
+const NOOP_UPDATES = 1_000;
 /** How long clients get to receive the last changes before the run ends. */
 const DRAIN_MS = 5_000;
 
@@ -44,7 +46,107 @@ type FromClients =
   | { type: 'error'; message: string };
 
 if (process.argv[2] === 'clients') await runClients(process.argv[3]!, Number(process.argv[4]));
-else await runServer();
+else {
+  await runServer();
+  await runNoopUpdates();
+}
+
+// ---------------------------------------------------------------- no-op updates
+
+/**
+ * sse.noop: what 1,000 status-only updates of a Ready referent (a heartbeat
+ * field, the Ready condition as it was) cost a stream client, through the
+ * engine: a Manager over a MemoryInformerSource, one App referencing the
+ * Database, one sseStream() reader resumed at the settled revision. With
+ * wakeOn 'readiness' nothing a client shows changes, so the goal is none; with
+ * the default wakeOn every update reconciles the App, and its reconcile count
+ * is a change the dashboard shows.
+ */
+async function runNoopUpdates(): Promise<void> {
+  for (const wakeOn of ['readiness', 'change'] as const) {
+    const { revisions, deltas, bytes } = await noopUpdates(wakeOn);
+    console.log(
+      `sse.noop: ${NOOP_UPDATES} status-only updates of a Ready referent, wakeOn '${wakeOn}': ${revisions} revisions, ${deltas} deltas (${bytes} bytes) on the stream`,
+    );
+    if (wakeOn === 'readiness') {
+      result('sse.noop.revisions', revisions, 'revisions/1000 updates', '<=', 0);
+      result('sse.noop.deltas', deltas, 'deltas/1000 updates', '<=', 0);
+    } else {
+      report('sse.noop.wake_change.revisions', revisions, 'revisions/1000 updates');
+      report('sse.noop.wake_change.bytes', bytes, 'B/1000 updates');
+    }
+  }
+}
+
+async function noopUpdates(wakeOn: WakeOn): Promise<{ revisions: number; deltas: number; bytes: number }> {
+  const source = new MemoryInformerSource({ priming: 'sync' });
+  const manager = new Manager({ source, statsIntervalMs: 0 });
+  const db = (heartbeat: number) => ({
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind: 'Database',
+    metadata: { name: 'orders', namespace: 'shop' },
+    status: {
+      observedAt: heartbeat,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: '' }],
+    },
+  });
+  const controller = manager.addController({
+    name: 'watch',
+    for: { group: 'demo.refwatch.dev', kind: 'App' },
+    reconcile: (ctx) => void ctx.resolve('Database.demo.refwatch.dev/shop/orders', 'spec.databaseRef', { wakeOn }),
+  });
+  manager.start();
+  source.apply(db(0));
+  source.apply({
+    apiVersion: 'demo.refwatch.dev/v1alpha1',
+    kind: 'App',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { databaseRef: 'orders' },
+  });
+  const settled = async () => {
+    for (let i = 0; i < 1_000; i++) {
+      const q = controller.queue.stats();
+      if (q.depth === 0 && q.processing === 0 && manager.registry.referrerCount === 1) return;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    throw new Error('sse.noop: the App did not settle');
+  };
+  await settled();
+  const log = manager.changelog;
+  const from = log.revision;
+  const abort = new AbortController();
+  const reader = sseStream({
+    changelog: log,
+    snapshot: () => buildSnapshot({ changelog: log }, { mode: 'embedded', server: '', reachable: true }, []),
+    lastEventId: String(from),
+    signal: abort.signal,
+  }).getReader();
+  let deltas = 0;
+  let bytes = 0;
+  const decoder = new TextDecoder();
+  const reading = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      const text = decoder.decode(value);
+      if (text.startsWith(':')) continue; // the resume comment, a ping
+      bytes += value.byteLength;
+      deltas += text.split('event: delta\n').length - 1;
+    }
+  })();
+  for (let i = 1; i <= NOOP_UPDATES; i++) {
+    source.apply(db(i));
+    // Let reconciles run and the stream flush, as a watch's events arrive spread out.
+    if (i % 10 === 0) await new Promise((r) => setTimeout(r, 0));
+  }
+  await settled();
+  await new Promise((r) => setTimeout(r, 50));
+  const revisions = log.revision - from;
+  abort.abort();
+  await reading;
+  await manager.stop();
+  return { revisions, deltas, bytes };
+}
 
 // ---------------------------------------------------------------- server side
 

@@ -125,8 +125,8 @@ export function getStuck(rt: Runtime, req: Request): Response {
   return json({ olderThanMs: olderThan, items });
 }
 
+/** getMetrics reads the registry's gauges; a scrape changes no state (the engine publishes its stats on its own tick). */
 export async function getMetrics(rt: Runtime): Promise<Response> {
-  rt.manager.publishStats();
   return new Response(await rt.metrics.registry.metrics(), {
     headers: { 'content-type': rt.metrics.registry.contentType, 'cache-control': 'no-store' },
   });

@@ -104,8 +104,9 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const q of manager?.changelog.snapshot({ entities: ['queue'] }).entities.queue ?? [])
-        this.set({ controller: q.controller }, q.depth);
+      // Read from the queues themselves: the change log's copy is as old as the engine's last stats tick.
+      for (const name of manager?.controllerNames() ?? [])
+        this.set({ controller: name }, manager!.controller(name)!.queue.stats().depth);
       forgetRemovedControllers();
     },
   });

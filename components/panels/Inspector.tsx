@@ -145,8 +145,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
               {details.referent.message ? <span> · {details.referent.message}</span> : null}
             </p>
             <p className={styles.muted}>
-              Changed {formatAgo(details.referent.changedAt, now)}
-              {details.referent.resourceVersion ? ` · resourceVersion ${details.referent.resourceVersion}` : ''}
+              {details.referent.state} since {formatAgo(details.referent.changedAt, now)}
+              {details.referent.resourceVersion ? ` (resourceVersion ${details.referent.resourceVersion})` : ''}
               {details.controller ? (
                 <>
                   {' '}

@@ -53,7 +53,9 @@ export interface ReferentEntity {
   message?: string;
   referencedBy: number;
   uid?: string;
+  /** The object's resourceVersion when it reached this state; an update that changes no shown field leaves it. */
   resourceVersion?: string;
+  /** When the state (or its message, or the object's uid) last changed. */
   changedAt: number;
 }
 

@@ -1,5 +1,4 @@
 import {
-  keyOf,
   kindKey,
   kindOfKey,
   namespaceOfKey,
@@ -18,7 +17,11 @@ import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type Resolv
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
-  /** Reconcile the referrer again after this many ms (not before, unless an event queues it). */
+  /**
+   * Reconcile the referrer again after this many ms (not before, unless an
+   * event queues it). 0, as left out, means no requeue: controller-runtime's
+   * meaning of a zero RequeueAfter, so ported code cannot spin.
+   */
   requeueAfter?: number;
   /**
    * The referrer no longer exists (deleted where a controller without `for`
@@ -98,7 +101,7 @@ export interface ControllerStats {
 
 /**
  * Controller runs a reconciler over a work queue with N workers. Referent
- * events reach it only through enqueueReferrer (invariant 5); a reconciler
+ * events reach it only through enqueue (invariant 5); a reconciler
  * that throws is counted and retried rate-limited, and its worker keeps going.
  */
 export class Controller {
@@ -119,6 +122,8 @@ export class Controller {
   private readonly fallingBack = new WeakSet<InformerSubscription>();
   private started = false;
   private stopping: Promise<void> | undefined;
+  /** Set when stop gave up waiting: a reconcile that ends later changes nothing. */
+  private abandoned = false;
 
   constructor(
     private readonly engine: EngineContext,
@@ -233,7 +238,11 @@ export class Controller {
     return this.opts.namespaceFieldOf?.(fieldPath);
   }
 
-  /** enqueue queues a referrer for reconcile. */
+  /**
+   * enqueue queues a referrer for reconcile, deduplicated and bypassing
+   * backoff: how a referent event wakes its referrers, and how callers
+   * ask for a reconcile.
+   */
   enqueue(key: ObjectKey): void {
     this.queue.add(key);
   }
@@ -269,11 +278,6 @@ export class Controller {
     this.engine.changelog.put('referrer', id, value);
   }
 
-  /** enqueueReferrer queues a referrer woken by a referent event, bypassing backoff. */
-  enqueueReferrer(key: ObjectKey): void {
-    this.queue.add(key);
-  }
-
   /**
    * forget drops a referrer that went away: its references (a kind left with
    * none has its watch cancelled after the grace period), its entry in the
@@ -294,15 +298,38 @@ export class Controller {
     this.queue.forget(key);
   }
 
-  /** stop aborts in-flight reconciles, drains the workers and releases the controller's own watch. */
+  /**
+   * stop aborts in-flight reconciles, drains the workers and releases the
+   * controller's own watch. A reconcile that ignores ctx.signal is waited for
+   * at most the manager's gracefulShutdownTimeout; then its key is reported
+   * as abandoned, stop goes on, and what that reconcile does when it ends is dropped.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.abort.abort();
-      await this.queue.shutdownWithDrain();
-      await Promise.all(this.workers);
+      const drained = (async () => {
+        await this.queue.shutdownWithDrain();
+        await Promise.all(this.workers);
+      })();
+      if (!(await this.within(drained, this.engine.gracefulShutdownTimeout))) {
+        this.abandoned = true;
+        this.engine.abandoned(this.name, [...this.inFlight.keys()]);
+        await this.queue.shutdown(); // ends the drain's wait
+      }
       await Promise.all(this.primaries.map((p) => p.release()));
     })();
     return this.stopping;
+  }
+
+  /** within says whether work ended within ms on the engine's clock; the timer goes either way. */
+  private async within(work: Promise<void>, ms: number): Promise<boolean> {
+    let timer: unknown;
+    const timedOut = new Promise<false>((resolve) => (timer = this.engine.clock.setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([work.then(() => true as const), timedOut]);
+    } finally {
+      this.engine.clock.clearTimeout(timer);
+    }
   }
 
   /** ownObject reads a referrer from the cache of its namespace (or the only one). */
@@ -384,12 +411,14 @@ export class Controller {
     this.inFlight.set(key, flight);
     try {
       result = await this.reconcile(ctx);
+      invalidRequeueAfter(result);
     } catch (e) {
       failure = e;
     } finally {
       this.inFlight.delete(key);
     }
     open = false;
+    if (this.abandoned) return; // stop gave up on it: the engine may be gone
     if (flight.forgotten || (failure === undefined && result?.forget === true)) {
       // Gone while or as it was reconciled: what this reconcile resolved goes with it.
       this.drop(key);
@@ -418,7 +447,7 @@ export class Controller {
       collected.length,
       blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {},
     );
-    if (result && typeof result.requeueAfter === 'number' && result.requeueAfter >= 0)
+    if (result && result.requeueAfter !== undefined && result.requeueAfter > 0)
       this.queue.addAfter(key, result.requeueAfter);
   }
 
@@ -472,6 +501,17 @@ export class Controller {
   }
 }
 
+/** invalidRequeueAfter fails a reconcile whose requeueAfter is not a number of ms, naming the field. */
+function invalidRequeueAfter(result: ReconcileResult | void): void {
+  const after: unknown = result ? result.requeueAfter : undefined;
+  if (after === undefined || (typeof after === 'number' && Number.isFinite(after) && after >= 0)) return;
+  throw new RefwatchError(
+    'InvalidReconcileResult',
+    `requeueAfter must be a finite number of milliseconds >= 0 (0 or left out: no requeue), got ${String(after)}`,
+    { field: 'requeueAfter' },
+  );
+}
+
 function countOf(refs: Reference[], ref: Reference): number {
   let n = 0;
   for (const r of refs) if (r.referent === ref.referent && r.fieldPath === ref.fieldPath) n++;
@@ -482,6 +522,3 @@ function messageOf(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
-
-/** objectKeyOf is keyOf for callers holding a referrer object. */
-export const objectKeyOf = keyOf;

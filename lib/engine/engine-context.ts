@@ -33,4 +33,8 @@ export interface EngineContext {
   /** Told that a kind is watched per namespace because its cluster-wide list was Forbidden. */
   scopeFallback(kind: string, namespaces: readonly FallbackNamespace[] | undefined): void;
   event(e: Omit<EventEntity, 'id' | 'at'>): void;
+  /** How long a controller's stop waits for its reconciles in flight before it abandons them (ms). */
+  readonly gracefulShutdownTimeout: number;
+  /** A controller's stop gave up on these keys, whose reconciles were still running when the timeout ran out. */
+  abandoned(controller: string, keys: readonly ObjectKey[]): void;
 }

@@ -68,6 +68,20 @@ export interface ManagerOptions {
    * referents live in whatever this says.
    */
   fallbackNamespaces?: readonly FallbackNamespace[];
+  /**
+   * How long stopping a controller (stop, removeController, losing or
+   * releasing leadership) waits for reconciles that ignore ctx.signal before
+   * it abandons them and logs their keys (ms; default 30 000, as
+   * controller-runtime's GracefulShutdownTimeout).
+   */
+  gracefulShutdownTimeout?: number;
+  /**
+   * How long a cancelled reference controller stays listed (the dashboard's
+   * recent cancellations) before it is removed, in ms (default 600 000: 10 min).
+   */
+  cancelledRetention?: number;
+  /** At most this many cancelled reference controllers stay listed; the oldest goes first (default 100). */
+  maxCancelled?: number;
 }
 
 /**
@@ -172,6 +186,8 @@ export class Manager {
       observers: this.observers,
       wake,
       onScopeFallback: (kind) => scopeFallback(kind, undefined),
+      cancelledRetention: validCount(opts.cancelledRetention, 600_000, 'cancelledRetention', 'milliseconds'),
+      maxCancelled: validCount(opts.maxCancelled, 100, 'maxCancelled', 'controllers'),
     });
     this.registry.subscribe({ onDelta: (d) => this.publishDelta(d) });
     this.ctx = {
@@ -187,6 +203,12 @@ export class Manager {
       ...(fallbackNamespaces ? { fallbackNamespaces } : {}),
       scopeFallback,
       event: (e) => this.event(e),
+      gracefulShutdownTimeout: validTimeout(opts.gracefulShutdownTimeout),
+      abandoned: (controller, keys) =>
+        this.logger.warn(
+          `controller ${controller} stopped without waiting for ${keys.length} reconcile(s) that ignored ctx.signal past the ${this.ctx.gracefulShutdownTimeout} ms graceful-shutdown timeout: ${keys.join(', ')}`,
+          { event: 'shutdown_abandoned', controller, keys: keys.join(',') },
+        ),
     };
     if (opts.leaderElection) this.elector = this.leaderElector(opts.leaderElection);
   }
@@ -311,7 +333,7 @@ export class Manager {
   private enqueueReferrer(controller: string, referrer: ObjectKey): void {
     let c = this.lastEnqueued;
     if (c === undefined || c.name !== controller) c = this.lastEnqueued = this.controllers.get(controller);
-    c?.enqueueReferrer(referrer);
+    c?.enqueue(referrer);
   }
 
   /** restateReferrer refreshes the published state of a referrer an event did not wake (see Controller.restate). */
@@ -484,6 +506,32 @@ export class Manager {
     const id = `ev-${at}-${++this.eventSeq}`;
     this.changelog.put('event', id, { ...e, id, at });
   }
+}
+
+/** validCount checks a retention option: a finite number >= 0, or the default when left out. */
+function validCount(value: number | undefined, fallback: number, field: string, unit: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RefwatchError(
+      'InvalidRetention',
+      `${field} must be a finite number of ${unit} >= 0, got ${String(value)}; leave it out for ${fallback}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+/** validTimeout checks the gracefulShutdownTimeout option: milliseconds, finite and not negative. */
+function validTimeout(ms: number | undefined): number {
+  if (ms === undefined) return 30_000;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new RefwatchError(
+      'InvalidGracefulShutdownTimeout',
+      `gracefulShutdownTimeout must be a finite number of milliseconds >= 0, got ${String(ms)}; leave it out for 30 000`,
+      { field: 'gracefulShutdownTimeout' },
+    );
+  }
+  return ms;
 }
 
 /** validNamespaces checks the `namespaces` option: a non-empty list of namespace names, each once. */

@@ -37,6 +37,10 @@ export interface ReferenceControllersDeps {
   wake?: WakeFilters;
   /** Told when a kind's cluster-wide list is Forbidden and it is watched in each namespace of its referents instead. */
   onScopeFallback?: (kind: string) => void;
+  /** How long a cancelled controller stays listed (the dashboard's recent cancellations) before it is removed (ms). */
+  cancelledRetention: number;
+  /** At most this many cancelled controllers stay listed; beyond it the oldest cancelled one goes at once. */
+  maxCancelled: number;
 }
 
 /** ReferenceScope is what one reference controller watches: a kind, in all namespaces or in one. */
@@ -70,6 +74,8 @@ interface ReferenceController {
   primedAt?: number;
   graceTimer?: unknown;
   graceUntil?: number;
+  /** While Cancelled: the timer that removes it once the retention window is over. */
+  retentionTimer?: unknown;
   cancelledAt?: number;
   dispatches: number;
   errors: WatchError[];
@@ -112,6 +118,8 @@ export interface ReferenceControllerView {
  */
 export class ReferenceControllers {
   private readonly byId = new Map<string, ReferenceController>();
+  /** The ids of the Cancelled controllers, oldest cancellation first. */
+  private readonly cancelled = new Set<string>();
   private readonly releasing = new Set<Promise<void>>();
   private readonly namespaces: ReadonlySet<string> | undefined;
   /** Kinds whose cluster-wide list was Forbidden: watched per namespace from then on. */
@@ -280,6 +288,7 @@ export class ReferenceControllers {
     this.stopped = true;
     for (const rc of this.byId.values()) {
       this.clearGrace(rc);
+      this.clearRetention(rc);
       if (rc.subscription) this.release(rc);
     }
     await Promise.all([...this.releasing]);
@@ -358,6 +367,7 @@ export class ReferenceControllers {
       return rc;
     }
     if (rc && rc.state !== 'Cancelled') return rc;
+    if (rc) this.clearRetention(rc);
     const now = this.deps.clock.now();
     if (!rc) {
       rc = {
@@ -504,6 +514,43 @@ export class ReferenceControllers {
     rc.graceUntil = undefined;
     this.release(rc);
     this.transition(rc, 'Cancelled', reason, 'ControllerCancelled');
+    this.retain(rc);
+  }
+
+  /**
+   * retain keeps a cancelled controller listed for the retention window, and
+   * at most maxCancelled of them: per-namespace controllers come and go with
+   * namespaces, and a set that only grew would be counted, published and
+   * held for ever.
+   */
+  private retain(rc: ReferenceController): void {
+    if (this.stopped) return;
+    this.cancelled.delete(rc.id);
+    this.cancelled.add(rc.id);
+    rc.retentionTimer = this.deps.clock.setTimeout(() => {
+      rc.retentionTimer = undefined;
+      this.forget(rc);
+    }, this.deps.cancelledRetention);
+    for (const id of this.cancelled) {
+      if (this.cancelled.size <= this.deps.maxCancelled) break;
+      const oldest = this.byId.get(id);
+      if (oldest) this.forget(oldest);
+      else this.cancelled.delete(id);
+    }
+  }
+
+  /** forget removes a cancelled controller: from the set, the change log and the counts. */
+  private forget(rc: ReferenceController): void {
+    if (rc.state !== 'Cancelled' || this.byId.get(rc.id) !== rc) return;
+    this.clearRetention(rc);
+    this.byId.delete(rc.id);
+    this.deps.changelog.remove('controller', rc.id);
+  }
+
+  private clearRetention(rc: ReferenceController): void {
+    if (rc.retentionTimer !== undefined) this.deps.clock.clearTimeout(rc.retentionTimer);
+    rc.retentionTimer = undefined;
+    this.cancelled.delete(rc.id);
   }
 
   private release(rc: ReferenceController): void {
@@ -612,6 +659,14 @@ export class ReferenceControllers {
       state = r.ready ? 'Ready' : 'NotReady';
       message = r.ready ? undefined : [r.reason, r.message].filter(Boolean).join(': ');
     }
+    // A revision only when what a client shows changes: an event that leaves the verdict, its message and
+    // the object's identity as they were (a status heartbeat, a label) writes nothing, so the stream's
+    // traffic follows state changes and not object churn. changedAt and resourceVersion say when the
+    // shown state was reached.
+    const uid = object?.metadata.uid;
+    const prev = this.deps.changelog.get('referent', referent);
+    const same = prev !== undefined && prev.state === state && prev.message === message && prev.uid === uid;
+    if (same && prev.referencedBy === referencedBy) return;
     const value: ReferentEntity = {
       id: referent,
       key: referent,
@@ -619,9 +674,9 @@ export class ReferenceControllers {
       namespace: namespaceOfKey(referent),
       state,
       referencedBy,
-      uid: object?.metadata.uid,
-      resourceVersion: object?.metadata.resourceVersion,
-      changedAt: this.deps.clock.now(),
+      uid,
+      resourceVersion: same ? prev.resourceVersion : object?.metadata.resourceVersion,
+      changedAt: same ? prev.changedAt : this.deps.clock.now(),
     };
     if (message !== undefined) value.message = message;
     this.deps.changelog.put('referent', referent, value);

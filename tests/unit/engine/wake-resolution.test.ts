@@ -57,7 +57,7 @@ async function rig(
     },
     ...opts.controller,
   });
-  const woken = vi.spyOn(controller, 'enqueueReferrer');
+  const woken = vi.spyOn(controller, 'enqueue');
   manager.start();
   for (const [name, wakeOn] of Object.entries(apps)) source.apply(app(name, { wakeOn }));
   if (opts.priming === 'manual') source.prime('App.demo.refwatch.dev');
@@ -183,7 +183,7 @@ describe("wakeOn 'resolution'", () => {
         ctx.resolve(cacheKey('sessions'), 'spec.cacheRef', { wakeOn: 'resolution' });
       },
     });
-    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    const woken = vi.spyOn(controller, 'enqueue');
     manager.start();
     source.apply(app('web', {}));
     await vi.waitFor(() => expect(manager!.registry.referencesOf('watch', appKey('web'))).toHaveLength(3));
@@ -208,7 +208,7 @@ describe("wakeOn 'resolution'", () => {
         ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'resolution' });
       },
     });
-    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    const woken = vi.spyOn(controller, 'enqueue');
     manager.start();
     source.apply(referent('Database', 'orders', false));
     source.apply(app('web', {}));

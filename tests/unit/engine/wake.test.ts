@@ -38,7 +38,7 @@ async function rig(wakeOns: WakeOn[]) {
     ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: wakeOf.get(ctx.key) });
   };
   const controller = manager.addController({ name: 'watch', for: APP_KIND, reconcile });
-  const woken = vi.spyOn(controller, 'enqueueReferrer');
+  const woken = vi.spyOn(controller, 'enqueue');
   manager.start();
   source.apply(db({ generation: 1, ready: false, message: 'creating volume' }));
   for (const w of wakeOns) source.apply(app(w, { databaseRef: 'orders' }));
@@ -106,7 +106,7 @@ describe('wakeOn', () => {
         ctx.resolve(dbKey('orders'), 'spec.backupRef', { wakeOn: 'generation' });
       },
     });
-    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    const woken = vi.spyOn(controller, 'enqueue');
     manager.start();
     source.apply(db({ generation: 1, ready: false }));
     source.apply(app('web', { databaseRef: 'orders' }));
@@ -164,7 +164,7 @@ describe('wakeOn', () => {
       reconcile: (ctx) =>
         void ctx.resolve('HealthCheck.probes.example.com/shop/orders', 'spec.healthRef', { wakeOn: wakeOf[ctx.key] }),
     });
-    const woken = vi.spyOn(controller, 'enqueueReferrer');
+    const woken = vi.spyOn(controller, 'enqueue');
     manager.start();
     source.apply(app('change', {}));
     source.apply(app('readiness', {}));

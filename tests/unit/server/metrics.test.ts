@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
 import type { SharedInformerPool } from '@/lib/kube';
+import { FakeClock } from '@/lib/queue';
+import { getMetrics } from '@/server/api';
 import { createMetrics, type Metrics } from '@/server/metrics';
+import type { Runtime } from '@/server/runtime';
 import { APP_KIND, app, appKey, database, dbKey } from '../engine/fixtures';
 
 /** A pool with no watches: the gauges read only the manager here. */
@@ -65,5 +68,53 @@ describe('per-controller metrics', () => {
     await vi.waitFor(async () =>
       expect(await m.registry.metrics()).toContain('refwatch_queue_adds_total{controller="demo/watch/aaaaaa"} 1'),
     );
+  });
+});
+
+describe('a scrape', () => {
+  it('leaves the change log as it was: reading metrics changes no state', async () => {
+    const m = (metrics = createMetrics());
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    manager = new Manager({ source, statsIntervalMs: 0, queueMetrics: (controller) => m.queueMetrics(controller) });
+    m.attach(manager, noPool);
+    manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef'),
+    });
+    manager.start();
+    source.apply(database('orders', true));
+    source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(manager!.registry.referrerCount).toBe(1));
+    // Queue and reference-controller stats have moved since they were last published: a write would show.
+    expect(manager.changelog.get('queue', 'watch')).toBeUndefined();
+    const revision = manager.changelog.revision;
+
+    const res = await getMetrics({ manager, metrics: m } as unknown as Runtime);
+    const text = await res.text();
+
+    expect(manager.changelog.revision).toBe(revision);
+    expect(manager.changelog.get('queue', 'watch')).toBeUndefined();
+    // The queue depth is read from the queue itself, so it is there without a published stats entity.
+    expect(text).toContain('refwatch_queue_depth{controller="watch"} 0');
+  });
+
+  it('stats reach the change log on the engine tick, which stops with the manager', async () => {
+    const clock = new FakeClock(Date.now());
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    manager = new Manager({ source, clock, statsIntervalMs: 500 });
+    manager.addController({ name: 'watch', for: APP_KIND, reconcile: () => {} });
+    manager.start();
+    source.apply(app('web', {}));
+    await vi.waitFor(() => expect(manager!.controller('watch')!.stats.reconciles).toBe(1));
+    expect(manager.changelog.get('queue', 'watch')).toBeUndefined();
+    clock.advance(500);
+    expect(manager.changelog.get('queue', 'watch')).toMatchObject({ reconciles: 1 });
+
+    await manager.stop();
+    expect(clock.pendingTimers()).toBe(0);
+    const revision = manager.changelog.revision;
+    clock.advance(5_000);
+    expect(manager.changelog.revision).toBe(revision);
   });
 });
