@@ -1,4 +1,12 @@
-import { deepFreeze, keyOf, kindKey, type CachedObject, type KubeObject, type ObjectKey } from '../model';
+import {
+  deepFreeze,
+  groupOfApiVersion,
+  keyOf,
+  kindKey,
+  type CachedObject,
+  type KubeObject,
+  type ObjectKey,
+} from '../model';
 import {
   watchTargetKey,
   type InformerEvent,
@@ -36,9 +44,7 @@ class MemoryInformer {
   ) {}
 
   matches(object: CachedObject): boolean {
-    const slash = object.apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : object.apiVersion.slice(0, slash);
-    if (group !== this.target.group || object.kind !== this.target.kind) return false;
+    if (groupOfApiVersion(object.apiVersion) !== this.target.group || object.kind !== this.target.kind) return false;
     return this.target.namespace === undefined || object.metadata.namespace === this.target.namespace;
   }
 

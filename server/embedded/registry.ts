@@ -1,3 +1,4 @@
+import { splitApiVersion } from '../../lib/model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
 import { jsonPatch, mergePatch } from './patch';
 import { CRD_GROUP, grKey, type ResourceTable, type ResourceType } from './resources';
@@ -348,9 +349,7 @@ export class Registry {
   applyManifest(manifest: Record<string, unknown>): StoredObject {
     const apiVersion = typeof manifest.apiVersion === 'string' ? manifest.apiVersion : '';
     const kind = typeof manifest.kind === 'string' ? manifest.kind : '';
-    const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    const { group, version } = splitApiVersion(apiVersion);
     const rt = this.table.byKind(group, kind);
     if (!rt || !rt.versions.includes(version)) {
       throw badRequest(
