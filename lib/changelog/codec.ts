@@ -1,4 +1,4 @@
-import { keyHasKind, keyHasNamespace, kindOfKey, splitKey } from '../model';
+import { keyHasKind, keyHasNamespace, kindOfKey, namespaceOfKey } from '../model';
 import type { EntityKind } from './entities';
 import type { Change, Delta, Snapshot } from './wire';
 import { Refs, Registry, RowCache, SHARED_ROWS, currentRegistry, type RowCodes } from './wire-registry';
@@ -109,12 +109,10 @@ const joined = (...names: string[]): Derived => ({
 });
 /** The field's value as is. */
 const same = (name: string): Derived => ({ derive: (r) => r[name], holds: (r, value) => value === r[name] });
+// A key's kind and namespace are derived on decode only where holds was true on encode; elsewhere the row carries them.
 /** The kind of the key in the field. */
 const kindOfField = (name: string): Derived => ({
-  derive: (r) => {
-    const key = r[name];
-    return typeof key === 'string' && key.includes('/') ? kindOfKey(key) : undefined;
-  },
+  derive: (r) => (typeof r[name] === 'string' ? kindOfKey(r[name]) : undefined),
   holds: (r, value) => {
     const key = r[name];
     return typeof key === 'string' && typeof value === 'string' && keyHasKind(key, value);
@@ -122,10 +120,7 @@ const kindOfField = (name: string): Derived => ({
 });
 /** The namespace of the key in the field. */
 const namespaceOfField = (name: string): Derived => ({
-  derive: (r) => {
-    const key = r[name];
-    return typeof key === 'string' ? splitKey(key)?.namespace : undefined;
-  },
+  derive: (r) => (typeof r[name] === 'string' ? namespaceOfKey(r[name]) : undefined),
   holds: (r, value) => {
     const key = r[name];
     return typeof key === 'string' && typeof value === 'string' && keyHasNamespace(key, value);
