@@ -2,7 +2,7 @@ import 'server-only';
 import { z } from 'zod';
 import { explain, parseDuration, stuck } from '../lib/diagnose';
 import type { ChangeFilter, Snapshot } from '../lib/changelog';
-import { RefwatchError, isRefwatchError, parseKey } from '../lib/model';
+import { RefwatchError, isRefwatchError, keyHasKind, keyHasNamespace, parseKey } from '../lib/model';
 import type { DemoRunner } from './demo';
 import { objectDetails } from './details/object-details';
 import { ApiError, json } from './http/errors';
@@ -120,7 +120,7 @@ export function getStuck(rt: Runtime, req: Request): Response {
   }
   const all = stuck(rt.manager, { olderThan, now: Date.now() });
   const items = all.filter(
-    (s) => (!q.namespace || s.key.split('/')[1] === q.namespace) && (!q.kind || s.key.startsWith(q.kind + '/')),
+    (s) => (!q.namespace || keyHasNamespace(s.key, q.namespace)) && (!q.kind || keyHasKind(s.key, q.kind)),
   );
   return json({ olderThanMs: olderThan, items });
 }

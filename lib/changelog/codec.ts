@@ -1,3 +1,4 @@
+import { keyHasKind, keyHasNamespace, kindOfKey, namespaceOfKey } from '../model';
 import type { EntityKind } from './entities';
 import type { Change, Delta, Snapshot } from './wire';
 import { Refs, Registry, RowCache, SHARED_ROWS, currentRegistry, type RowCodes } from './wire-registry';
@@ -91,15 +92,6 @@ export interface WireDelta {
   strings: string[];
 }
 
-const kindOf = (key: unknown): string | undefined =>
-  typeof key === 'string' && key.includes('/') ? key.slice(0, key.indexOf('/')) : undefined;
-const namespaceOf = (key: unknown): string | undefined => {
-  if (typeof key !== 'string') return undefined;
-  const a = key.indexOf('/');
-  const b = key.indexOf('/', a + 1);
-  return a < 0 || b < 0 ? undefined : key.slice(a + 1, b);
-};
-
 /** The fields' values joined with '|' (an id). */
 const joined = (...names: string[]): Derived => ({
   derive: (r) => names.map((n) => String(r[n])).join('|'),
@@ -117,24 +109,21 @@ const joined = (...names: string[]): Derived => ({
 });
 /** The field's value as is. */
 const same = (name: string): Derived => ({ derive: (r) => r[name], holds: (r, value) => value === r[name] });
+// A key's kind and namespace are derived on decode only where holds was true on encode; elsewhere the row carries them.
 /** The kind of the key in the field. */
 const kindOfField = (name: string): Derived => ({
-  derive: (r) => kindOf(r[name]),
+  derive: (r) => (typeof r[name] === 'string' ? kindOfKey(r[name]) : undefined),
   holds: (r, value) => {
     const key = r[name];
-    return (
-      typeof key === 'string' && typeof value === 'string' && key.indexOf('/') === value.length && key.startsWith(value)
-    );
+    return typeof key === 'string' && typeof value === 'string' && keyHasKind(key, value);
   },
 });
 /** The namespace of the key in the field. */
 const namespaceOfField = (name: string): Derived => ({
-  derive: (r) => namespaceOf(r[name]),
+  derive: (r) => (typeof r[name] === 'string' ? namespaceOfKey(r[name]) : undefined),
   holds: (r, value) => {
     const key = r[name];
-    if (typeof key !== 'string' || typeof value !== 'string') return false;
-    const a = key.indexOf('/');
-    return a >= 0 && key.indexOf('/', a + 1) === a + 1 + value.length && key.startsWith(value, a + 1);
+    return typeof key === 'string' && typeof value === 'string' && keyHasNamespace(key, value);
   },
 });
 

@@ -5,6 +5,8 @@
  * event loop when a registry of a million strings grows.
  */
 
+import { splitKey } from '../model';
+
 /** Shards of an IndexMap: a registry of a million strings keeps each Map small. */
 const SHARDS = 64;
 
@@ -162,12 +164,10 @@ export class Registry {
   split(id: number): void {
     if (this.keyKind.at(id) !== NOT_SPLIT) return;
     const k = this.strings.at(id);
-    const a = k.indexOf('/');
-    const b = a < 0 ? -1 : k.indexOf('/', a + 1);
-    const whole = b < 0;
-    this.keyKind.set(id, whole ? -1 : this.id(k.slice(0, a)));
-    this.keyNamespace.set(id, whole ? -1 : this.id(k.slice(a + 1, b)));
-    this.keyName.set(id, whole ? k : k.slice(b + 1));
+    const parts = splitKey(k);
+    this.keyKind.set(id, parts ? this.id(parts.kind) : -1);
+    this.keyNamespace.set(id, parts ? this.id(parts.namespace) : -1);
+    this.keyName.set(id, parts ? parts.name : k);
   }
 
   /** Whether it holds so many more strings than a snapshot sends that a new one should start. */

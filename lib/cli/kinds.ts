@@ -1,6 +1,6 @@
 import type { Snapshot } from '../changelog';
 import type { KubeTransport } from '../kube';
-import { kindOfKey, namespaceOfKey, parseKindKey } from '../model';
+import { groupOfApiVersion, kindOfKey, namespaceOfKey, parseKindKey } from '../model';
 import { CliError, describeCause } from './errors';
 import { matchResource, type DiscoveredResource, type ResolvedKind } from './object-arg';
 
@@ -18,8 +18,7 @@ interface GroupList {
 }
 
 function rowsOf(list: ResourceList): DiscoveredResource[] {
-  const slash = list.groupVersion.indexOf('/');
-  const group = slash < 0 ? '' : list.groupVersion.slice(0, slash);
+  const group = groupOfApiVersion(list.groupVersion);
   return list.resources
     .filter((r) => !r.name.includes('/'))
     .map((r) => ({

@@ -1,3 +1,4 @@
+import { splitKey } from '../model';
 import { editDistance } from './edit-distance';
 import { keepFirst } from './ranked';
 
@@ -50,11 +51,9 @@ export class SimilarNames {
     for (const key of keys) {
       if (n++ >= limit) return true;
       if (n % step === 0) yield;
-      const a = key.indexOf('/');
-      const b = key.indexOf('/', a + 1);
-      if (a < 0 || b < 0) continue;
-      const namespace = key.slice(a + 1, b);
-      const name = key.slice(b + 1);
+      const parts = splitKey(key);
+      if (!parts) continue;
+      const { namespace, name } = parts;
       let lengths = this.byNamespace.get(namespace);
       if (!lengths) this.byNamespace.set(namespace, (lengths = new Map()));
       const bucket = lengths.get(name.length);

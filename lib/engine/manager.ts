@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
 import { defaultLogger, type Logger } from '../kube/log';
-import { RefwatchError, kindKey, validateNamespace, type ObjectKey } from '../model';
+import { RefwatchError, kindKey, kindOfKey, namespaceOfKey, validateNamespace, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
@@ -484,7 +484,6 @@ export class Manager {
       touched.add(r.referent);
       if (count === 0) this.changelog.remove('reference', id);
       else {
-        const slash = key.indexOf('/');
         this.changelog.put('reference', id, {
           id,
           controller,
@@ -492,8 +491,8 @@ export class Manager {
           referent: r.referent,
           fieldPath: r.fieldPath,
           count,
-          kind: r.referent.slice(0, r.referent.indexOf('/')),
-          namespace: key.slice(slash + 1, key.indexOf('/', slash + 1)),
+          kind: kindOfKey(r.referent),
+          namespace: namespaceOfKey(key),
         });
       }
     }

@@ -1,5 +1,6 @@
 import {
   deepFreeze,
+  groupOfApiVersion,
   keyOf,
   kindKey,
   type CachedObject,
@@ -50,9 +51,7 @@ class MemoryInformer {
   ) {}
 
   matches(object: CachedObject): boolean {
-    const slash = object.apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : object.apiVersion.slice(0, slash);
-    if (group !== this.target.group || object.kind !== this.target.kind) return false;
+    if (groupOfApiVersion(object.apiVersion) !== this.target.group || object.kind !== this.target.kind) return false;
     return this.target.namespace === undefined || object.metadata.namespace === this.target.namespace;
   }
 

@@ -1,4 +1,4 @@
-import { kindKey, type GroupKind } from '../model';
+import { kindKey, splitApiVersion, type GroupKind } from '../model';
 import type { KubeTransport } from './transport';
 import { KubeRequestError, kindUnknown } from './errors';
 
@@ -31,9 +31,7 @@ export interface APIGroupList {
  * list. Subresources (`databases/status`) also name the kind and are skipped.
  */
 export function resourceForKind(list: APIResourceList, gk: GroupKind): ResourceInfo | undefined {
-  const slash = list.groupVersion.indexOf('/');
-  const group = slash < 0 ? '' : list.groupVersion.slice(0, slash);
-  const version = slash < 0 ? list.groupVersion : list.groupVersion.slice(slash + 1);
+  const { group, version } = splitApiVersion(list.groupVersion);
   if (group !== gk.group) return undefined;
   const r = list.resources.find((x) => x.kind === gk.kind && !x.name.includes('/'));
   if (!r) return undefined;

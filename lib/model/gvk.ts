@@ -29,13 +29,36 @@ export function parseKindKey(s: string, field = 'kind'): Result<GroupKind> {
   return ok({ group, kind });
 }
 
+/** GroupVersion is an apiVersion taken apart. */
+export interface GroupVersion {
+  group: string; // '' for the core group
+  version: string;
+}
+
 /** apiVersionOf formats group and version as a Kubernetes apiVersion (`v1`, `apps/v1`). */
 export function apiVersionOf(gv: { group: string; version: string }): string {
   return gv.group === '' ? gv.version : `${gv.group}/${gv.version}`;
 }
 
-/** parseApiVersion splits an apiVersion into group and version. */
-export function parseApiVersion(apiVersion: string, field = 'apiVersion'): Result<{ group: string; version: string }> {
+/**
+ * splitApiVersion takes an apiVersion apart without validating it (`apps/v1` → apps, v1; `v1` → '', v1),
+ * for apiVersions a server has already accepted; parseApiVersion is for input.
+ */
+export function splitApiVersion(apiVersion: string): GroupVersion {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** groupOfApiVersion is splitApiVersion's group alone: `apps/v1` → `apps`, `v1` → '' (core). */
+export function groupOfApiVersion(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** parseApiVersion splits an apiVersion into group and version, and validates both. */
+export function parseApiVersion(apiVersion: string, field = 'apiVersion'): Result<GroupVersion> {
   const parts = apiVersion.split('/');
   if (parts.length > 2 || parts.some((p) => p === '')) {
     return err(

@@ -1,5 +1,5 @@
 import { RefwatchError, err, ok, type Result } from './errors';
-import { kindKey, parseApiVersion, parseKindKey, type GroupKind } from './gvk';
+import { groupOfApiVersion, kindKey, parseApiVersion, parseKindKey, type GroupKind } from './gvk';
 import { validateName, validateNamespace } from './validation';
 
 /**
@@ -65,7 +65,24 @@ export function isKey(s: string): boolean {
   return parseKey(s).ok;
 }
 
-/** kindOfKey returns the `Kind.group` part of a key without validating it. */
+/** KeyParts is an ObjectKey cut at its separators, unvalidated; kind is `Kind.group` as written. */
+export interface KeyParts {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * splitKey cuts a key at its first two '/' without validating it, or gives undefined when it has fewer:
+ * for keys refwatch made itself (parseKey is for input). The name is all after the second '/'.
+ */
+export function splitKey(key: ObjectKey): KeyParts | undefined {
+  const a = key.indexOf('/');
+  const b = a < 0 ? -1 : key.indexOf('/', a + 1);
+  return b < 0 ? undefined : { kind: key.slice(0, a), namespace: key.slice(a + 1, b), name: key.slice(b + 1) };
+}
+
+/** kindOfKey returns the `Kind.group` part of a key without validating it (the whole string if it has no '/'). */
 export function kindOfKey(key: ObjectKey): string {
   const slash = key.indexOf('/');
   return slash < 0 ? key : key.slice(0, slash);
@@ -81,6 +98,17 @@ export function namespaceOfKey(key: ObjectKey): string {
 /** nameOfKey returns the name part of a key without validating it. */
 export function nameOfKey(key: ObjectKey): string {
   return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** keyHasKind tells whether key has a '/' and `kind` before the first one; it copies no string, for hot paths. */
+export function keyHasKind(key: ObjectKey, kind: string): boolean {
+  return key.indexOf('/') === kind.length && key.startsWith(kind);
+}
+
+/** keyHasNamespace tells whether key has two '/' and `namespace` between them; it copies no string, for hot paths. */
+export function keyHasNamespace(key: ObjectKey, namespace: string): boolean {
+  const a = key.indexOf('/');
+  return a >= 0 && key.indexOf('/', a + 1) === a + 1 + namespace.length && key.startsWith(namespace, a + 1);
 }
 
 /** The minimal shape of a Kubernetes object that refwatch reads. Objects are kept as raw JSON. */
@@ -106,9 +134,12 @@ export interface KubeObject {
 
 /** keyOf computes an object's key from its apiVersion, kind and metadata. */
 export function keyOf(obj: KubeObject): ObjectKey {
-  const slash = obj.apiVersion.indexOf('/');
-  const group = slash < 0 ? '' : obj.apiVersion.slice(0, slash);
-  return formatKey({ group, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+  return formatKey({
+    group: groupOfApiVersion(obj.apiVersion),
+    kind: obj.kind,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name,
+  });
 }
 
 /** keyOfChecked is keyOf with validation, for objects from outside. */

@@ -1,5 +1,6 @@
 import {
   formatKey,
+  groupOfApiVersion,
   kindKey,
   referenceId,
   usesPathSegmentNames,
@@ -190,12 +191,6 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   ctx.seen.add(id);
   if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
   ctx.out.references.push(ref);
-}
-
-/** groupOfApiVersion: `apps/v1` → `apps`, `v1` → '' (core). */
-export function groupOfApiVersion(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
 /** checkParts validates what parseKey would, part by part, without building and splitting the key. */

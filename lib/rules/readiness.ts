@@ -1,6 +1,5 @@
-import type { GroupKind, KubeObject } from '../model';
+import { groupOfApiVersion, type GroupKind, type KubeObject } from '../model';
 import { isRecord } from './field-path';
-import { groupOfApiVersion } from './extract';
 import { kindInfoOf, type CompiledPredicate, type RuleSet } from './rule-set';
 
 /**

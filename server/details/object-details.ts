@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import { ReferenceDiagnosis, explain, kubectlCommands, type ReferenceExplanation } from '../../lib/diagnose';
 import {
   formatKey,
+  groupOfApiVersion,
   parseKey,
   type DeepReadonly,
   type KubeObject,
@@ -125,10 +126,8 @@ function ownersOf(obj: DeepReadonly<KubeObject>, namespace: string): OwnerRefere
   const out: OwnerReference[] = [];
   for (const o of raw as { apiVersion?: unknown; kind?: unknown; name?: unknown; controller?: unknown }[]) {
     if (typeof o?.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.name !== 'string') continue;
-    const slash = o.apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : o.apiVersion.slice(0, slash);
     out.push({
-      key: formatKey({ group, kind: o.kind, namespace, name: o.name }),
+      key: formatKey({ group: groupOfApiVersion(o.apiVersion), kind: o.kind, namespace, name: o.name }),
       apiVersion: o.apiVersion,
       kind: o.kind,
       name: o.name,

@@ -30,11 +30,10 @@ import { WatchStream, type WatchHub } from './watch';
 import { asPartialList, asPartialObject, negotiate, type Representation } from './negotiation';
 import { openApiFor, openApiIndex } from './openapi';
 import { columnsFor, toTable } from './table';
+import { versionInfo } from './version';
 
 /** kube-apiserver's default request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
-
-export const GIT_VERSION = 'v1.35.0-refwatch.embedded';
 
 /** Verb is the Kubernetes verb a resource request maps to. */
 type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -291,26 +290,7 @@ function nonResource(
     const doc = openApiFor(ctx.registry, segments.slice(2));
     return doc ? { code: 200, body: doc } : { code: 404, body: resourceNotFound().status };
   }
-  if (path === '/version') {
-    return {
-      code: 200,
-      body: {
-        major: '1',
-        minor: '35',
-        emulationMajor: '1',
-        emulationMinor: '35',
-        minCompatibilityMajor: '1',
-        minCompatibilityMinor: '34',
-        gitVersion: GIT_VERSION,
-        gitCommit: '',
-        gitTreeState: 'clean',
-        buildDate: '',
-        goVersion: '',
-        compiler: 'node',
-        platform: `${process.platform}/${process.arch}`,
-      },
-    };
-  }
+  if (path === '/version') return { code: 200, body: versionInfo() };
   if (PROBES.has(`/${segments[0] ?? ''}`)) return { code: 200, body: 'ok' };
   return undefined;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { GIT_VERSION } from './handlers';
 import type { Registry } from './registry';
 import { grKey, CRD_GROUP, type ResourceType } from './resources';
+import { GIT_VERSION } from './version';
 
 /**
  * OpenAPI v3 documents, as kube-apiserver serves them at /openapi/v3: an index

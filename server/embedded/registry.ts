@@ -1,5 +1,7 @@
+import { splitApiVersion } from '../../lib/model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
 import { jsonPatch, mergePatch } from './patch';
+import { strategicMergePatch, strategicSchemaFor } from './strategic-merge';
 import { CRD_GROUP, grKey, type ResourceTable, type ResourceType } from './resources';
 import { isEmptySelector, matches, type Selector } from './selectors';
 import { sortedEntries, type ObjectStore, type StoredObject } from './store';
@@ -257,30 +259,22 @@ export class Registry {
     sub: Subresource,
   ): StoredObject | Status {
     const old = this.stored(t);
+    // What this server applies; kube-apiserver also takes application/apply-patch+yaml (server-side apply), which it does not.
+    const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
+    if (t.rt.builtin) accepted.push('application/strategic-merge-patch+json');
     let patched: unknown;
-    switch (contentType) {
+    switch (accepted.includes(contentType) ? contentType : '') {
       case 'application/merge-patch+json':
         patched = mergePatch(this.present(t, old), patch);
         break;
       case 'application/strategic-merge-patch+json':
-        // Built-in kinds are stored schemaless here, so a strategic merge patch is applied as a merge patch.
-        if (!t.rt.builtin)
-          throw unsupportedMediaType(contentType, [
-            'application/json-patch+json',
-            'application/merge-patch+json',
-            'application/apply-patch+yaml',
-          ]);
-        patched = mergePatch(this.present(t, old), patch);
+        patched = strategicMergePatch(this.present(t, old), patch, strategicSchemaFor(t.rt));
         break;
       case 'application/json-patch+json':
         patched = jsonPatch(this.present(t, old), patch);
         break;
       default:
-        throw unsupportedMediaType(contentType, [
-          'application/json-patch+json',
-          'application/merge-patch+json',
-          'application/strategic-merge-patch+json',
-        ]);
+        throw unsupportedMediaType(contentType, accepted);
     }
     if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
       throw badRequest('the patched object is not a JSON object');
@@ -348,9 +342,7 @@ export class Registry {
   applyManifest(manifest: Record<string, unknown>): StoredObject {
     const apiVersion = typeof manifest.apiVersion === 'string' ? manifest.apiVersion : '';
     const kind = typeof manifest.kind === 'string' ? manifest.kind : '';
-    const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    const { group, version } = splitApiVersion(apiVersion);
     const rt = this.table.byKind(group, kind);
     if (!rt || !rt.versions.includes(version)) {
       throw badRequest(

@@ -22,13 +22,13 @@ export function kubeRequest(
   endpoint: KubeEndpoint,
   method: string,
   path: string,
-  opts: { body?: unknown; insecure?: boolean; timeoutMs?: number } = {},
+  opts: { body?: unknown; insecure?: boolean; timeoutMs?: number; contentType?: string } = {},
 ): Promise<KubeResponse> {
   const target = new URL(path, endpoint.url);
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const headers: Record<string, string> = { accept: 'application/json, text/plain' };
   if (endpoint.token) headers.authorization = `Bearer ${endpoint.token}`;
-  if (payload !== undefined) headers['content-type'] = 'application/json';
+  if (payload !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
   const transport = target.protocol === 'https:' ? https : http;
   const tls = target.protocol === 'https:' ? { ca: endpoint.ca, rejectUnauthorized: !opts.insecure } : {};
   return new Promise((resolve, reject) => {

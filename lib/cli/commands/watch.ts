@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { namespaceOfKey } from '../../model';
 import type { WatchScope } from '../backend';
 import { CliError, EXIT } from '../errors';
 import { act, addCommonOptions, examples, resolveObject } from '../options';
@@ -37,7 +38,7 @@ export function registerWatch(program: Command, bin: string): void {
         if (o.allNamespaces)
           throw new CliError('flag -A watches every namespace: give it without OBJECT, or drop -A to watch OBJECT');
         const key = await resolveObject(backend, object, name);
-        scope = { key, namespace: key.split('/')[1] || undefined };
+        scope = { key, namespace: namespaceOfKey(key) || undefined };
       } else scope = o.allNamespaces ? {} : { namespace: backend.namespace };
       const abort = new AbortController();
       const stop = () => abort.abort();

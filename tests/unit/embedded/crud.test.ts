@@ -222,6 +222,15 @@ describe('embedded API server: CRUD', () => {
       { 'content-type': 'application/strategic-merge-patch+json' },
     );
     expect(refused.status).toBe(415);
+    // It names the types this server applies to a custom resource, and no other (no server-side apply).
+    expect(refused.body.message).toBe(
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json',
+    );
+    const apply = await api(s, 'PATCH', `${CM}/p`, {}, { 'content-type': 'application/apply-patch+yaml' });
+    expect(apply.status).toBe(415);
+    expect(apply.body.message).toMatch(
+      /accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/strategic-merge-patch\+json$/,
+    );
     expect((await api(s, 'PATCH', `${CM}/absent`, {}, { 'content-type': 'application/merge-patch+json' })).status).toBe(
       404,
     );

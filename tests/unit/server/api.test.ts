@@ -193,6 +193,15 @@ describe('GET /api/v1/stuck', () => {
     for (const s of r.body.items) expect(s.fix.length).toBeGreaterThan(0);
   });
 
+  it('filters by namespace and by kind, each compared whole', async () => {
+    const keys = async (q: string) =>
+      (await call(getStuck, `/api/v1/stuck?olderThan=0s${q}`)).body.items.map((s: any) => s.key);
+    expect(await keys('&namespace=shop&kind=App.demo.refwatch.dev')).toContain('App.demo.refwatch.dev/shop/typo');
+    expect(await keys('&namespace=sho')).toEqual([]);
+    expect(await keys('&kind=App.demo')).toEqual([]);
+    expect(await keys('&kind=App')).toEqual([]);
+  });
+
   it('a long threshold lists none; a bad duration is a 400 naming olderThan', async () => {
     expect((await call(getStuck, '/api/v1/stuck?olderThan=1h')).body.items).toEqual([]);
     const bad = await call(getStuck, '/api/v1/stuck?olderThan=soon');
