@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { parseConfig, type Config } from '../config';
 import { ApiError, isApiError, toResponse } from './errors';
@@ -34,11 +34,15 @@ function holdsData(path: string): boolean {
   return path.startsWith('/api/') || path === '/metrics';
 }
 
-/** tokenMatches compares in constant time; the token never appears in an error or a log. */
-function tokenMatches(given: string | null | undefined, token: string): boolean {
-  const a = Buffer.from(given ?? '');
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * tokenMatches compares the SHA-256 digests of both in constant time: digests
+ * are always 32 bytes, so neither the time nor an early length check tells a
+ * caller how long the token is. The token never appears in an error or a log.
+ */
+export function tokenMatches(given: string | null | undefined, token: string): boolean {
+  return timingSafeEqual(sha256(given ?? ''), sha256(token));
 }
 
 function bearerOf(req: Request): string {
