@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getExplain, getHealthz, getMetrics, getReadyz, getSnapshot, getStuck } from '@/server/api';
 import { parseConfig } from '@/server/config';
 import { ApiError, toResponse } from '@/server/http/errors';
-import { RateLimiter, guardMutation } from '@/server/http/guard';
+import { guardMutation } from '@/server/http/guard';
+import { MutationLimits } from '@/server/http/limits';
 import { readJsonBody } from '@/server/http/validate';
 import { startRuntime, type Runtime } from '@/server/runtime';
 import { BASE, callHandler } from './call';
@@ -224,36 +225,43 @@ describe('mutating requests', () => {
     });
 
   it('refuses a cross-origin POST, and a cross-site one without Origin', () => {
-    const limiter = new RateLimiter(100, 100);
-    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limiter })).toThrow(
+    const limits = new MutationLimits({ perClient: 100, total: 1000 });
+    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limits })).toThrow(
       expect.objectContaining({ status: 403, field: 'origin' }),
     );
-    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limiter })).toThrow(
+    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limits })).toThrow(
       expect.objectContaining({ status: 403 }),
     );
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { limiter })).not.toThrow();
+    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { limits })).not.toThrow();
   });
 
   it('needs the bearer token when one is configured', () => {
-    const limiter = new RateLimiter(100, 100);
+    const limits = new MutationLimits({ perClient: 100, total: 1000 });
     const token = 'a-long-enough-token-1234';
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limiter })).toThrow(
+    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limits })).toThrow(
       expect.objectContaining({ status: 401 }),
     );
     expect(() =>
-      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limiter }),
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limits }),
     ).toThrow(expect.objectContaining({ status: 401 }));
     expect(() =>
-      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limiter }),
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limits }),
     ).not.toThrow();
   });
 
-  it('rate-limits mutations', () => {
-    const limiter = new RateLimiter(1, 2);
-    const req = () => post({ origin: 'http://127.0.0.1:3000' });
-    guardMutation(req(), { limiter });
-    guardMutation(req(), { limiter });
-    expect(() => guardMutation(req(), { limiter })).toThrow(expect.objectContaining({ status: 429 }));
+  it('rate-limits mutations per client: a busy client waits, another goes on', () => {
+    const limits = new MutationLimits({ perClient: 1, total: 100, now: () => 0 });
+    const from = (address: string) => post({ origin: 'http://127.0.0.1:3000', 'x-forwarded-for': address });
+    for (let i = 0; i < 4; i++) guardMutation(from('10.0.0.1'), { limits });
+    expect(() => guardMutation(from('10.0.0.1'), { limits })).toThrow(
+      expect.objectContaining({
+        status: 429,
+        code: 'RateLimited',
+        message: expect.stringMatching(/from 10\.0\.0\.1: at most 1 per second per client \(REFWATCH_MUTATION_RATE/),
+        headers: { 'retry-after': '1' },
+      }),
+    );
+    expect(() => guardMutation(from('10.0.0.2'), { limits })).not.toThrow();
   });
 
   it('rejects oversized, non-JSON and invalid bodies naming the field', async () => {

@@ -13,7 +13,8 @@ vi.mock('node:crypto', async (importOriginal) => {
   };
 });
 
-const { RateLimiter, guardMutation } = await import('@/server/http/guard');
+const { guardMutation } = await import('@/server/http/guard');
+const { MutationLimits } = await import('@/server/http/limits');
 
 const TOKEN = 'k8s-refwatch-token-0123456789';
 
@@ -29,13 +30,19 @@ describe('the token compare', () => {
     for (const given of ['x', `${TOKEN}-longer-than-the-token`, TOKEN.slice(0, -1), '']) {
       compared.length = 0;
       expect(() =>
-        guardMutation(post(`Bearer ${given}`), { token: TOKEN, limiter: new RateLimiter(100, 100) }),
+        guardMutation(post(`Bearer ${given}`), {
+          token: TOKEN,
+          limits: new MutationLimits({ perClient: 100, total: 1000 }),
+        }),
       ).toThrow(expect.objectContaining({ status: 401 }));
       expect(compared, given).toEqual([[32, 32]]);
     }
     compared.length = 0;
     expect(() =>
-      guardMutation(post(`Bearer ${TOKEN}`), { token: TOKEN, limiter: new RateLimiter(100, 100) }),
+      guardMutation(post(`Bearer ${TOKEN}`), {
+        token: TOKEN,
+        limits: new MutationLimits({ perClient: 100, total: 1000 }),
+      }),
     ).not.toThrow();
     expect(compared).toEqual([[32, 32]]);
   });
