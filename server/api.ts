@@ -8,6 +8,7 @@ import { objectDetails } from './details/object-details';
 import { ApiError, json } from './http/errors';
 import { TICKETS_PATH, bearerOf, guardMutation, ticketRefused, tokenMatches } from './http/guard';
 import { MutationLimits, StreamSlots, clientOf } from './http/limits';
+import { contentType, formatParam, negotiateSnapshot, negotiateStream } from './http/negotiate';
 import { processStreamTickets } from './http/tickets';
 import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
@@ -34,15 +35,18 @@ async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undef
 }
 
 /**
- * GET snapshot of a scope, in the lean wire format: captured and encoded in slices, so the event loop is
- * never held long. The server gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
+ * GET snapshot of a scope: plain entity JSON for scripts (Accept application/json or *\/*), or the lean wire
+ * format for refwatch's own clients (Accept application/vnd.refwatch.lean+json, or ?format=). Captured and encoded in
+ * slices, so the event loop is never held long. The server gzips it when the client accepts it (next.config.js
+ * `compress`), on zlib's threads.
  */
 export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
-  const q = parseQuery(new URL(req.url), scopeShape);
+  const q = parseQuery(new URL(req.url), { ...scopeShape, format: formatParam });
+  const choice = negotiateSnapshot(req, q.format);
   const scope = toScope(q, rt.summary);
   const snapshot = await scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
-  return new Response(snapshotBody(snapshot), {
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  return new Response(snapshotBody(snapshot, undefined, choice === 'plain'), {
+    headers: { 'content-type': contentType(choice), 'cache-control': 'no-store', vary: 'Accept' },
   });
 }
 
@@ -108,7 +112,9 @@ export function getStream(rt: Runtime, req: Request): Response {
       .optional(),
     lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(),
     ticket: z.string().max(200, 'is not a ticket: POST /api/v1/stream/tickets gives one').optional(),
+    format: formatParam,
   });
+  const format = negotiateStream(req, q.format);
   const scope = toScope(q, rt.summary);
   // A stream past a cap is refused before its ticket is used up, so the ticket can open it once a slot is free.
   const release = limitsOf(rt).streams.acquire(clientOf(req));
@@ -130,6 +136,7 @@ export function getStream(rt: Runtime, req: Request): Response {
     overview: q.overview !== undefined,
     lastEventId: req.headers.get('last-event-id') ?? q.lastEventId ?? null,
     cluster: { current: () => rt.cluster(), subscribe: (l) => rt.onCluster(l) },
+    format,
     signal: req.signal,
     onOpen: () => rt.metrics.sseClients.inc(),
     onClose: () => {
@@ -137,7 +144,7 @@ export function getStream(rt: Runtime, req: Request): Response {
       rt.metrics.sseClients.dec();
     },
   });
-  return new Response(body, { headers: SSE_HEADERS });
+  return new Response(body, { headers: { ...SSE_HEADERS, vary: 'Accept' } });
 }
 
 export function getExplain(rt: Runtime, req: Request): Response {

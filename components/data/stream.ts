@@ -78,7 +78,9 @@ export class SnapshotStream {
     private readonly sink: StreamSink,
     deps: StreamDeps = {},
   ) {
-    this.url = deps.url ?? '/api/v1/stream';
+    // This stream decodes the lean wire format; EventSource cannot send Accept, so it asks in the URL.
+    const url = deps.url ?? '/api/v1/stream';
+    this.url = `${url}${url.includes('?') ? '&' : '?'}format=lean`;
     this.create = deps.createEventSource ?? ((url) => new EventSource(url));
     this.authorize = deps.authorize ?? withStreamTicket;
     this.requestFrame = deps.requestFrame ?? ((cb) => requestAnimationFrame(cb));

@@ -106,7 +106,11 @@ describe('the dashboard token', () => {
       await vi.advanceTimersByTimeAsync(1000);
       await vi.waitFor(() => expect(urls).toHaveLength(3));
       await stream.stop();
-      expect(urls).toEqual(['/api/v1/stream', '/api/v1/stream?ticket=t1.n.m', '/api/v1/stream?ticket=t2.n.m']);
+      expect(urls).toEqual([
+        '/api/v1/stream?format=lean',
+        '/api/v1/stream?format=lean&ticket=t1.n.m',
+        '/api/v1/stream?format=lean&ticket=t2.n.m',
+      ]);
       expect(urls.join()).not.toContain(TOKEN);
       expect(fetches.map((f) => [f.url, f.headers.authorization])).toEqual([
         ['/api/v1/stream/tickets', `Bearer ${TOKEN}`],
