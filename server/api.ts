@@ -6,7 +6,10 @@ import { RefwatchError, isRefwatchError, keyHasKind, keyHasNamespace, parseKey }
 import type { DemoRunner } from './demo';
 import { objectDetails } from './details/object-details';
 import { ApiError, json } from './http/errors';
-import { RateLimiter, guardMutation } from './http/guard';
+import { TICKETS_PATH, bearerOf, guardMutation, ticketRefused, tokenMatches } from './http/guard';
+import { MutationLimits, StreamSlots, clientOf } from './http/limits';
+import { contentType, formatParam, negotiateSnapshot, negotiateStream } from './http/negotiate';
+import { processStreamTickets } from './http/tickets';
 import { SSE_HEADERS, sseStream } from './http/sse';
 import { parseQuery, readJsonBody } from './http/validate';
 import type { Runtime } from './runtime';
@@ -32,15 +35,18 @@ async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undef
 }
 
 /**
- * GET snapshot of a scope, in the lean wire format: captured and encoded in slices, so the event loop is
- * never held long. The server gzips it when the client accepts it (next.config.js `compress`), on zlib's threads.
+ * GET snapshot of a scope: plain entity JSON for scripts (Accept application/json or *\/*), or the lean wire
+ * format for refwatch's own clients (Accept application/vnd.refwatch.lean+json, or ?format=). Captured and encoded in
+ * slices, so the event loop is never held long. The server gzips it when the client accepts it (next.config.js
+ * `compress`), on zlib's threads.
  */
 export async function getSnapshot(rt: Runtime, req: Request): Promise<Response> {
-  const q = parseQuery(new URL(req.url), scopeShape);
+  const q = parseQuery(new URL(req.url), { ...scopeShape, format: formatParam });
+  const choice = negotiateSnapshot(req, q.format);
   const scope = toScope(q, rt.summary);
   const snapshot = await scopedSnapshot(rt, scope, scope.expands ? new ScopeView(rt.changelog) : undefined);
-  return new Response(snapshotBody(snapshot), {
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  return new Response(snapshotBody(snapshot, undefined, choice === 'plain'), {
+    headers: { 'content-type': contentType(choice), 'cache-control': 'no-store', vary: 'Accept' },
   });
 }
 
@@ -50,8 +56,53 @@ export function getSummary(rt: Runtime, req: Request): Response {
   return json(rt.summary.summary());
 }
 
+/**
+ * The limits of one runtime. They live on globalThis with it, keyed by it,
+ * because Next loads each route in a bundle of its own and the limits are the
+ * server's, not a route's.
+ */
+interface Limits {
+  mutations: MutationLimits;
+  streams: StreamSlots;
+}
+const LIMITS = Symbol.for('refwatch.limits');
+type GlobalWithLimits = typeof globalThis & { [LIMITS]?: WeakMap<Runtime, Limits> };
+
+export function limitsOf(rt: Runtime): Limits {
+  const g = globalThis as GlobalWithLimits;
+  const all = (g[LIMITS] ??= new WeakMap());
+  let limits = all.get(rt);
+  if (!limits) {
+    const c = rt.config;
+    limits = {
+      mutations: new MutationLimits({ perClient: c.mutationRate, total: c.mutationRate * 10 }),
+      streams: new StreamSlots({ perClient: c.streamsPerClient, total: c.streamsTotal }),
+    };
+    all.set(rt, limits);
+  }
+  return limits;
+}
+
+/**
+ * postStreamTicket gives a holder of the token a ticket for one stream
+ * connection within 60 s (docs/api.md, "Access"): a browser's EventSource
+ * cannot send the token as a header, and the token does not go in a URL.
+ */
+export function postStreamTicket(rt: Runtime, req: Request): Response {
+  parseQuery(new URL(req.url), {});
+  if (rt.config.token && !tokenMatches(bearerOf(req), rt.config.token))
+    throw new ApiError(
+      401,
+      'Unauthorized',
+      `POST ${TICKETS_PATH} needs \`Authorization: Bearer <token>\` (the token set by REFWATCH_TOKEN / --token)`,
+      'authorization',
+      { 'www-authenticate': 'Bearer' },
+    );
+  return json(processStreamTickets(rt.config.token).issue(), 201);
+}
+
 export function getStream(rt: Runtime, req: Request): Response {
-  // access_token: the token, for EventSource, which cannot send headers; checked by guardAccess.
+  // ticket: stands in for the token, for EventSource, which cannot send headers; checked by guardAccess, redeemed here.
   const q = parseQuery(new URL(req.url), {
     ...scopeShape,
     overview: z
@@ -60,9 +111,20 @@ export function getStream(rt: Runtime, req: Request): Response {
       })
       .optional(),
     lastEventId: z.string().regex(/^\d+$/, 'must be a revision number').optional(),
-    access_token: z.string().optional(),
+    ticket: z.string().max(200, 'is not a ticket: POST /api/v1/stream/tickets gives one').optional(),
+    format: formatParam,
   });
+  const format = negotiateStream(req, q.format);
   const scope = toScope(q, rt.summary);
+  // A stream past a cap is refused before its ticket is used up, so the ticket can open it once a slot is free.
+  const release = limitsOf(rt).streams.acquire(clientOf(req));
+  if (q.ticket !== undefined) {
+    const problem = processStreamTickets(rt.config.token).redeem(q.ticket);
+    if (problem) {
+      release();
+      throw ticketRefused(problem);
+    }
+  }
   const view = scope.expands ? new ScopeView(rt.changelog) : undefined;
   const filter: ChangeFilter = scope.filter;
   const body = sseStream({
@@ -74,11 +136,15 @@ export function getStream(rt: Runtime, req: Request): Response {
     overview: q.overview !== undefined,
     lastEventId: req.headers.get('last-event-id') ?? q.lastEventId ?? null,
     cluster: { current: () => rt.cluster(), subscribe: (l) => rt.onCluster(l) },
+    format,
     signal: req.signal,
     onOpen: () => rt.metrics.sseClients.inc(),
-    onClose: () => rt.metrics.sseClients.dec(),
+    onClose: () => {
+      release();
+      rt.metrics.sseClients.dec();
+    },
   });
-  return new Response(body, { headers: SSE_HEADERS });
+  return new Response(body, { headers: { ...SSE_HEADERS, vary: 'Accept' } });
 }
 
 export function getExplain(rt: Runtime, req: Request): Response {
@@ -141,11 +207,9 @@ export function getReadyz(rt: Runtime): Response {
   return json({ status: r.status, reasons: r.reasons, warnings: r.warnings }, r.ready ? 200 : 503);
 }
 
-const limiter = new RateLimiter(5, 20);
-
-/** guard applies the mutating-endpoint defaults (same origin, token, rate limit). */
+/** guard applies the mutating-endpoint defaults (same origin, token, the client's rate limit). */
 export function guard(rt: Runtime, req: Request): void {
-  guardMutation(req, { token: rt.config.token, limiter });
+  guardMutation(req, { token: rt.config.token, limits: limitsOf(rt).mutations });
 }
 
 /** demoOf is the runtime's demo runner, or a 404 saying how to turn the demo on. */

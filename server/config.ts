@@ -32,6 +32,12 @@ export interface Config {
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Watch only these namespaces (the Manager's `namespaces` option); undefined: all. */
   namespaces?: string[];
+  /** Mutating requests per second per client (burst four times that); all clients together get ten times it. */
+  mutationRate: number;
+  /** Streams (GET /api/v1/stream) one client may hold open at once. */
+  streamsPerClient: number;
+  /** Streams the server holds open at once, of all clients. */
+  streamsTotal: number;
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -76,6 +82,21 @@ export const SETTINGS = {
     accepts: 'none, or a directory of manifests for the embedded cluster (default deploy/example)',
   },
   logLevel: { env: 'REFWATCH_LOG_LEVEL', flag: '--log-level', accepts: 'debug | info | warn | error | silent' },
+  mutationRate: {
+    env: 'REFWATCH_MUTATION_RATE',
+    flag: '--mutation-rate',
+    accepts: 'changes per second per client, a number from 0.1 to 10000 (default 5)',
+  },
+  streamsPerClient: {
+    env: 'REFWATCH_STREAMS_PER_CLIENT',
+    flag: '--streams-per-client',
+    accepts: 'open streams per client, a whole number from 1 to 100000 (default 16)',
+  },
+  streamsTotal: {
+    env: 'REFWATCH_STREAMS_TOTAL',
+    flag: '--streams-total',
+    accepts: 'open streams of all clients, a whole number from 1 to 100000 (default 256)',
+  },
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -115,6 +136,9 @@ const envSchema = z.object({
   REFWATCH_EXAMPLE: z.string().optional(),
   REFWATCH_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   REFWATCH_NAMESPACES: z.string().optional(),
+  REFWATCH_MUTATION_RATE: z.coerce.number().min(0.1).max(10_000).default(5),
+  REFWATCH_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(16),
+  REFWATCH_STREAMS_TOTAL: z.coerce.number().int().min(1).max(100_000).default(256),
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -203,6 +227,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     rulePacks: packs,
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
     logLevel: e.REFWATCH_LOG_LEVEL,
+    mutationRate: e.REFWATCH_MUTATION_RATE,
+    streamsPerClient: e.REFWATCH_STREAMS_PER_CLIENT,
+    streamsTotal: e.REFWATCH_STREAMS_TOTAL,
     ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;

@@ -1,6 +1,7 @@
 import {
   encodeSnapshotParts,
   type ChangeFilter,
+  type Delta,
   type ClusterInfo,
   type EntitySnapshot,
   type Snapshot,
@@ -144,15 +145,52 @@ export async function* slicedText(parts: Iterable<string>, sliceMs = SLICE_MS): 
   if (pending.length > 0) yield pending.join('');
 }
 
-/** snapshotText is a snapshot's wire JSON, in slices. */
-export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS): AsyncGenerator<string> =>
-  slicedText(encodeSnapshotParts(s), sliceMs);
+/** The plain snapshot's arrays, in the order docs/api.md shows them. */
+const PLAIN_ARRAYS = [
+  'controllers',
+  'watches',
+  'referrers',
+  'referents',
+  'references',
+  'queues',
+  'events',
+  'stuck',
+] as const satisfies readonly (keyof Snapshot)[];
+
+function* plainArray(field: string, list: readonly unknown[]): Generator<string> {
+  yield `,"${field}":[`;
+  for (let i = 0; i < list.length; i++) yield i === 0 ? JSON.stringify(list[i]) : `,${JSON.stringify(list[i])}`;
+  yield ']';
+}
+
+/**
+ * plainSnapshotParts yields a snapshot as plain JSON, the entity shape a
+ * script reads without refwatch's decoder (docs/api.md, GET snapshot), an
+ * entity a piece, so a caller may yield the event loop between pieces.
+ */
+export function* plainSnapshotParts(s: Snapshot): Generator<string> {
+  yield `{"revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`;
+  for (const field of PLAIN_ARRAYS) yield* plainArray(field, s[field]);
+  if (s.stuckThresholdMs !== undefined) yield `,"stuckThresholdMs":${JSON.stringify(s.stuckThresholdMs)}`;
+  yield '}';
+}
+
+/** plainDeltaParts yields a delta as plain JSON (`{from, revision, changes}`), a change a piece. */
+export function* plainDeltaParts(d: Delta): Generator<string> {
+  yield `{"from":${d.from},"revision":${d.revision}`;
+  yield* plainArray('changes', d.changes);
+  yield '}';
+}
+
+/** snapshotText is a snapshot's JSON, lean (the wire format) unless asked for plain, in slices. */
+export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS, plain = false): AsyncGenerator<string> =>
+  slicedText(plain ? plainSnapshotParts(s) : encodeSnapshotParts(s), sliceMs);
 
 const encoder = new TextEncoder();
 
-/** snapshotBody is a response body of the snapshot's wire JSON, encoded slice by slice as the client reads. */
-export function snapshotBody(s: Snapshot, sliceMs = SLICE_MS): ReadableStream<Uint8Array> {
-  const text = snapshotText(s, sliceMs);
+/** snapshotBody is a response body of the snapshot's JSON (lean unless `plain`), encoded slice by slice as the client reads. */
+export function snapshotBody(s: Snapshot, sliceMs = SLICE_MS, plain = false): ReadableStream<Uint8Array> {
+  const text = snapshotText(s, sliceMs, plain);
   return new ReadableStream<Uint8Array>({
     async pull(ctrl) {
       const r = await text.next();

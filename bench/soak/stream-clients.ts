@@ -95,7 +95,8 @@ export class StreamClients {
       },
     });
     try {
-      const res = await fetch(`${this.opts.url}/api/v1/stream`, {
+      // The dashboard's format.
+      const res = await fetch(`${this.opts.url}/api/v1/stream?format=lean`, {
         headers: lastEventId !== undefined ? { 'last-event-id': lastEventId } : {},
         signal: hold,
       });

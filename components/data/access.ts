@@ -2,9 +2,10 @@
  * The dashboard's access token. A server bound beyond loopback answers reads
  * only with its token: the first 401 asks the user for it (TokenDialog), and
  * the tab keeps it in sessionStorage, so it is asked once per tab and never
- * outlives the tab. Every API request sends it as `Authorization: Bearer`;
- * the stream, which EventSource opens without headers, sends it as
- * ?access_token=, the one place the server accepts it there.
+ * outlives the tab. Every API request sends it as `Authorization: Bearer`.
+ * The stream, which EventSource opens without headers, never carries it: a
+ * ticket, asked for with the token, opens one connection within 60 s instead,
+ * so what a proxy's access log records of the URL soon opens nothing.
  */
 
 const STORAGE_KEY = 'refwatch.token';
@@ -81,9 +82,20 @@ export async function apiFetch(
   return res;
 }
 
-/** withAccessToken adds ?access_token= to the stream's URL, when the tab has a token. */
-export function withAccessToken(url: string): string {
-  const token = accessToken();
-  if (!token) return url;
-  return `${url}${url.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}`;
+/**
+ * withStreamTicket is the stream's URL as this tab may open it: unchanged
+ * without a token, else with a fresh ticket (POST /api/v1/stream/tickets).
+ * A refused token asks the user again; any failure rejects, and the stream
+ * retries.
+ */
+export function withStreamTicket(url: string): string | Promise<string> {
+  if (!accessToken()) return url;
+  return apiFetch('/api/v1/stream/tickets', { method: 'POST', headers: { accept: 'application/json' } }).then(
+    async (res) => {
+      if (!res.ok) throw new Error(`POST /api/v1/stream/tickets answered ${res.status}`);
+      const { ticket } = (await res.json()) as { ticket?: unknown };
+      if (typeof ticket !== 'string') throw new Error('POST /api/v1/stream/tickets gave no ticket');
+      return `${url}${url.includes('?') ? '&' : '?'}ticket=${encodeURIComponent(ticket)}`;
+    },
+  );
 }

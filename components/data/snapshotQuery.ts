@@ -1,4 +1,4 @@
-import { decodeSnapshot } from '@/lib/changelog/codec';
+import { LEAN_MEDIA_TYPE, decodeSnapshot } from '@/lib/changelog/codec';
 import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { apiFetch } from './access';
 import { isSummary } from './scope';
@@ -20,7 +20,7 @@ export class ApiError extends Error {
 export async function fetchSnapshot(signal?: AbortSignal, query = ''): Promise<Snapshot> {
   const res = await apiFetch(`/api/v1/snapshot${query}`, {
     signal,
-    headers: { accept: 'application/json' },
+    headers: { accept: LEAN_MEDIA_TYPE },
     cache: 'no-store',
   });
   if (!res.ok) throw new ApiError(`GET /api/v1/snapshot answered ${res.status} ${res.statusText}`.trim(), res.status);

@@ -1,6 +1,6 @@
 import { decodeDelta, decodeSnapshot } from '@/lib/changelog/codec';
 import type { ClusterInfo, Delta, Snapshot, Summary } from '@/lib/changelog/wire';
-import { withAccessToken } from './access';
+import { withStreamTicket } from './access';
 
 /**
  * How the dashboard's link to GET /api/v1/stream is doing:
@@ -35,6 +35,8 @@ export interface EventSourceLike {
 export interface StreamDeps {
   url?: string;
   createEventSource?: (url: string) => EventSourceLike;
+  /** The URL to open for this connection: by default the tab's stream ticket is added when it has a token. */
+  authorize?: (url: string) => string | Promise<string>;
   requestFrame?: (cb: () => void) => number;
   cancelFrame?: (id: number) => void;
   lostAfterMs?: number;
@@ -47,7 +49,10 @@ const CONNECTING = 0;
  * SnapshotStream owns the one EventSource of a tab. Deltas are buffered and
  * handed to the sink once per animation frame; a snapshot or resync drops
  * the buffer. When the browser gives up (HTTP error: readyState CLOSED) the
- * stream reopens itself with backoff up to 30 s. `stop` closes everything.
+ * stream reopens itself with backoff up to 30 s. A connection opened with a
+ * ticket is reopened by the stream, not the browser, because a ticket opens
+ * one connection: with a new ticket and the last revision it holds
+ * (?lastEventId=), so it resumes as the browser would. `stop` closes everything.
  */
 export class SnapshotStream {
   private es: EventSourceLike | undefined;
@@ -57,9 +62,14 @@ export class SnapshotStream {
   private lostTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
   private stopped = false;
+  /** Counts opens, so a ticket that arrives after a newer open or a stop is dropped. */
+  private opens = 0;
+  /** The revision of the last snapshot or delta received, to resume from after a reopen. */
+  private lastEventId: string | undefined;
   private current: ConnectionState = 'connecting';
   private readonly url: string;
   private readonly create: (url: string) => EventSourceLike;
+  private readonly authorize: (url: string) => string | Promise<string>;
   private readonly requestFrame: (cb: () => void) => number;
   private readonly cancelFrame: (id: number) => void;
   private readonly lostAfterMs: number;
@@ -68,8 +78,11 @@ export class SnapshotStream {
     private readonly sink: StreamSink,
     deps: StreamDeps = {},
   ) {
-    this.url = deps.url ?? '/api/v1/stream';
+    // This stream decodes the lean wire format; EventSource cannot send Accept, so it asks in the URL.
+    const url = deps.url ?? '/api/v1/stream';
+    this.url = `${url}${url.includes('?') ? '&' : '?'}format=lean`;
     this.create = deps.createEventSource ?? ((url) => new EventSource(url));
+    this.authorize = deps.authorize ?? withStreamTicket;
     this.requestFrame = deps.requestFrame ?? ((cb) => requestAnimationFrame(cb));
     this.cancelFrame = deps.cancelFrame ?? ((id) => cancelAnimationFrame(id));
     this.lostAfterMs = deps.lostAfterMs ?? 20_000;
@@ -86,6 +99,7 @@ export class SnapshotStream {
     this.clearReopen();
     this.es?.close();
     this.failures = 0;
+    this.lastEventId = undefined;
     this.open();
   }
 
@@ -102,8 +116,48 @@ export class SnapshotStream {
   }
 
   private open(): void {
-    // The tab's token, if it has one, rides along: EventSource cannot send an Authorization header.
-    const es = this.create(withAccessToken(this.url));
+    const opening = ++this.opens;
+    const base =
+      this.lastEventId === undefined
+        ? this.url
+        : `${this.url}${this.url.includes('?') ? '&' : '?'}lastEventId=${this.lastEventId}`;
+    let url: string | Promise<string>;
+    try {
+      url = this.authorize(base);
+    } catch (e) {
+      url = Promise.reject(e);
+    }
+    if (typeof url === 'string') this.connect(url);
+    else
+      url.then(
+        (u) => {
+          if (opening === this.opens && !this.stopped) this.connect(u);
+        },
+        () => {
+          if (opening !== this.opens || this.stopped) return;
+          if (this.current !== 'lost')
+            this.setState('reconnecting', 'cannot get a ticket for /api/v1/stream; retrying');
+          this.armLostTimer();
+          this.reopenLater();
+        },
+      );
+  }
+
+  /** reopenLater opens a new connection after a backoff that grows with each failure in a row, up to 30 s. */
+  private reopenLater(): void {
+    this.failures++;
+    const delay = Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
+    this.clearReopen();
+    this.reopenTimer = setTimeout(() => {
+      this.reopenTimer = undefined;
+      if (!this.stopped) this.open();
+    }, delay);
+  }
+
+  private connect(url: string): void {
+    // A ticket opens one connection: the browser's own retry would present it again, and be refused.
+    const ticketed = /[?&]ticket=/.test(url);
+    const es = this.create(url);
     this.es = es;
     if (this.current !== 'live') this.setState(this.current === 'connecting' ? 'connecting' : this.current);
     es.onopen = () => {
@@ -118,15 +172,10 @@ export class SnapshotStream {
       this.flush();
       if (this.current !== 'lost') this.setState('reconnecting', 'connection to /api/v1/stream dropped; retrying');
       this.armLostTimer();
-      if (es.readyState === CLOSED) {
-        // The browser stops retrying after an HTTP error; retry on our own.
-        this.failures++;
-        const delay = Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
-        this.clearReopen();
-        this.reopenTimer = setTimeout(() => {
-          this.reopenTimer = undefined;
-          if (!this.stopped) this.open();
-        }, delay);
+      if (es.readyState === CLOSED || ticketed) {
+        // The browser stops retrying after an HTTP error, and must not retry a ticket; retry on our own.
+        es.close();
+        this.reopenLater();
       } else if (es.readyState !== CONNECTING) {
         es.close();
       }
@@ -134,12 +183,14 @@ export class SnapshotStream {
     es.addEventListener('snapshot', (ev) => {
       const snapshot = parse(ev.data, decodeSnapshot);
       if (!snapshot || es !== this.es) return;
+      if (ev.lastEventId) this.lastEventId = ev.lastEventId;
       this.pending = [];
       this.sink.snapshot(snapshot);
     });
     es.addEventListener('delta', (ev) => {
       const delta = parse(ev.data, decodeDelta);
       if (!delta || es !== this.es || !Array.isArray(delta.changes)) return;
+      if (ev.lastEventId) this.lastEventId = ev.lastEventId;
       this.pending.push(delta);
       if (this.frame === undefined) this.frame = this.requestFrame(() => this.flush());
     });
@@ -153,6 +204,7 @@ export class SnapshotStream {
     });
     es.addEventListener('resync', () => {
       if (es !== this.es) return;
+      this.lastEventId = undefined;
       this.pending = [];
       this.sink.resync();
     });

@@ -13,6 +13,8 @@ export { wireStringsHeld } from './wire-registry';
  * JSON back into the entity shapes of entities.ts. decode(encode(x)) equals x.
  */
 export const WIRE_FORMAT = 'refwatch.lean/1';
+/** The lean format's media type: a client that decodes it asks for it (Accept, or `?format=lean` on the stream). */
+export const LEAN_MEDIA_TYPE = 'application/vnd.refwatch.lean+json';
 
 /** How one column encodes its field's values; every codec has an "absent" mark (0 or null). */
 type Codec =

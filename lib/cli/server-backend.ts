@@ -1,5 +1,12 @@
 import { createParser } from 'eventsource-parser';
-import { WireFormatError, decodeDelta, decodeSnapshot, type Snapshot, type StuckEntry } from '../changelog';
+import {
+  LEAN_MEDIA_TYPE,
+  WireFormatError,
+  decodeDelta,
+  decodeSnapshot,
+  type Snapshot,
+  type StuckEntry,
+} from '../changelog';
 import type { Explanation } from '../diagnose';
 import type { ObjectKey } from '../model';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
@@ -61,7 +68,7 @@ export class ServerBackend implements Backend {
   }
 
   private snapshot(): Promise<Snapshot> {
-    return (this.snapshotOnce ??= this.get<unknown>('/api/v1/snapshot').then((body) =>
+    return (this.snapshotOnce ??= this.get<unknown>('/api/v1/snapshot', {}, LEAN_MEDIA_TYPE).then((body) =>
       this.decoded(decodeSnapshot, body),
     ));
   }
@@ -77,7 +84,8 @@ export class ServerBackend implements Backend {
   }
 
   async *watch(scope: WatchScope, signal: AbortSignal): AsyncIterable<WatchMessage> {
-    const query: Record<string, string | undefined> = { namespace: scope.namespace };
+    // The stream's payloads in the lean format this CLI decodes.
+    const query: Record<string, string | undefined> = { namespace: scope.namespace, format: 'lean' };
     let lastEventId: string | undefined;
     let connected = false;
     while (!signal.aborted) {
@@ -160,14 +168,12 @@ export class ServerBackend implements Backend {
     this.abort.abort();
   }
 
-  private async get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
-    const res = await this.fetch(
-      path,
-      query,
-      AbortSignal.timeout(this.opts.timeoutMs),
-      { accept: 'application/json' },
-      true,
-    );
+  private async get<T>(
+    path: string,
+    query: Record<string, string | undefined> = {},
+    accept = 'application/json',
+  ): Promise<T> {
+    const res = await this.fetch(path, query, AbortSignal.timeout(this.opts.timeoutMs), { accept }, true);
     return (await res.json()) as T;
   }
 

@@ -1,21 +1,30 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { parseConfig, type Config } from '../config';
 import { ApiError, isApiError, toResponse } from './errors';
 import { HostAllowList, type InterfaceAddresses } from './hosts';
+import { clientOf, type MutationLimits } from './limits';
+import { TICKET_PROBLEM, processStreamTickets, type StreamTickets } from './tickets';
 
 /** AccessPolicy is who may be answered: the Host allow-list, and whether reads need the token. */
 export interface AccessPolicy {
   hosts: HostAllowList;
   token?: string;
   readsNeedToken: boolean;
+  /** Checks the stream's tickets (GET /api/v1/stream?ticket=), which stand in for the token there. */
+  tickets: StreamTickets;
 }
 
-export function accessPolicy(config: Config, interfaces: InterfaceAddresses = networkInterfaces()): AccessPolicy {
+export function accessPolicy(
+  config: Config,
+  interfaces: InterfaceAddresses = networkInterfaces(),
+  tickets: StreamTickets = processStreamTickets(config.token),
+): AccessPolicy {
   return {
     hosts: new HostAllowList(config.host, config.allowedHosts, interfaces),
     ...(config.token ? { token: config.token } : {}),
     readsNeedToken: config.readsNeedToken,
+    tickets,
   };
 }
 
@@ -26,30 +35,38 @@ export function processAccessPolicy(): AccessPolicy {
   return (processPolicy ??= accessPolicy(parseConfig()));
 }
 
-/** The one route where the token may come as ?access_token=, because EventSource cannot send headers. */
+/** The one route that takes a ticket (?ticket=) instead of the token, because EventSource cannot send headers. */
 export const STREAM_PATH = '/api/v1/stream';
+/** Where a holder of the token gets a stream ticket. */
+export const TICKETS_PATH = '/api/v1/stream/tickets';
 
 /** Paths that hold data: the API and metrics. Probes, the dashboard page and its assets hold none. */
 function holdsData(path: string): boolean {
   return path.startsWith('/api/') || path === '/metrics';
 }
 
-/** tokenMatches compares in constant time; the token never appears in an error or a log. */
-function tokenMatches(given: string | null | undefined, token: string): boolean {
-  const a = Buffer.from(given ?? '');
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * tokenMatches compares the SHA-256 digests of both in constant time: digests
+ * are always 32 bytes, so neither the time nor an early length check tells a
+ * caller how long the token is. The token never appears in an error or a log.
+ */
+export function tokenMatches(given: string | null | undefined, token: string): boolean {
+  return timingSafeEqual(sha256(given ?? ''), sha256(token));
 }
 
-function bearerOf(req: Request): string {
+export function bearerOf(req: Request): string {
   const auth = req.headers.get('authorization') ?? '';
   return auth.startsWith('Bearer ') ? auth.slice(7) : '';
 }
 
 /**
  * guardAccess applies to every request: the Host header must name this
- * server (421 otherwise, so a rebound DNS name reaches nothing), and when
- * reads need the token, requests for data must carry it (401).
+ * server (421 otherwise, so a rebound DNS name reaches nothing), the token
+ * never comes in a URL (401), and when reads need the token, requests for
+ * data must carry it, or on the stream a valid ticket (401). The stream's
+ * handler redeems the ticket, so it opens one connection.
  */
 export function guardAccess(req: Request, policy: AccessPolicy): void {
   const host = req.headers.get('host');
@@ -64,23 +81,46 @@ export function guardAccess(req: Request, policy: AccessPolicy): void {
       'host',
     );
   }
-  if (!policy.readsNeedToken || !policy.token) return;
   const url = new URL(req.url);
   if (!holdsData(url.pathname)) return;
-  const given = bearerOf(req) || (url.pathname === STREAM_PATH ? url.searchParams.get('access_token') : '');
-  if (!tokenMatches(given, policy.token)) {
-    const how =
-      url.pathname === STREAM_PATH
-        ? '`Authorization: Bearer <token>` or ?access_token=<token>'
-        : '`Authorization: Bearer <token>`';
+  if (url.searchParams.has('access_token'))
     throw new ApiError(
       401,
-      'Unauthorized',
-      `this server needs ${how} for reads (the token set by REFWATCH_TOKEN / --token)`,
-      'authorization',
+      'TokenInURL',
+      `the token is not accepted in a URL, which proxies and access logs record: send \`Authorization: Bearer <token>\`; for the stream from a browser, POST ${TICKETS_PATH} with it and open ${STREAM_PATH}?ticket=<ticket>`,
+      'access_token',
       { 'www-authenticate': 'Bearer' },
     );
+  if (!policy.readsNeedToken || !policy.token) return;
+  if (tokenMatches(bearerOf(req), policy.token)) return;
+  const ticket = url.pathname === STREAM_PATH && req.method === 'GET' ? url.searchParams.get('ticket') : null;
+  if (ticket !== null) {
+    const problem = policy.tickets.check(ticket);
+    if (problem === undefined) return;
+    throw ticketRefused(problem);
   }
+  const how =
+    url.pathname === STREAM_PATH
+      ? `\`Authorization: Bearer <token>\`, or ?ticket=<ticket> from POST ${TICKETS_PATH}`
+      : '`Authorization: Bearer <token>`';
+  throw new ApiError(
+    401,
+    'Unauthorized',
+    `this server needs ${how} for reads (the token set by REFWATCH_TOKEN / --token)`,
+    'authorization',
+    { 'www-authenticate': 'Bearer' },
+  );
+}
+
+/** ticketRefused is the 401 for a ticket that does not open a stream, saying why and how to get another. */
+export function ticketRefused(problem: keyof typeof TICKET_PROBLEM): ApiError {
+  return new ApiError(
+    401,
+    'Unauthorized',
+    `${TICKET_PROBLEM[problem]}; POST ${TICKETS_PATH} with \`Authorization: Bearer <token>\` for a new one`,
+    'ticket',
+    { 'www-authenticate': 'Bearer' },
+  );
 }
 
 /**
@@ -113,10 +153,10 @@ export function accessRefusal(req: Request, policy: () => AccessPolicy): Respons
 /**
  * guardMutation enforces refwatch's defaults for non-GET requests: they must
  * come from the dashboard's own origin (Origin header, or Sec-Fetch-Site when
- * a browser sends no Origin), carry the bearer token when one is configured,
- * and stay within a rate limit.
+ * a browser sends no Origin), carry the bearer token when one is configured
+ * (never a stream ticket), and stay within the client's rate limit and the total.
  */
-export function guardMutation(req: Request, opts: { token?: string; limiter: RateLimiter }): void {
+export function guardMutation(req: Request, opts: { token?: string; limits: MutationLimits }): void {
   const url = new URL(req.url);
   const host = req.headers.get('host') ?? url.host;
   const origin = req.headers.get('origin');
@@ -159,34 +199,5 @@ export function guardMutation(req: Request, opts: { token?: string; limiter: Rat
       );
     }
   }
-  const wait = opts.limiter.take();
-  if (wait > 0) {
-    throw new ApiError(429, 'RateLimited', `too many changes; retry in ${Math.ceil(wait / 1000)} s`, undefined, {
-      'retry-after': String(Math.ceil(wait / 1000)),
-    });
-  }
-}
-
-/** RateLimiter is a token bucket for mutating endpoints: take() returns 0, or how long to wait (ms). */
-export class RateLimiter {
-  private tokens: number;
-  private last = Date.now();
-
-  constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-
-  take(): number {
-    const now = Date.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.perSecond);
-    this.last = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return ((1 - this.tokens) / this.perSecond) * 1000;
-  }
+  opts.limits.take(clientOf(req));
 }

@@ -8,7 +8,7 @@ import {
   type Delta,
   type Snapshot,
 } from '../../lib/changelog';
-import { slicedText, snapshotText } from '../snapshot';
+import { plainDeltaParts, slicedText, snapshotText } from '../snapshot';
 import type { Summary } from '../summary';
 
 export interface SseOptions {
@@ -33,6 +33,8 @@ export interface SseOptions {
   highWaterBytes?: number;
   /** Coalescing window: changes within it go out as one delta. */
   flushDelayMs?: number;
+  /** Snapshots and deltas as plain entity JSON, or in the lean wire format (the default; refwatch's own clients). */
+  format?: 'plain' | 'lean';
   signal?: AbortSignal;
   onOpen?: () => void;
   onClose?: () => void;
@@ -52,15 +54,14 @@ function message(event: string, data: unknown, id?: number, json = JSON.stringif
   return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${json}\n\n`);
 }
 
-const deltaMessage = (delta: Delta) => message('delta', delta, delta.revision, encodeDelta(delta));
-
 /** Deltas with more changes than this are encoded in slices, as snapshots are. */
 const SLICED_DELTA_CHANGES = 2000;
 
 /**
  * sseStream serves GET /api/v1/stream to one client: a snapshot (or, with a
  * Last-Event-ID still retained, the deltas since it), then coalesced deltas
- * read from the change log, both in the lean wire format (lib/changelog/codec).
+ * read from the change log, both in the lean wire format (lib/changelog/codec),
+ * or as plain entity JSON when `format` says so.
  * A snapshot goes out in slices, yielding the event loop between them, and
  * nothing else is written until its message is whole. A client that stops
  * reading is never buffered for without bound: refwatch stops writing once
@@ -71,6 +72,10 @@ const SLICED_DELTA_CHANGES = 2000;
 export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const flushDelayMs = opts.flushDelayMs ?? 5;
+  const plain = opts.format === 'plain';
+  const deltaMessage = (delta: Delta) =>
+    message('delta', delta, delta.revision, plain ? JSON.stringify(delta) : encodeDelta(delta));
+  const deltaParts = (delta: Delta) => (plain ? plainDeltaParts(delta) : encodeDeltaParts(delta));
   let rev = 0;
   let closed = false;
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -146,12 +151,12 @@ export function sseStream(opts: SseOptions): ReadableStream<Uint8Array> {
       const snap = await opts.snapshot();
       if (closed) return false;
       rev = snap.revision;
-      return writeSliced(snap.revision, 'snapshot', snapshotText(snap));
+      return writeSliced(snap.revision, 'snapshot', snapshotText(snap, undefined, plain));
     });
   const sendDelta = (delta: Delta) => {
     rev = delta.revision;
     if (delta.changes.length <= SLICED_DELTA_CHANGES) ctrl.enqueue(deltaMessage(delta));
-    else void sendSliced(() => writeSliced(delta.revision, 'delta', slicedText(encodeDeltaParts(delta))));
+    else void sendSliced(() => writeSliced(delta.revision, 'delta', slicedText(deltaParts(delta))));
   };
   const flush = () => {
     flushTimer = undefined;

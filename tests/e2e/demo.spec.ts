@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { SCREENS, deleteAllRuns, openDashboard, settle } from './dashboard';
-import { decodeSnapshot } from '../../lib/changelog/codec';
+import type { Snapshot } from '../../lib/changelog/wire';
 
 test.afterEach(async ({ request }) => {
   await deleteAllRuns(request);
@@ -108,7 +108,7 @@ test('a run started from the panel plots both modes, shows watch faster, its stu
   const runs = async () =>
     ((await (await request.get('/api/v1/demo/runs')).json()) as { items: { id: string; phase: string }[] }).items;
   const referrers = async () =>
-    decodeSnapshot(await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()).referrers.filter(
+    ((await (await request.get(`/api/v1/snapshot?namespace=refwatch-demo-${id}`)).json()) as Snapshot).referrers.filter(
       (r) => r.controller === `demo/watch/${id}`,
     ).length;
   await panel.getByRole('button', { name: 'Stop' }).click();

@@ -154,9 +154,15 @@ test.describe('safe serving', () => {
       expect((await raw(`${server.url}/metrics`)).status).toBe(401);
       expect((await raw(`${server.url}/api/v1/stream`, { firstBytes: true })).status).toBe(401);
       expect((await raw(`${server.url}/api/v1/snapshot`, { headers: bearer })).status).toBe(200);
-      expect((await raw(`${server.url}/api/v1/stream?access_token=${token}`, { firstBytes: true })).body).toContain(
+      // The token is refused in a URL; a one-use ticket, asked for with it, opens the stream.
+      expect((await raw(`${server.url}/api/v1/stream?access_token=${token}`, { firstBytes: true })).status).toBe(401);
+      const issued = await raw(`${server.url}/api/v1/stream/tickets`, { method: 'POST', headers: bearer });
+      expect(issued.status, issued.body).toBe(201);
+      const ticket = encodeURIComponent((JSON.parse(issued.body) as { ticket: string }).ticket);
+      expect((await raw(`${server.url}/api/v1/stream?ticket=${ticket}`, { firstBytes: true })).body).toContain(
         'event: snapshot',
       );
+      expect((await raw(`${server.url}/api/v1/stream?ticket=${ticket}`, { firstBytes: true })).status).toBe(401);
       expect(
         (await raw(`${server.url}/api/v1/snapshot`, { headers: { ...bearer, host: 'refwatch.test' } })).status,
       ).toBe(200);

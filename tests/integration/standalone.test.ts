@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeSnapshot } from '@/lib/changelog';
+import { LEAN_MEDIA_TYPE, decodeSnapshot } from '@/lib/changelog';
 import {
   copyStandalone,
   startStandalone,
@@ -50,15 +50,16 @@ describe('standalone server, copied outside the repository and read-only', () =>
   });
 
   it('gzips the snapshot for a client that accepts it, and never the event stream', async () => {
-    const zipped = await rawGet(`${server.url}/api/v1/snapshot`, { 'accept-encoding': 'gzip, deflate, br' });
+    const lean = { accept: LEAN_MEDIA_TYPE };
+    const zipped = await rawGet(`${server.url}/api/v1/snapshot`, { ...lean, 'accept-encoding': 'gzip, deflate, br' });
     expect(zipped.headers['content-encoding']).toBe('gzip');
     const snap = decodeSnapshot(JSON.parse(gunzipSync(zipped.body).toString('utf8')));
     expect(snap.cluster).toMatchObject({ mode: 'embedded', reachable: true });
-    const plain = await rawGet(`${server.url}/api/v1/snapshot`, {});
+    const plain = await rawGet(`${server.url}/api/v1/snapshot`, lean);
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(decodeSnapshot(JSON.parse(plain.body.toString('utf8'))).revision).toBeGreaterThan(0);
     const stream = await rawGet(
-      `${server.url}/api/v1/stream`,
+      `${server.url}/api/v1/stream?format=lean`,
       { 'accept-encoding': 'gzip', accept: 'text/event-stream' },
       '"format":"refwatch.lean/1"',
     );

@@ -1,14 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeDelta, encodeSnapshot, type Delta, type Snapshot } from '@/lib/changelog';
+import { LEAN_MEDIA_TYPE, encodeDelta, encodeSnapshot, type Delta, type Snapshot } from '@/lib/changelog';
 import { CliError } from '@/lib/cli/errors';
 import { ServerBackend } from '@/lib/cli/server-backend';
 import { demoSnapshot } from '@/tests/fixtures/snapshot';
 
 /** A stand-in refwatch server on 127.0.0.1: the snapshot body, and the stream's messages, as given. */
-async function serve(snapshotBody: string, streamBody: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function serve(
+  snapshotBody: string,
+  streamBody: string,
+  seen: { url: string; accept?: string }[] = [],
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
+    seen.push({ url: req.url!, accept: req.headers.accept });
     if (req.url!.startsWith('/api/v1/snapshot'))
       res.writeHead(200, { 'content-type': 'application/json' }).end(snapshotBody);
     else if (req.url!.startsWith('/api/v1/stream')) {
@@ -41,10 +46,12 @@ afterEach(async () => {
 });
 
 describe('ServerBackend', () => {
-  it('decodes the lean snapshot and stream into the graph and changes', async () => {
+  it('asks for the lean snapshot and stream, and decodes them into the graph and changes', async () => {
+    const seen: { url: string; accept?: string }[] = [];
     const server = await serve(
       encodeSnapshot(snapshot),
       sse('snapshot', snapshot.revision, encodeSnapshot(snapshot)) + sse('delta', delta.revision, encodeDelta(delta)),
+      seen,
     );
     stop = server.close;
     const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
@@ -58,6 +65,10 @@ describe('ServerBackend', () => {
     expect(messages).toEqual([
       { type: 'snapshot', graph: snapshot },
       { type: 'delta', changes: delta.changes },
+    ]);
+    expect(seen).toEqual([
+      { url: '/api/v1/snapshot', accept: LEAN_MEDIA_TYPE },
+      { url: '/api/v1/stream?format=lean', accept: 'text/event-stream' },
     ]);
     await backend.close();
   });

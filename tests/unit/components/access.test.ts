@@ -75,23 +75,49 @@ describe('the dashboard token', () => {
     expect(reloaded.accessToken()).toBe(TOKEN);
   });
 
-  it('puts the token on the stream URL, which EventSource opens without headers', async () => {
+  it('never puts the token on the stream URL: a ticket asked for with it opens the stream instead', async () => {
     const urls: string[] = [];
+    const sources: { onerror: ((ev: Event) => void) | null; readyState: number }[] = [];
     const source = (url: string): EventSourceLike => {
       urls.push(url);
-      return { readyState: 0, onopen: null, onerror: null, addEventListener() {}, close() {} };
+      const es = { readyState: 0, onopen: null, onerror: null, addEventListener() {}, close() {} };
+      sources.push(es);
+      return es;
     };
-    const sink = { snapshot() {}, deltas() {}, cluster() {}, resync() {}, state() {} };
-    const stream = new SnapshotStream(sink, {
-      createEventSource: source,
-      requestFrame: () => 0,
-      cancelFrame: () => {},
+    let issued = 0;
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      fetches.push({ url, headers: { ...(init.headers as Record<string, string>) } });
+      return new Response(JSON.stringify({ ticket: `t${++issued}.n.m`, expiresAt: 0 }), { status: 201 });
     });
-    stream.start();
-    access.provideToken(TOKEN);
-    stream.reconnect();
-    await stream.stop();
-    expect(urls[0]).toBe('/api/v1/stream');
-    expect(urls[1]).toBe(`/api/v1/stream?access_token=${TOKEN}`);
+    vi.useFakeTimers();
+    try {
+      const sink = { snapshot() {}, deltas() {}, cluster() {}, resync() {}, state() {} };
+      const stream = new SnapshotStream(sink, {
+        createEventSource: source,
+        requestFrame: () => 0,
+        cancelFrame: () => {},
+      });
+      stream.start();
+      access.provideToken(TOKEN);
+      stream.reconnect();
+      await vi.waitFor(() => expect(urls).toHaveLength(2));
+      // A dropped connection is reopened with a new ticket, not retried by the browser with the used one.
+      sources[1]!.onerror?.(new Event('error'));
+      await vi.advanceTimersByTimeAsync(1000);
+      await vi.waitFor(() => expect(urls).toHaveLength(3));
+      await stream.stop();
+      expect(urls).toEqual([
+        '/api/v1/stream?format=lean',
+        '/api/v1/stream?format=lean&ticket=t1.n.m',
+        '/api/v1/stream?format=lean&ticket=t2.n.m',
+      ]);
+      expect(urls.join()).not.toContain(TOKEN);
+      expect(fetches.map((f) => [f.url, f.headers.authorization])).toEqual([
+        ['/api/v1/stream/tickets', `Bearer ${TOKEN}`],
+        ['/api/v1/stream/tickets', `Bearer ${TOKEN}`],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

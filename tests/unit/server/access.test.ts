@@ -104,14 +104,18 @@ describe('reads need the token when bound beyond loopback', () => {
     expect((await answer(exposed, '/readyz', { host: '10.244.1.7:3000' })).status).toBe('passed');
   });
 
-  it('takes ?access_token= on the stream only, and never repeats the token', async () => {
-    expect((await answer(exposed, `/api/v1/stream?access_token=${TOKEN}`, { host })).status).toBe('passed');
-    const elsewhere = await answer(exposed, `/api/v1/snapshot?access_token=${TOKEN}`, { host });
-    expect(elsewhere.status).toBe(401);
-    expect(elsewhere.text).not.toContain(TOKEN);
-    const wrong = await answer(exposed, `/api/v1/stream?access_token=${TOKEN}-wrong`, { host });
-    expect(wrong.status).toBe(401);
-    expect(wrong.text).not.toContain(TOKEN);
+  it('refuses the long-lived token in a URL, on every data path and with the bearer too, and never repeats it', async () => {
+    for (const policy of [exposed, policyFor({ REFWATCH_TOKEN: TOKEN }), policyFor({})]) {
+      for (const path of ['/api/v1/stream', '/api/v1/snapshot', '/metrics']) {
+        for (const headers of [{ host }, { host, authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
+          const r = await answer(policy, `${path}?access_token=${TOKEN}`, headers);
+          expect(r.status, path).toBe(401);
+          expect(r.text).not.toContain(TOKEN);
+          expect(r.text).toContain('not accepted in a URL');
+          expect(r.text).toContain('POST /api/v1/stream/tickets');
+        }
+      }
+    }
   });
 
   it('leaves reads open on loopback with a token, and with --insecure-allow-anonymous', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeSnapshot, type ReferenceEntity, type ReferrerEntity } from '@/lib/changelog';
+import type { ReferenceEntity, ReferrerEntity, Snapshot } from '@/lib/changelog';
 import { getSnapshot, getStream, getSummary } from '@/server/api';
 import { parseConfig } from '@/server/config';
 import { startRuntime, type Runtime } from '@/server/runtime';
@@ -79,7 +79,7 @@ describe('GET /api/v1/summary', () => {
 
 describe('scoped GET /api/v1/snapshot', () => {
   it('answers a search, an object and the stuck referrers, each with the scope’s own stuck entries', async () => {
-    const snapshot = async (path: string) => decodeSnapshot((await call(getSnapshot, path)).body);
+    const snapshot = async (path: string) => (await call(getSnapshot, path)).body as Snapshot;
     const search = await snapshot('/api/v1/snapshot?q=LOST');
     expect(search.referrers.map((r) => r.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);
     expect(search.stuck.map((s) => s.key)).toEqual(['App.demo.refwatch.dev/billing/lost']);

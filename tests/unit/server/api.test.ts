@@ -1,13 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getExplain, getHealthz, getMetrics, getReadyz, getSnapshot, getStuck } from '@/server/api';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { getExplain, getHealthz, getMetrics, getReadyz, getSnapshot, getStream, getStuck } from '@/server/api';
 import { parseConfig } from '@/server/config';
 import { ApiError, toResponse } from '@/server/http/errors';
-import { RateLimiter, guardMutation } from '@/server/http/guard';
+import { guardMutation } from '@/server/http/guard';
+import { MutationLimits } from '@/server/http/limits';
 import { readJsonBody } from '@/server/http/validate';
 import { startRuntime, type Runtime } from '@/server/runtime';
 import { BASE, callHandler } from './call';
 import { z } from 'zod';
-import { decodeSnapshot } from '@/lib/changelog';
+import { LEAN_MEDIA_TYPE, WIRE_FORMAT, decodeSnapshot, type Snapshot } from '@/lib/changelog';
 
 let rt: Runtime;
 
@@ -81,7 +88,7 @@ describe('GET /api/v1/snapshot', () => {
   it('returns the whole state at one revision, without credentials', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot');
     expect(r.status).toBe(200);
-    const s = decodeSnapshot(r.body);
+    const s = r.body as Snapshot;
     expect(s.revision).toBe(rt.changelog.revision);
     expect(s.cluster).toMatchObject({ mode: 'embedded', reachable: true });
     expect(s.referrers.map((x) => x.key)).toContain('App.demo.refwatch.dev/shop/good');
@@ -99,7 +106,7 @@ describe('GET /api/v1/snapshot', () => {
   it('filters by namespace', async () => {
     const r = await call(getSnapshot, '/api/v1/snapshot?namespace=billing');
     expect(r.status).toBe(200);
-    expect(decodeSnapshot(r.body).referrers).toEqual([]);
+    expect(r.body.referrers).toEqual([]);
   });
 
   it.each([
@@ -181,6 +188,138 @@ describe('GET /api/v1/explain', () => {
   });
 });
 
+/** The plain snapshot as docs/api.md shows it: entity arrays, no wire tables. */
+const plainShape = z.object({
+  revision: z.number().int(),
+  cluster: z.object({ mode: z.string(), server: z.string(), reachable: z.boolean() }),
+  controllers: z.array(z.object({ id: z.string(), kind: z.string(), state: z.string() })),
+  watches: z.array(z.object({ id: z.string(), kind: z.string(), phase: z.string() })),
+  referrers: z.array(z.object({ id: z.string(), key: z.string(), controller: z.string(), state: z.string() })),
+  referents: z.array(z.object({ id: z.string(), key: z.string(), state: z.string() })),
+  references: z.array(z.object({ id: z.string(), referrer: z.string(), referent: z.string(), fieldPath: z.string() })),
+  queues: z.array(z.object({ id: z.string(), depth: z.number() })),
+  events: z.array(z.object({ id: z.string(), at: z.number() })),
+  stuck: z.array(z.object({ key: z.string() })),
+  stuckThresholdMs: z.number(),
+});
+
+describe('GET /api/v1/snapshot formats', () => {
+  /** Both formats at one revision: the plain body and the decoded lean body must then be the same snapshot. */
+  async function both(plainInit: RequestInit) {
+    for (;;) {
+      const plain = await call(getSnapshot, '/api/v1/snapshot', plainInit);
+      const lean = await call(getSnapshot, '/api/v1/snapshot', { headers: { accept: LEAN_MEDIA_TYPE } });
+      if (plain.body.revision === lean.body.revision) return { plain, lean };
+    }
+  }
+
+  it.each([
+    ['no Accept', {}],
+    ["curl's */*", { accept: '*/*' }],
+    ['application/json', { accept: 'application/json' }],
+    ['a browser', { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }],
+    ['lean named but preferred less', { accept: `${LEAN_MEDIA_TYPE};q=0.5, application/json` }],
+  ])('serves plain entity JSON to %s, the same snapshot the lean format decodes to', async (_, headers) => {
+    const { plain, lean } = await both({ headers });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(plain.headers.get('vary')).toBe('Accept');
+    expect(plain.body.format).toBeUndefined();
+    expect(plainShape.safeParse(plain.body).error).toBeUndefined();
+    expect(plain.body).toEqual(decodeSnapshot(lean.body));
+    expect(plain.body.referrers.map((r: { key: string }) => r.key)).toContain('App.demo.refwatch.dev/shop/typo');
+  });
+
+  it.each([
+    ['its media type', { headers: { accept: LEAN_MEDIA_TYPE } }, ''],
+    ['it beside JSON', { headers: { accept: `application/json, ${LEAN_MEDIA_TYPE}` } }, ''],
+    ['?format=lean', { headers: { accept: '*/*' } }, '?format=lean'],
+  ])('serves the lean format to a client that asks with %s', async (_, init, query) => {
+    const r = await call(getSnapshot, `/api/v1/snapshot${query}`, init);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe(`${LEAN_MEDIA_TYPE}; charset=utf-8`);
+    expect(r.body.format).toBe(WIRE_FORMAT);
+    expect(decodeSnapshot(r.body).revision).toBe(r.body.revision);
+  });
+
+  it('answers 406 naming both types to a client that accepts neither, and 400 to an unknown format', async () => {
+    const r = await call(getSnapshot, '/api/v1/snapshot', { headers: { accept: 'text/html' } });
+    expect(r.status).toBe(406);
+    expect(r.body.error).toMatchObject({ code: 'NotAcceptable', field: 'accept' });
+    expect(r.body.error.message).toContain('application/json');
+    expect(r.body.error.message).toContain(LEAN_MEDIA_TYPE);
+    const bad = await call(getSnapshot, '/api/v1/snapshot?format=xml');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ field: 'format', message: expect.stringMatching(/plain .* or lean/) });
+  });
+
+  it("runs the README's curl | jq line: it prints the unresolved referrers", async () => {
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const line = /<!-- plain-json -->\n```sh\n(curl [^\n]*)\n```/.exec(readme)?.[1];
+    expect(line).toMatch(/^curl -s http:\/\/127\.0\.0\.1:3000\/api\/v1\/snapshot \| jq /);
+    // The handler behind a real HTTP server, so curl sends what it always sends.
+    const server = http.createServer((req, res) => {
+      const headers = req.headers as Record<string, string>;
+      void getSnapshot(rt, new Request(`${BASE}${req.url}`, { headers })).then(async (r) => {
+        res.writeHead(r.status, Object.fromEntries(r.headers));
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const curlOnly = line!.split(' | jq ')[0]!.replace(':3000', `:${port}`);
+      // Not execFileSync: the server answering curl runs on this event loop.
+      const { stdout: body } = await promisify(execFile)('bash', ['-c', curlOnly], { encoding: 'utf8' });
+      expect(plainShape.safeParse(JSON.parse(body)).error).toBeUndefined();
+      // jq, where it is installed, runs the whole line as written.
+      if (spawnSync('jq', ['--version']).status === 0) {
+        const { stdout: out } = await promisify(execFile)(
+          'bash',
+          ['-o', 'pipefail', '-c', line!.replace(':3000', `:${port}`)],
+          { encoding: 'utf8' },
+        );
+        expect(out).toContain('App.demo.refwatch.dev/shop/typo NotFound');
+        expect(out).not.toContain('shop/good');
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('GET /api/v1/stream formats', () => {
+  /** firstSnapshot reads the stream's first snapshot message's data. */
+  async function firstSnapshot(query: string, headers: Record<string, string> = {}) {
+    const abort = new AbortController();
+    const res = getStream(rt, new Request(`${BASE}/api/v1/stream${query}`, { headers, signal: abort.signal }));
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!/event: snapshot\ndata: [^\n]*\n\n/.test(text)) text += (await reader.read()).value;
+    abort.abort();
+    await reader.cancel();
+    return { res, data: JSON.parse(/event: snapshot\ndata: ([^\n]*)\n\n/.exec(text)![1]!) };
+  }
+
+  it('sends plain entity JSON by default, as curl -N would read it', async () => {
+    const { res, data } = await firstSnapshot('', { accept: 'text/event-stream' });
+    expect(res.headers.get('vary')).toBe('Accept');
+    expect(data.format).toBeUndefined();
+    expect(plainShape.safeParse(data).error).toBeUndefined();
+  });
+
+  it('sends the lean format for ?format=lean (EventSource) or an Accept that names it', async () => {
+    for (const [query, headers] of [
+      ['?format=lean', {}],
+      ['', { accept: `text/event-stream, ${LEAN_MEDIA_TYPE}` }],
+    ] as const) {
+      const { data } = await firstSnapshot(query, headers);
+      expect(data.format).toBe(WIRE_FORMAT);
+      expect(decodeSnapshot(data).referrers.length).toBeGreaterThan(0);
+    }
+  });
+});
+
 describe('GET /api/v1/stuck', () => {
   it('lists unresolved referrers oldest first, each with a reason and a fix', async () => {
     const r = await call(getStuck, '/api/v1/stuck?olderThan=0s');
@@ -233,36 +372,43 @@ describe('mutating requests', () => {
     });
 
   it('refuses a cross-origin POST, and a cross-site one without Origin', () => {
-    const limiter = new RateLimiter(100, 100);
-    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limiter })).toThrow(
+    const limits = new MutationLimits({ perClient: 100, total: 1000 });
+    expect(() => guardMutation(post({ origin: 'http://evil.example' }), { limits })).toThrow(
       expect.objectContaining({ status: 403, field: 'origin' }),
     );
-    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limiter })).toThrow(
+    expect(() => guardMutation(post({ 'sec-fetch-site': 'cross-site' }), { limits })).toThrow(
       expect.objectContaining({ status: 403 }),
     );
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { limiter })).not.toThrow();
+    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { limits })).not.toThrow();
   });
 
   it('needs the bearer token when one is configured', () => {
-    const limiter = new RateLimiter(100, 100);
+    const limits = new MutationLimits({ perClient: 100, total: 1000 });
     const token = 'a-long-enough-token-1234';
-    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limiter })).toThrow(
+    expect(() => guardMutation(post({ origin: 'http://127.0.0.1:3000' }), { token, limits })).toThrow(
       expect.objectContaining({ status: 401 }),
     );
     expect(() =>
-      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limiter }),
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: 'Bearer wrong' }), { token, limits }),
     ).toThrow(expect.objectContaining({ status: 401 }));
     expect(() =>
-      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limiter }),
+      guardMutation(post({ origin: 'http://127.0.0.1:3000', authorization: `Bearer ${token}` }), { token, limits }),
     ).not.toThrow();
   });
 
-  it('rate-limits mutations', () => {
-    const limiter = new RateLimiter(1, 2);
-    const req = () => post({ origin: 'http://127.0.0.1:3000' });
-    guardMutation(req(), { limiter });
-    guardMutation(req(), { limiter });
-    expect(() => guardMutation(req(), { limiter })).toThrow(expect.objectContaining({ status: 429 }));
+  it('rate-limits mutations per client: a busy client waits, another goes on', () => {
+    const limits = new MutationLimits({ perClient: 1, total: 100, now: () => 0 });
+    const from = (address: string) => post({ origin: 'http://127.0.0.1:3000', 'x-forwarded-for': address });
+    for (let i = 0; i < 4; i++) guardMutation(from('10.0.0.1'), { limits });
+    expect(() => guardMutation(from('10.0.0.1'), { limits })).toThrow(
+      expect.objectContaining({
+        status: 429,
+        code: 'RateLimited',
+        message: expect.stringMatching(/from 10\.0\.0\.1: at most 1 per second per client \(REFWATCH_MUTATION_RATE/),
+        headers: { 'retry-after': '1' },
+      }),
+    );
+    expect(() => guardMutation(from('10.0.0.2'), { limits })).not.toThrow();
   });
 
   it('rejects oversized, non-JSON and invalid bodies naming the field', async () => {

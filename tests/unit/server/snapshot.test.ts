@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeLog, decodeSnapshot, type ReferrerEntity } from '@/lib/changelog';
+import { ChangeLog, decodeSnapshot, type Delta, type ReferrerEntity } from '@/lib/changelog';
 import type { CaptureSource } from '@/server/snapshot';
-import { SLICE_CHARS, buildSnapshot, captureSnapshot, slicedText, snapshotBody } from '@/server/snapshot';
+import {
+  SLICE_CHARS,
+  buildSnapshot,
+  captureSnapshot,
+  plainDeltaParts,
+  plainSnapshotParts,
+  slicedText,
+  snapshotBody,
+} from '@/server/snapshot';
+import { demoSnapshot } from '@/tests/fixtures/snapshot';
 
 const cluster = { mode: 'embedded' as const, server: 'http://127.0.0.1:1', reachable: true };
 
@@ -79,5 +88,28 @@ describe('slicedText', () => {
     expect(slices.join('')).toBe(pieces.join(''));
     expect(slices.length).toBeGreaterThanOrEqual(Math.floor((300 * 1000) / (SLICE_CHARS + 1000)));
     for (const slice of slices) expect(slice.length).toBeLessThan(SLICE_CHARS + 1000);
+  });
+});
+
+describe('plain JSON', () => {
+  it('is the snapshot and the delta themselves, the shape a script reads without a decoder', () => {
+    const snapshot = demoSnapshot(3, 200);
+    expect(JSON.parse([...plainSnapshotParts(snapshot)].join(''))).toEqual(snapshot);
+    const delta: Delta = {
+      from: snapshot.revision,
+      revision: snapshot.revision + 2,
+      changes: [
+        { entity: 'referrer', id: snapshot.referrers[0]!.id, revision: snapshot.revision + 1, removed: true },
+        {
+          entity: 'referent',
+          id: snapshot.referents[0]!.id,
+          revision: snapshot.revision + 2,
+          removed: false,
+          value: snapshot.referents[0]!,
+        },
+      ],
+    };
+    expect(JSON.parse([...plainDeltaParts(delta)].join(''))).toEqual(delta);
+    expect(JSON.parse([...plainDeltaParts({ ...delta, changes: [] })].join(''))).toEqual({ ...delta, changes: [] });
   });
 });
