@@ -10,5 +10,5 @@ export * from './wake';
 export * from './manager';
 export * from './memory-source';
 export * from './clock';
-export * from './lease-lock';
+export * from './resource-lock';
 export * from './leader-election';

@@ -1,7 +1,7 @@
 import { RefwatchError } from '../model';
 import type { Clock, TimerHandle } from '../queue';
 import { wallClock } from './clock';
-import type { LeaderElectionRecord, LockRead, ResourceLock } from './lease-lock';
+import type { LeaderElectionRecord, LockRead, ResourceLock } from './resource-lock';
 
 /** JITTER_FACTOR spreads a candidate's retries over [retryPeriod, retryPeriod × (1 + JITTER_FACTOR)], as client-go does. */
 export const JITTER_FACTOR = 1.2;

@@ -39,7 +39,8 @@ export {
   type LogLevel,
   type Logger,
   type LoggerOptions,
-} from './log';
+} from '../log';
+export { LeaseLock, formatMicroTime, parseMicroTime, type LeaseTransport } from './lease-lock';
 export { LogRateLimiter, type LogPermit } from './log-rate-limiter';
 export { ACCEPT_METADATA, ACCEPT_METADATA_LIST, LAST_APPLIED, toMetadataOnly } from './metadata';
 export { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus, type SyncMode } from './reflector';

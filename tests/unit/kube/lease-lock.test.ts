@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseLock, formatMicroTime, parseMicroTime, type LeaderElectionRecord } from '@/lib/engine';
-import { KubeClient, KubeRequestError } from '@/lib/kube';
+import type { LeaderElectionRecord } from '@/lib/engine';
+import { KubeClient, KubeRequestError, LeaseLock, formatMicroTime, parseMicroTime } from '@/lib/kube';
 import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
 
 let server: EmbeddedServer | undefined;
