@@ -315,22 +315,34 @@ export class Reflector {
     this.syncStartedAt = Date.now();
     let stream: WatchStream;
     const local = new AbortController();
+    const unlink = follow(this.abort.signal, local);
     try {
-      stream = await this.openWatch(res, local, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
-    } catch (e) {
-      if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
-      throw e;
+      try {
+        stream = await this.openWatch(res, local, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
+      } catch (e) {
+        if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
+        throw e;
+      }
+      await this.consume(stream, res, local, new Map<ObjectKey, CachedObject>());
+    } finally {
+      unlink();
     }
-    await this.consume(stream, res, local, new Map<ObjectKey, CachedObject>());
   }
 
   /** watch watches from the last resourceVersion until the server ends the watch. */
   private async watch(res: ResourceInfo): Promise<void> {
     const local = new AbortController();
-    const stream = await this.openWatch(res, local, { resourceVersion: this.rv });
-    this.phase = 'Watching';
-    const opened = Date.now();
-    const events = await this.consume(stream, res, local, undefined);
+    const unlink = follow(this.abort.signal, local);
+    let events: number;
+    let opened: number;
+    try {
+      const stream = await this.openWatch(res, local, { resourceVersion: this.rv });
+      this.phase = 'Watching';
+      opened = Date.now();
+      events = await this.consume(stream, res, local, undefined);
+    } finally {
+      unlink();
+    }
     // A server that ends watches at once would otherwise be asked again in a tight loop.
     if (events === 0 && Date.now() - opened < 1000) {
       this.lastDelayMs = this.backoff.next();
@@ -347,11 +359,11 @@ export class Reflector {
       labelSelector: this.target.labelSelector,
       ...extra,
     };
-    const signal = AbortSignal.any([this.abort.signal, local.signal]);
+    // local follows the reflector's own signal (see follow), so stop ends the request too.
     const stream = await this.opts.client.openStream(
       this.path(res),
       q,
-      signal,
+      local.signal,
       this.metadataOnly ? { accept: ACCEPT_METADATA } : {},
     );
     this.watchesOpened++;
@@ -711,6 +723,21 @@ function parseEvent(line: string): WatchEvent {
   throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, {
     url: '',
   });
+}
+
+/**
+ * follow aborts child when parent aborts, until the returned unlink is
+ * called: one listener per watch, removed when the watch ends. AbortSignal.any
+ * would leave a composite per watch on the reflector's lifelong signal.
+ */
+function follow(parent: AbortSignal, child: AbortController): () => void {
+  if (parent.aborted) {
+    child.abort(parent.reason);
+    return () => {};
+  }
+  const onAbort = () => child.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return () => parent.removeEventListener('abort', onAbort);
 }
 
 /** abortable settles with p, or rejects with an AbortError as soon as signal aborts. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WatchTarget } from '@/lib/engine/informer-source';
 import { Discovery, KubeClient, Reflector, stripManagedFields, type ReflectorOptions } from '@/lib/kube';
 import { CONFIGMAP, DATABASE, FakeApiServer, WIDGET } from './fake-apiserver';
-import { Recorder, until } from './helpers';
+import { Recorder, attachments, until } from './helpers';
 
 const DB: WatchTarget = { group: 'demo.refwatch.dev', kind: 'Database' };
 const SHOP_DB: WatchTarget = { ...DB, namespace: 'shop' };
@@ -331,6 +331,23 @@ describe('Reflector: failures', () => {
     expect(rec.count('error')).toBe(0);
     expect(r.status().phase).toBe('Stopped');
     await until(() => server.openWatches() === 0, 'watch closed on the server');
+  });
+
+  it('leaves nothing attached to its own signal, however many watches it opens', async () => {
+    const { r } = start(SHOP_DB, { watchList: false });
+    const signal = (r as unknown as { abort: AbortController }).abort.signal;
+    let early = 0;
+    for (let i = 0; i < 50; i++) {
+      if (i === 5) early = attachments(signal);
+      const opened = watchRequests().length;
+      await until(() => server.openWatches() === 1, 'watching');
+      server.closeWatches();
+      await until(() => watchRequests().length > opened, 'the next watch');
+    }
+    await until(() => server.openWatches() === 1, 'watching');
+    // The listener that ends the open watch on stop, and the client's one for requests made with this signal.
+    expect(attachments(signal)).toBe(early);
+    expect(early).toBeLessThanOrEqual(2);
   });
 
   it('stops promptly while backing off', async () => {
