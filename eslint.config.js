@@ -48,5 +48,29 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The engine sees watches through the InformerSource interface and locks through ResourceLock, never the client.
+    files: ['lib/engine/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            '@/server/*',
+            '@/components/*',
+            '@/app/*',
+            'next',
+            'next/*',
+            'react',
+            'react-dom',
+            '../kube',
+            '../kube/*',
+            '@/lib/kube',
+            '@/lib/kube/*',
+          ],
+        },
+      ],
+    },
+  },
   prettier,
 );

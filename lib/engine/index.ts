@@ -11,5 +11,5 @@ export * from './scope-fallback';
 export * from './manager';
 export * from './memory-source';
 export * from './clock';
-export * from './lease-lock';
+export * from './resource-lock';
 export * from './leader-election';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
-import { defaultLogger, type Logger } from '../kube/log';
+import { defaultLogger, type Logger } from '../log';
 import { RefwatchError, kindKey, kindOfKey, namespaceOfKey, validateNamespace, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
@@ -16,7 +16,7 @@ import {
   type WatchTarget,
 } from './informer-source';
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from './leader-election';
-import { LeaseLock, type LeaseTransport, type ResourceLock } from './lease-lock';
+import type { ResourceLock } from './resource-lock';
 import { defaultReadiness, needsMetadataOnly, type ReadinessPredicate } from './readiness';
 import { Observers, type ObserverOptions } from './observer';
 import { ReferenceControllers } from './reference-controllers';
@@ -86,13 +86,16 @@ export interface ManagerOptions {
 
 /**
  * ManagerLeaderElection makes replicas of one controller take turns: only the
- * holder of the Lease `namespace/name` reconciles. The others stand by with
- * their controllers' own caches primed, so a takeover starts reconciling
- * without a relist. Timings and callbacks are LeaderElector's.
+ * holder of the lock (a LeaseLock from refwatch/kube, on a Lease the replicas
+ * share) reconciles. The others stand by with their controllers' own caches
+ * primed, so a takeover starts reconciling without a relist. Timings and
+ * callbacks are LeaderElector's.
  */
 export type ManagerLeaderElection = Partial<
   Pick<LeaderElectorOptions, 'leaseDuration' | 'renewDeadline' | 'retryPeriod' | 'releaseOnStop' | 'onError'>
 > & {
+  /** Where the replicas meet: `new LeaseLock(client, namespace, name)` from refwatch/kube, or any ResourceLock. */
+  lock: ResourceLock;
   /** Default: the host name plus a random suffix, unique per process. */
   identity?: string;
   /** Called when this replica starts reconciling. */
@@ -104,7 +107,7 @@ export type ManagerLeaderElection = Partial<
    */
   onStoppedLeading?(reason: StoppedLeadingReason): void;
   onNewLeader?(identity: string): void;
-} & ({ client: LeaseTransport; namespace: string; name: string } | { lock: ResourceLock });
+};
 
 /** Leadership is a manager's place in leader election, for probes and metrics. */
 export interface Leadership {
@@ -214,24 +217,19 @@ export class Manager {
   }
 
   private leaderElector(le: ManagerLeaderElection): LeaderElector {
-    let lock: ResourceLock;
-    if ('lock' in le) lock = le.lock;
-    else {
-      for (const field of ['namespace', 'name'] as const) {
-        if (typeof le[field] !== 'string' || le[field] === '') {
-          throw new RefwatchError(
-            'InvalidLeaderElection',
-            `leader election: ${field} must name the Lease the replicas share`,
-            { field: `leaderElection.${field}` },
-          );
-        }
-      }
-      lock = new LeaseLock(le.client, le.namespace, le.name);
+    const lock = le.lock;
+    if (!lock || typeof lock.get !== 'function') {
+      // The engine knows locks only by their interface; the Lease lock lives with the Kubernetes client.
+      const given = 'client' in le ? 'client, namespace and name' : 'no lock';
+      throw new RefwatchError(
+        'InvalidLeaderElection',
+        `leader election: lock is missing (given ${given}): pass a LeaseLock from refwatch/kube on the Lease the replicas share`,
+        { field: 'leaderElection.lock', example: "lock: new LeaseLock(client, 'kube-system', 'my-controller')" },
+      );
     }
     const identity = le.identity ?? `${hostname()}_${randomUUID()}`;
-    const lease = 'lock' in le ? undefined : `${le.namespace}/${le.name}`;
-    const fields = { lease, identity };
-    const of = lease ? ` of Lease ${lease}` : '';
+    const fields = { lock: lock.describe(), identity };
+    const of = ` of ${lock.describe()}`;
     return new LeaderElector({
       lock,
       identity,

@@ -31,7 +31,15 @@ export {
   type LogLevel,
   type Logger,
   type LoggerOptions,
-} from './log';
+} from '../log';
+export {
+  LeaseLock,
+  formatMicroTime,
+  parseMicroTime,
+  type LeaseLockOptions,
+  type LeaseTransport,
+  type LeaseWatchUnavailable,
+} from './lease-lock';
 export { LogRateLimiter, type LogPermit } from './log-rate-limiter';
 export { ACCEPT_METADATA, ACCEPT_METADATA_LIST, LAST_APPLIED, toMetadataOnly } from './metadata';
 export { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus, type SyncMode } from './reflector';

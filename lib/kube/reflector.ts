@@ -37,6 +37,16 @@ export interface ReflectorOptions {
   initialEventsTimeoutMs?: number;
   backoff?: BackoffOptions;
   /**
+   * How long a watch must stay up, after a failure, to count as healthy:
+   * only then does the failure end (`recovered`) and the backoff start again
+   * from its first step, as client-go's backoff manager resets. A server that
+   * accepts each watch and fails it in-stream is one ongoing failure, retried
+   * with growing delays. Default: twice the delay waited before the attempt,
+   * so a one-off blip ends within seconds while a watch that keeps failing
+   * sooner than that backs off up to the backoff's maxMs.
+   */
+  healthyAfterMs?: number;
+  /**
    * Longest retry delay after 401/403. Retries start at 1 s (or this, if
    * shorter) and double up to it: a role restored soon after it was removed
    * is picked up within seconds, while a user who may never read the kind
@@ -80,6 +90,8 @@ export interface ReflectorStatus extends WatchStatus {
   lastEventAt?: number;
   /** While failing: when the first of the failed attempts happened (epoch ms). */
   failingSince?: number;
+  /** While failing: how many attempts in a row failed. */
+  failures?: number;
 }
 
 /**
@@ -116,6 +128,9 @@ class Inactive extends Error {
 const END_BOOKMARK = 'k8s.io/initial-events-end';
 /** A user who may not read a kind usually never will: one retry per 5 minutes, unless RBAC is seen to change. */
 export const FORBIDDEN_RETRY_MAX_MS = 300_000;
+
+/** Failures a server can repeat each time it accepts a request: they end only after a healthy period. */
+const FLAPPING: ReadonlySet<WatchError['reason']> = new Set(['ServerError', 'Throttled', 'Unreachable', 'Expired']);
 
 /**
  * Reflector keeps one Store in step with one WatchTarget on the API server:
@@ -161,6 +176,10 @@ export class Reflector {
   /** The failure in progress: since when, and how many attempts failed. */
   private failingSince: number | undefined;
   private failures = 0;
+  /** The delay waited before the attempt in progress. */
+  private lastDelayMs = 0;
+  /** Runs out when a watch opened after a failure has stayed up for healthyAfterMs. */
+  private healthyTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: ReflectorOptions) {
     this.opts = opts;
@@ -188,6 +207,7 @@ export class Reflector {
   async stop(): Promise<void> {
     this.abort.abort();
     this.clearWatchdog();
+    this.clearHealthyTimer();
     await this.done;
     this.phase = 'Stopped';
   }
@@ -216,7 +236,10 @@ export class Reflector {
     if (this.primedAt !== undefined) s.primedAt = this.primedAt;
     if (this.rv !== undefined) s.resourceVersion = this.rv;
     if (this.lastEventAt !== undefined) s.lastEventAt = this.lastEventAt;
-    if (this.failingSince !== undefined) s.failingSince = this.failingSince;
+    if (this.failingSince !== undefined) {
+      s.failingSince = this.failingSince;
+      s.failures = this.failures;
+    }
     if (this.lastError) s.lastError = { ...this.lastError };
     return s;
   }
@@ -254,6 +277,7 @@ export class Reflector {
       }
     }
     this.clearWatchdog();
+    this.clearHealthyTimer();
     this.phase = 'Stopped';
   }
 
@@ -306,24 +330,39 @@ export class Reflector {
     this.syncStartedAt = Date.now();
     let stream: WatchStream;
     const local = new AbortController();
+    const unlink = follow(this.abort.signal, local);
     try {
-      stream = await this.openWatch(res, local, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
-    } catch (e) {
-      if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
-      throw e;
+      try {
+        stream = await this.openWatch(res, local, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
+      } catch (e) {
+        if (e instanceof KubeRequestError && (e.status === 400 || e.status === 422)) throw new Unsupported(e.message);
+        throw e;
+      }
+      await this.consume(stream, res, local, new Map<ObjectKey, CachedObject>());
+    } finally {
+      unlink();
     }
-    await this.consume(stream, res, local, new Map<ObjectKey, CachedObject>());
   }
 
   /** watch watches from the last resourceVersion until the server ends the watch. */
   private async watch(res: ResourceInfo): Promise<void> {
     const local = new AbortController();
-    const stream = await this.openWatch(res, local, { resourceVersion: this.rv });
-    this.phase = 'Watching';
-    const opened = Date.now();
-    const events = await this.consume(stream, res, local, undefined);
+    const unlink = follow(this.abort.signal, local);
+    let events: number;
+    let opened: number;
+    try {
+      const stream = await this.openWatch(res, local, { resourceVersion: this.rv });
+      this.phase = 'Watching';
+      opened = Date.now();
+      events = await this.consume(stream, res, local, undefined);
+    } finally {
+      unlink();
+    }
     // A server that ends watches at once would otherwise be asked again in a tight loop.
-    if (events === 0 && Date.now() - opened < 1000) await sleep(this.backoff.next(), this.abort.signal);
+    if (events === 0 && Date.now() - opened < 1000) {
+      this.lastDelayMs = this.backoff.next();
+      await sleep(this.lastDelayMs, this.abort.signal);
+    }
   }
 
   private async openWatch(res: ResourceInfo, local: AbortController, extra: Query): Promise<WatchStream> {
@@ -335,11 +374,11 @@ export class Reflector {
       labelSelector: this.target.labelSelector,
       ...extra,
     };
-    const signal = AbortSignal.any([this.abort.signal, local.signal]);
+    // local follows the reflector's own signal (see follow), so stop ends the request too.
     const stream = await this.opts.client.openStream(
       this.path(res),
       q,
-      signal,
+      local.signal,
       this.metadataOnly ? { accept: ACCEPT_METADATA } : {},
     );
     this.watchesOpened++;
@@ -493,6 +532,8 @@ export class Reflector {
           ? (this.opts.invalidRetryMs ?? 30_000)
           : this.backoff.next(e instanceof KubeRequestError ? e.retryAfterMs : undefined);
     werr.retryAt = Date.now() + delay;
+    this.clearHealthyTimer();
+    this.lastDelayMs = delay;
     this.failingSince ??= Date.now();
     this.failures++;
     // Transient failures are told by the server's own words; the others by werr's, which say what to fix.
@@ -511,9 +552,12 @@ export class Reflector {
     if (werr.reason === 'Unreachable' || werr.reason === 'Throttled' || werr.reason === 'ServerError') {
       werr.message += `; retrying in ${delay < 1000 ? `${delay} ms` : `${(delay / 1000).toFixed(1)} s`}`;
     }
+    // A failure that goes on with the same reason is one condition: subscribers heard of it once, and its
+    // attempts, since when and next retry are in status(). Each 401/403 is told, as the Forbidden path always has.
+    const ongoing = this.lastError?.reason === werr.reason && werr.reason !== 'Forbidden';
     this.lastError = werr;
     this.phase = 'Backoff';
-    this.emit({ type: 'error', error: werr });
+    if (!ongoing) this.emit({ type: 'error', error: werr });
     if (werr.reason === 'Forbidden') await this.forbiddenWait(delay);
     else await sleep(delay, this.abort.signal);
   }
@@ -578,10 +622,29 @@ export class Reflector {
     return watchError('ServerError', `the API server failed the watch of ${kind}: ${e.message}`);
   }
 
-  /** healthy is called on every successful request: it ends a failure. */
+  /**
+   * healthy is called on every successful request. A failure the server may
+   * repeat right after accepting the request (5xx, 429, a network error)
+   * ends only once healthyAfterMs pass without another; the others end at
+   * once, as a granted role or an installed CRD does not flap.
+   */
   private healthy(): void {
-    this.backoff.reset();
     this.forbiddenBackoff.reset();
+    if (this.failingSince === undefined && this.backoff.attempts === 0) return;
+    const reason = this.lastError?.reason;
+    if (reason !== undefined && !FLAPPING.has(reason)) return this.recover();
+    this.healthyTimer ??= setTimeout(
+      () => {
+        this.healthyTimer = undefined;
+        this.recover();
+      },
+      this.opts.healthyAfterMs ?? 2 * this.lastDelayMs,
+    );
+  }
+
+  private recover(): void {
+    this.clearHealthyTimer();
+    this.backoff.reset();
     if (this.failingSince !== undefined) {
       this.lifecycle({ type: 'recovered', downMs: Date.now() - this.failingSince, failures: this.failures });
       this.failingSince = undefined;
@@ -646,6 +709,11 @@ export class Reflector {
     this.watchdog = setTimeout(() => local.abort(new Inactive(`no watch event for ${ms} ms`)), ms);
   }
 
+  private clearHealthyTimer(): void {
+    if (this.healthyTimer) clearTimeout(this.healthyTimer);
+    this.healthyTimer = undefined;
+  }
+
   private clearWatchdog(): void {
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = undefined;
@@ -688,6 +756,21 @@ function parseEvent(line: string): WatchEvent {
   throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, {
     url: '',
   });
+}
+
+/**
+ * follow aborts child when parent aborts, until the returned unlink is
+ * called: one listener per watch, removed when the watch ends. AbortSignal.any
+ * would leave a composite per watch on the reflector's lifelong signal.
+ */
+function follow(parent: AbortSignal, child: AbortController): () => void {
+  if (parent.aborted) {
+    child.abort(parent.reason);
+    return () => {};
+  }
+  const onAbort = () => child.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return () => parent.removeEventListener('abort', onAbort);
 }
 
 /** abortable settles with p, or rejects with an AbortError as soon as signal aborts. */

@@ -10,7 +10,7 @@ import {
 import { RefwatchError, type GroupKind } from '../model';
 import type { KubeTransport } from './transport';
 import { Discovery } from './discovery';
-import { defaultLogger, type Logger } from './log';
+import { defaultLogger, type Logger } from '../log';
 import { Reflector, stripManagedFields, type ReflectorOptions, type ReflectorStatus } from './reflector';
 import type { Store } from './store';
 import { WatchTelemetry } from './watch-telemetry';

@@ -1,7 +1,7 @@
 import { watchTargetKey, type WatchErrorReason, type WatchTarget } from '../engine/informer-source';
 import { kindKey } from '../model';
 import { LogRateLimiter } from './log-rate-limiter';
-import type { Logger } from './log';
+import type { Logger } from '../log';
 
 /**
  * Why a watch request ended and the reflector opened another: the server

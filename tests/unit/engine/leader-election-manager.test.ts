@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Manager, MemoryInformerSource, type StoppedLeadingReason } from '@/lib/engine';
+import { Manager, MemoryInformerSource, type ManagerLeaderElection, type StoppedLeadingReason } from '@/lib/engine';
 import { isRefwatchError } from '@/lib/model';
 import { LogCapture } from '../kube/helpers';
 import { APP_KIND, app, appKey } from './fixtures';
@@ -71,11 +71,14 @@ describe('Manager with leader election', () => {
     await vi.waitFor(() => expect(b.reconciled).toEqual([appKey('web')]));
     expect(b.source.watches()[0]!.lists).toBe(1);
     expect(server.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
-    expect(a.log.text).toEqual(['info a started leading: reconciling', 'info a stopped leading: stopped']);
+    expect(a.log.text).toEqual([
+      'info a started leading of Lease test/lock: reconciling',
+      'info a stopped leading of Lease test/lock: stopped',
+    ]);
     // b may also see the released Lease ("new leader: (none: released)") before taking it.
-    expect(b.log.text[0]).toBe('info new leader: a');
-    expect(b.log.text.at(-1)).toBe('info b started leading: reconciling');
-    expect(b.log.lines.at(-1)!.fields).toEqual({ identity: 'b', lease: undefined, event: 'leading_started' });
+    expect(b.log.text[0]).toBe('info new leader of Lease test/lock: a');
+    expect(b.log.text.at(-1)).toBe('info b started leading of Lease test/lock: reconciling');
+    expect(b.log.lines.at(-1)!.fields).toEqual({ identity: 'b', lock: 'Lease test/lock', event: 'leading_started' });
   });
 
   it('a leader that cannot renew stops reconciling and does not lead again', async () => {
@@ -91,23 +94,22 @@ describe('Manager with leader election', () => {
     expect(a.reconciled).toEqual([appKey('web')]);
     expect(a.manager.leadership()).toMatchObject({ isLeader: false, ended: 'lost' });
     expect(a.log.text).toContain(
-      'warn a stopped leading: lost the lease (renewal failed): this manager will not lead again; restart the process',
+      'warn a stopped leading of Lease test/lock: lost the lease (renewal failed): this manager will not lead again; restart the process',
     );
   });
 
-  it('refuses a Lease without a name, naming the field', () => {
+  it('refuses leader election without a lock, naming the field and the LeaseLock to pass', () => {
     try {
       new Manager({
         source: new MemoryInformerSource(),
-        leaderElection: {
-          client: { request: async () => undefined, openStream: async () => ({ lines: async function* () {} }) },
-          namespace: 'ops',
-          name: '',
-        },
+        // The shape older releases took: the engine cannot build a Lease lock from a client.
+        leaderElection: { client: {}, namespace: 'ops', name: 'controller' } as unknown as ManagerLeaderElection,
       });
       expect.unreachable('the options were accepted');
     } catch (e) {
-      expect(isRefwatchError(e) && e.field).toBe('leaderElection.name');
+      expect(isRefwatchError(e) && e.field).toBe('leaderElection.lock');
+      expect((e as Error).message).toMatch(/given client, namespace and name\): pass a LeaseLock from refwatch\/kube/);
+      expect((e as Error).message).toContain("lock: new LeaseLock(client, 'kube-system', 'my-controller')");
     }
   });
 

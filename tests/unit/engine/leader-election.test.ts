@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LeaderElector, type LeaderElectorOptions, type StoppedLeadingReason } from '@/lib/engine';
 import { isRefwatchError } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
+import { attachments } from '../kube/helpers';
 import { Conflict, LockServer, MemoryLock } from './leader-election-lock';
 
 interface Candidate {
@@ -143,6 +144,24 @@ describe('LeaderElector', () => {
     expect(server.record!.acquireTime).toBe(acquired);
     expect(server.record!.renewTime).toBeGreaterThan(acquired);
     expect(a.leaders).toEqual(['a']);
+  });
+
+  it('leaves nothing attached to its stop signal, however many times it renews', async () => {
+    const server = new LockServer();
+    const a = candidate(server, 'a', { watchable: true });
+    const b = candidate(server, 'b', { watchable: true });
+    const stopSignal = (c: Candidate) => (c.elector as unknown as { stopAbort: AbortController }).stopAbort.signal;
+    a.elector.start();
+    await advance(10);
+    b.elector.start();
+    await advance(1_000);
+    const early = [attachments(stopSignal(a)), attachments(stopSignal(b))];
+    // 400 renewals by the leader, 400 watched renewals and jittered retries by the standby.
+    await advance(200_000);
+    expect(server.writes.length).toBeGreaterThanOrEqual(400);
+    expect(a.elector.isLeader()).toBe(true);
+    expect([attachments(stopSignal(a)), attachments(stopSignal(b))]).toEqual(early);
+    for (const n of early) expect(n).toBeLessThanOrEqual(1);
   });
 
   it('lets one of two candidates lead; the other sees it as leader and waits', async () => {

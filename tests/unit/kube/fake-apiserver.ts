@@ -47,6 +47,8 @@ export interface RecordedRequest {
   path: string;
   query: URLSearchParams;
   authorization?: string;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 export const DATABASE: FakeKind = {
@@ -82,6 +84,8 @@ export class FakeApiServer {
   expiredAs: 'http' | 'event' = 'http';
   /** Require this bearer token; 401 otherwise. */
   token: string | undefined;
+  /** Accept every watch (200), then fail it at once with an in-stream ERROR event of this code. */
+  failWatchesInStream: number | undefined;
   private compactedBelow = 0;
   private expireNextContinue = false;
   private readonly objects = new Map<string, Map<string, Obj>>();
@@ -254,6 +258,7 @@ export class FakeApiServer {
       path: url.pathname,
       query: url.searchParams,
       authorization: req.headers.authorization,
+      at: Date.now(),
     });
     const i = this.scripted.findIndex((s) => s.match(req.method ?? 'GET', url));
     if (i >= 0) {
@@ -361,6 +366,13 @@ export class FakeApiServer {
     res: http.ServerResponse,
   ): void {
     const resource = `${k.group}/${k.resource}`;
+    if (this.failWatchesInStream !== undefined) {
+      const code = this.failWatchesInStream;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason: reasonOf(code) };
+      res.end(`${JSON.stringify({ type: 'ERROR', object: { ...status, message: `scripted in-stream ${code}` } })}\n`);
+      return;
+    }
     const initial = url.searchParams.get('sendInitialEvents') === 'true';
     if (initial && this.watchList === 'reject') {
       return json(res, 422, {

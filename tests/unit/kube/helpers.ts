@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { InformerEvent } from '@/lib/engine/informer-source';
 import type { LogFields, Logger } from '@/lib/kube';
 
@@ -54,4 +55,16 @@ export class LogCapture implements Logger {
   get text(): string[] {
     return this.lines.map((l) => `${l.level} ${l.msg}`);
   }
+}
+
+/**
+ * attachments counts what hangs on a signal: its abort listeners, and the
+ * composites AbortSignal.any made of it, which Node keeps in a set on the
+ * source signal rather than as listeners. A long-lived signal must not
+ * gather either per request or per renewal.
+ */
+export function attachments(signal: AbortSignal): number {
+  const dependants = Object.getOwnPropertySymbols(signal).find((s) => s.description === 'kDependantSignals');
+  const set = dependants ? (signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants] : undefined;
+  return getEventListeners(signal, 'abort').length + (set?.size ?? 0);
 }

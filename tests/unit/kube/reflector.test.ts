@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WatchTarget } from '@/lib/engine/informer-source';
 import { Discovery, KubeClient, Reflector, stripManagedFields, type ReflectorOptions } from '@/lib/kube';
 import { CONFIGMAP, DATABASE, FakeApiServer, WIDGET } from './fake-apiserver';
-import { Recorder, until } from './helpers';
+import { Recorder, attachments, until } from './helpers';
 
 const DB: WatchTarget = { group: 'demo.refwatch.dev', kind: 'Database' };
 const SHOP_DB: WatchTarget = { ...DB, namespace: 'shop' };
@@ -207,26 +207,25 @@ describe('Reflector: list then watch', () => {
 describe('Reflector: failures', () => {
   it('backs off on 429, honouring Retry-After, then recovers', async () => {
     server.failNext(1, 429, { headers: { 'Retry-After': '1' } });
-    const { r, rec } = start(SHOP_DB);
-    await until(() => r.isPrimed(), 'primed', 5000);
-    expect(rec.log).toEqual(['error Throttled', 'recovered', 'primed']);
+    const { r, rec } = start(SHOP_DB, { healthyAfterMs: 100 });
+    await until(() => rec.has('recovered'), 'recovered', 5000);
+    expect(rec.log).toEqual(['error Throttled', 'primed', 'recovered']);
     const err = rec.events.filter((x) => x.type === 'error')[0]?.error;
     expect(err!.retryAt! - err!.at).toBeGreaterThanOrEqual(1000);
     expect(r.status().lastError).toBeUndefined();
   });
 
-  it('retries 5xx for ever with growing delays', async () => {
+  it('retries 5xx for ever with growing delays, as one failure told once', async () => {
     server.failNext(4, 503);
-    const { r, rec } = start(SHOP_DB);
-    await until(() => r.isPrimed(), 'primed');
-    expect(rec.log).toEqual([
-      'error ServerError',
-      'error ServerError',
-      'error ServerError',
-      'error ServerError',
-      'recovered',
-      'primed',
-    ]);
+    const retries: number[] = [];
+    const { rec } = start(SHOP_DB, {
+      healthyAfterMs: 100,
+      random: () => 0,
+      onLifecycle: (e) => void (e.type === 'ended' && e.retryInMs !== undefined && retries.push(e.retryInMs)),
+    });
+    await until(() => rec.has('recovered'), 'recovered');
+    expect(retries).toEqual([10, 20, 40, 40]);
+    expect(rec.log).toEqual(['error ServerError', 'primed', 'recovered']);
   });
 
   it('names the missing RBAC rule on 403, retries slowly, and recovers once granted', async () => {
@@ -371,6 +370,23 @@ describe('Reflector: failures', () => {
     await until(() => server.openWatches() === 0, 'watch closed on the server');
   });
 
+  it('leaves nothing attached to its own signal, however many watches it opens', async () => {
+    const { r } = start(SHOP_DB, { watchList: false });
+    const signal = (r as unknown as { abort: AbortController }).abort.signal;
+    let early = 0;
+    for (let i = 0; i < 50; i++) {
+      if (i === 5) early = attachments(signal);
+      const opened = watchRequests().length;
+      await until(() => server.openWatches() === 1, 'watching');
+      server.closeWatches();
+      await until(() => watchRequests().length > opened, 'the next watch');
+    }
+    await until(() => server.openWatches() === 1, 'watching');
+    // The listener that ends the open watch on stop, and the client's one for requests made with this signal.
+    expect(attachments(signal)).toBe(early);
+    expect(early).toBeLessThanOrEqual(2);
+  });
+
   it('stops promptly while backing off', async () => {
     server.failNext(1, 503);
     const { r, rec } = start(SHOP_DB, { backoff: { initialMs: 60_000, maxMs: 60_000 } });
@@ -378,6 +394,74 @@ describe('Reflector: failures', () => {
     await r.stop();
     expect(r.status().phase).toBe('Stopped');
     expect(rec.log).toEqual(['error ServerError']);
+  });
+});
+
+describe('Reflector: a server that accepts each watch and fails it in-stream', () => {
+  const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+
+  for (const code of [500, 429]) {
+    it(`backs off with growing delays after in-stream ${code}s and reports one ongoing failure`, async () => {
+      server.failWatchesInStream = code;
+      // The default healthy period (twice the last delay): a watch failed at once never reaches it.
+      const { r, rec } = start(DB, { watchList: false, backoff: { initialMs: 100, maxMs: 1_600 }, random: () => 0 });
+      await until(() => watchRequests().length >= 6, 'six watches', 20_000);
+      // Without jitter the n-th retry waits initialMs × 2ⁿ (less a millisecond of timer rounding): a backoff reset by
+      // each open would wait 100 ms every time.
+      const waited = gaps(watchRequests().map((q) => q.at)).slice(0, 5);
+      waited.forEach((ms, n) => expect(ms, `wait before retry ${n + 1}`).toBeGreaterThanOrEqual(100 * 2 ** n - 1));
+      expect(rec.log).toEqual(['primed', `error ${code === 500 ? 'ServerError' : 'Throttled'}`]);
+      expect(r.status()).toMatchObject({
+        lastError: { reason: code === 500 ? 'ServerError' : 'Throttled' },
+        failures: expect.any(Number),
+        failingSince: expect.any(Number),
+      });
+      expect(r.status().failures).toBeGreaterThanOrEqual(5);
+    });
+  }
+
+  it('recovers only after the watch has stayed up for healthyAfterMs, and starts the backoff again from its first step', async () => {
+    server.failWatchesInStream = 500;
+    const { r, rec } = start(DB, {
+      watchList: false,
+      backoff: { initialMs: 20, maxMs: 640 },
+      healthyAfterMs: 400,
+      random: () => 0,
+    });
+    await until(() => watchRequests().length >= 4, 'four watches');
+    server.failWatchesInStream = undefined;
+    const healedAt = Date.now();
+    await until(() => rec.has('recovered'), 'recovered');
+    const lastOpen = watchRequests().at(-1)!.at;
+    const recoveredAt = Date.now();
+    expect(recoveredAt - lastOpen).toBeGreaterThanOrEqual(399);
+    expect(recoveredAt).toBeGreaterThan(healedAt);
+    expect(rec.log).toEqual(['primed', 'error ServerError', 'recovered']);
+    expect(r.status().lastError).toBeUndefined();
+    expect(r.status().failures).toBeUndefined();
+
+    // A healthy period forgot the failures: the next failure waits initialMs again, not 20 × 2⁴.
+    const before = watchRequests().length;
+    server.failWatchesInStream = 500;
+    server.closeWatches();
+    await until(() => watchRequests().length >= before + 2, 'a failed watch and its retry');
+    const [failed, retried] = watchRequests().slice(before, before + 2);
+    expect(retried!.at - failed!.at).toBeLessThan(20 * 2 ** 4);
+    expect(rec.log).toEqual(['primed', 'error ServerError', 'recovered', 'error ServerError']);
+  });
+
+  it('stop clears the healthy-period timer', async () => {
+    server.failWatchesInStream = 500;
+    const { r, rec } = start(DB, { watchList: false, healthyAfterMs: 60_000 });
+    await until(() => rec.count('error') === 1, 'failing');
+    server.failWatchesInStream = undefined;
+    // The timer that would declare recovery in a minute must not outlive stop and hold the process.
+    const healthyTimer = () => (r as unknown as { healthyTimer?: NodeJS.Timeout }).healthyTimer;
+    await until(() => healthyTimer() !== undefined, 'a watch up after the failure');
+    expect(healthyTimer()?.hasRef()).toBe(true);
+    await r.stop();
+    expect(healthyTimer()).toBeUndefined();
+    expect(rec.log).toEqual(['primed', 'error ServerError']);
   });
 });
 

@@ -1,0 +1,11 @@
+export {
+  createLogger,
+  defaultLogger,
+  formatJsonLine,
+  formatTextLine,
+  parseLogLevel,
+  type LogFields,
+  type LogLevel,
+  type Logger,
+  type LoggerOptions,
+} from './log';
