@@ -265,6 +265,10 @@ export class KubeClient implements KubeTransport {
       this.agent?.agent.destroy();
       const agent =
         url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
+      // This agent serves one set of TLS material, so its pool key needs none of it: https.Agent's own
+      // key would decode the CA, certificate and key Buffers into a string on every request.
+      if (agent instanceof https.Agent)
+        agent.getName = (o) => `${http.Agent.prototype.getName.call(agent, o)}:${o?.servername ?? ''}`;
       this.agent = { protocol: url.protocol, tls, agent };
     }
     return this.agent.agent;

@@ -135,6 +135,29 @@ describe('TLS and identity from a kubeconfig', () => {
     expect(b.ca).not.toBe(a.ca);
   });
 
+  it('keys its keep-alive pool by server, not by certificate bytes, and reuses the connection', async () => {
+    const b64 = (f: string) => fs.readFileSync(path.join(dir, f)).toString('base64');
+    const client = KubeClient.fromFile(
+      kubeconfig(
+        { 'client-certificate-data': b64('jane.crt'), 'client-key-data': b64('jane.key') },
+        { 'certificate-authority-data': b64('ca.crt') },
+      ),
+    );
+    try {
+      for (let i = 0; i < 3; i++)
+        await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ clientCN: 'jane' });
+      const agent = (client as unknown as { agent: { agent: https.Agent } }).agent.agent;
+      const pools = Object.keys(agent.freeSockets);
+      expect(pools).toHaveLength(1);
+      expect(agent.freeSockets[pools[0]!]).toHaveLength(1);
+      // A key with the PEM text in it is a key built by decoding the certificates on every request.
+      expect(pools[0]).not.toContain('BEGIN');
+      expect(pools[0]!.length).toBeLessThan(100);
+    } finally {
+      client.close();
+    }
+  });
+
   it('refuses a server its CA does not vouch for, unless told to skip verification', async () => {
     const strict = KubeClient.fromFile(kubeconfig({ token: 'abcdefgh' }, {}));
     const e = await strict.getJSON('/api').catch((x: unknown) => x);
