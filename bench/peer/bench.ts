@@ -19,6 +19,20 @@ import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type Run
 //   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
 //   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr
+//   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
+//                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
+//
+// Targets, refwatch ÷ cr-watch, round by round, median over the rounds; set from what a controller author
+// needs, not from a run:
+//   latency p50 and p99 <= 1, requests/App <= 1: refwatch is only worth adopting if it resolves no later
+//     than the controller it replaces and costs the API server no more;
+//   CPU <= 0.9: refwatch does less per event than controller-runtime (one shared watch per kind, cached
+//     objects frozen once instead of deep-copied per read), so it must show it, with a margin that a
+//     loaded machine's noise does not erase;
+//   peak RSS <= 1.5: a refwatch controller must fit in the memory request a team sizes for the
+//     controller-runtime one it replaces, with the usual half again of headroom; a Node process's fixed
+//     cost (the node binary's pages, V8's young generation) is part of what a user pays, so it counts.
+//   All with plain node and no V8 flags: a user runs the package as it comes.
 
 const SEED = 42;
 
@@ -196,7 +210,6 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[]):
       '<=',
       1,
     );
-    // Peak RSS: a Node process cannot match a Go binary's, but it should stay within twice it.
     result(
       `peer.ratio.rss${s}`,
       withSpread(
@@ -210,9 +223,9 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[]):
       ),
       'x',
       '<=',
-      2,
+      1.5,
     );
-    report(
+    result(
       `peer.ratio.cpu${s}`,
       withSpread(
         `peer.ratio.cpu${s}`,
@@ -224,6 +237,8 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[]):
         2,
       ),
       'x',
+      '<=',
+      0.9,
     );
   }
   if (impls.includes('refwatch') && impls.includes('raw-watch')) {

@@ -67,6 +67,10 @@ async function main(): Promise<void> {
   if (!Number.isInteger(workers) || workers < 1)
     throw new Error(`--workers must be a whole number of at least 1, got ${values.workers}`);
 
+  const heapProfDir = process.env.REFWATCH_PEER_HEAP_PROF;
+  const stopProfile = heapProfDir
+    ? await (await import('./memory-profile')).startMemoryProfile(heapProfDir)
+    : async () => undefined;
   const client = KubeClient.fromFile(values.kubeconfig);
   const manager = new Manager({
     source: new SharedInformerPool({ client }),
@@ -77,7 +81,10 @@ async function main(): Promise<void> {
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= manager.stop().then(() => process.exit(0));
+    stopping ??= manager
+      .stop()
+      .then(stopProfile)
+      .then(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

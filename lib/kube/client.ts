@@ -16,10 +16,12 @@ import { inClusterConnection } from './in-cluster';
 import { kubeconfigConnection, readKubeconfigFile } from './kubeconfig';
 import {
   HeadersTimeout,
+  RequestCancel,
   follow,
   readBody,
   sameTls,
   type AgentTls,
+  type Cancellation,
   type KubeTransport,
   type Query,
   type ReadOptions,
@@ -196,24 +198,25 @@ export class KubeClient implements KubeTransport {
     // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
     // references, for the whole timeout after every request. The caller's signal aborts it through
     // follow: AbortSignal.any would tie each request to a caller's long-lived signal (a
-    // controller's) by weak references, which keep it through every minor GC.
-    const deadline = new AbortController();
-    const signal = deadline.signal;
+    // controller's) by weak references, which keep it through every minor GC. A RequestCancel
+    // rather than an AbortController: an AbortSignal per request, and the listener node:http
+    // puts on it, cost more CPU than the rest of the client's own work on a request.
+    const cancel = new RequestCancel();
     const timer = setTimeout(
-      () => deadline.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')),
+      () => cancel.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')),
       this.requestTimeoutMs,
     );
-    const unfollow = opts.signal ? follow(opts.signal, deadline) : undefined;
+    const unfollow = opts.signal ? follow(opts.signal, cancel) : undefined;
     let text: string;
     let res: http.IncomingMessage;
     try {
-      res = await this.send(method, this.url(p, opts.query), signal, {
+      res = await this.send(method, this.url(p, opts.query), cancel, {
         body: opts.body,
         contentType: opts.contentType,
         accept: opts.accept,
       });
       text = await readBody(res).catch((e: unknown) => {
-        throw this.networkError(e, this.url(p, opts.query), signal);
+        throw this.networkError(e, this.url(p, opts.query), cancel);
       });
     } finally {
       clearTimeout(timer);
@@ -262,6 +265,10 @@ export class KubeClient implements KubeTransport {
       this.agent?.agent.destroy();
       const agent =
         url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
+      // This agent serves one set of TLS material, so its pool key needs none of it: https.Agent's own
+      // key would decode the CA, certificate and key Buffers into a string on every request.
+      if (agent instanceof https.Agent)
+        agent.getName = (o) => `${http.Agent.prototype.getName.call(agent, o)}:${o?.servername ?? ''}`;
       this.agent = { protocol: url.protocol, tls, agent };
     }
     return this.agent.agent;
@@ -279,7 +286,7 @@ export class KubeClient implements KubeTransport {
   private async send(
     method: string,
     url: URL,
-    signal: AbortSignal,
+    signal: AbortSignal | RequestCancel,
     msg: { body?: unknown; contentType?: string; accept?: string; headersTimeoutMs?: number } = {},
   ): Promise<http.IncomingMessage> {
     const { body, contentType = 'application/json', accept = 'application/json' } = msg;
@@ -303,7 +310,8 @@ export class KubeClient implements KubeTransport {
     const mod = url.protocol === 'http:' ? http : https;
     let deadline: NodeJS.Timeout | undefined;
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = mod.request(url, { ...opts, signal }, resolve);
+      const req = mod.request(url, signal instanceof RequestCancel ? opts : { ...opts, signal }, resolve);
+      if (signal instanceof RequestCancel) signal.attach(req);
       req.on('error', (e) => reject(this.networkError(e, url, signal)));
       if (msg.headersTimeoutMs !== undefined) {
         // Destroying the request closes its socket too: a half-open connection is not reused.
@@ -341,7 +349,7 @@ export class KubeClient implements KubeTransport {
     });
   }
 
-  private networkError(e: unknown, url: URL, signal: AbortSignal): Error {
+  private networkError(e: unknown, url: URL, signal: Cancellation): Error {
     if (e instanceof HeadersTimeout && !signal.aborted) {
       return new KubeRequestError(
         0,

@@ -37,22 +37,48 @@ export class HeadersTimeout extends Error {
   }
 }
 
-/** The requests in flight under each caller signal, all aborted by the one listener it gets. */
-const inFlightUnder = new WeakMap<AbortSignal, Set<AbortController>>();
+/** Cancellation is what a failed request's error is judged by: whether it was aborted, and why. */
+export type Cancellation = Pick<AbortSignal, 'aborted' | 'reason'>;
 
 /**
- * follow makes the caller's signal abort a request's own controller until the
+ * RequestCancel aborts one request, by its deadline or its caller's signal, by
+ * destroying it: the first reason wins, and a request attached after the
+ * abort is destroyed at once.
+ */
+export class RequestCancel implements Cancellation {
+  reason: unknown;
+  aborted = false;
+  private req: http.ClientRequest | undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.req?.destroy(reason instanceof Error ? reason : undefined);
+  }
+
+  attach(req: http.ClientRequest): void {
+    this.req = req;
+    if (this.aborted) req.destroy(this.reason instanceof Error ? this.reason : undefined);
+  }
+}
+
+/** The requests in flight under each caller signal, all aborted by the one listener it gets. */
+const inFlightUnder = new WeakMap<AbortSignal, Set<RequestCancel>>();
+
+/**
+ * follow makes the caller's signal abort a request's own RequestCancel until the
  * returned function is called. However many requests share the signal (a
  * controller's workers), it gets a single listener.
  */
-export function follow(caller: AbortSignal, request: AbortController): () => void {
+export function follow(caller: AbortSignal, request: RequestCancel): () => void {
   if (caller.aborted) {
     request.abort(caller.reason);
     return () => undefined;
   }
   let requests = inFlightUnder.get(caller);
   if (!requests) {
-    const set = new Set<AbortController>();
+    const set = new Set<RequestCancel>();
     requests = set;
     inFlightUnder.set(caller, set);
     caller.addEventListener(

@@ -326,6 +326,8 @@ describe('request deadlines', () => {
   it("times a silent server out, and stops on the caller's abort", async () => {
     const server = http.createServer((req, res) => {
       if (req.url === '/fast') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+      // Headers and half a body, then silence.
+      else if (req.url === '/stall') res.writeHead(200, { 'Content-Type': 'application/json' }).write('{"ok":');
       // Any other path never answers.
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -345,6 +347,14 @@ describe('request deadlines', () => {
       expect(e).toBeInstanceOf(KubeRequestError);
       expect(e).toMatchObject({ reason: 'Timeout' });
       expect((e as Error).message).toBe(`${url}/silent: no answer within 200 ms`);
+      // The deadline covers the body too.
+      const stalled = await client.getJSON('/stall').catch((x: unknown) => x);
+      expect(stalled).toMatchObject({ reason: 'Timeout', message: `${url}/stall: no answer within 200 ms` });
+      const reading = new AbortController();
+      const partial = client.getJSON('/stall', {}, reading.signal).catch((x: unknown) => x);
+      await new Promise((r) => setTimeout(r, 50));
+      reading.abort();
+      expect(((await partial) as Error).name).toBe('AbortError');
       const caller = new AbortController();
       const pending = client.getJSON('/silent', {}, caller.signal).catch((x: unknown) => x);
       caller.abort();
@@ -354,6 +364,7 @@ describe('request deadlines', () => {
         'AbortError',
       );
       // A long-lived caller signal (a controller's) gets one listener, however many requests share it.
+      // Twenty connections at once can take longer than 200 ms on a loaded machine: a patient client.
       const controller = new AbortController();
       await Promise.all(
         Array.from({ length: 20 }, () =>

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KubeClient, KubeRequestError, Redactor } from '@/lib/kube';
+import { credentialsFor } from '@/lib/kube/credentials';
 
 // A TLS API server stand-in: it answers every request with what it saw of the
 // caller (bearer token, impersonation, basic auth, client certificate), and
@@ -102,6 +103,59 @@ describe('TLS and identity from a kubeconfig', () => {
     );
     await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ clientCN: 'jane' });
     client.close();
+  });
+
+  it('decodes inline certificates once, and reads certificate files on every request', async () => {
+    const b64 = (f: string) => fs.readFileSync(path.join(dir, f)).toString('base64');
+    const inline = credentialsFor(
+      { name: 'c', server: url, caData: b64('ca.crt'), skipTLSVerify: false },
+      { name: 'u', certData: b64('jane.crt'), keyData: b64('jane.key') },
+      () => undefined,
+    );
+    const first: https.RequestOptions = {};
+    const second: https.RequestOptions = {};
+    await inline.apply(first);
+    await inline.apply(second);
+    expect(first.ca).toEqual(fs.readFileSync(path.join(dir, 'ca.crt')));
+    // The same Buffers: the client's keep-alive agent is matched by identity, not by comparing PEM bytes.
+    expect([second.ca, second.cert, second.key]).toEqual([first.ca, first.cert, first.key]);
+    expect(second.ca).toBe(first.ca);
+    expect(second.cert).toBe(first.cert);
+    expect(second.key).toBe(first.key);
+    const files = credentialsFor(
+      { name: 'c', server: url, caFile: path.join(dir, 'ca.crt'), skipTLSVerify: false },
+      { name: 'u' },
+      () => undefined,
+    );
+    const a: https.RequestOptions = {};
+    const b: https.RequestOptions = {};
+    await files.apply(a);
+    await files.apply(b);
+    expect(b.ca).toEqual(a.ca);
+    expect(b.ca).not.toBe(a.ca);
+  });
+
+  it('keys its keep-alive pool by server, not by certificate bytes, and reuses the connection', async () => {
+    const b64 = (f: string) => fs.readFileSync(path.join(dir, f)).toString('base64');
+    const client = KubeClient.fromFile(
+      kubeconfig(
+        { 'client-certificate-data': b64('jane.crt'), 'client-key-data': b64('jane.key') },
+        { 'certificate-authority-data': b64('ca.crt') },
+      ),
+    );
+    try {
+      for (let i = 0; i < 3; i++)
+        await expect(client.getJSON<Seen>('/api')).resolves.toMatchObject({ clientCN: 'jane' });
+      const agent = (client as unknown as { agent: { agent: https.Agent } }).agent.agent;
+      const pools = Object.keys(agent.freeSockets);
+      expect(pools).toHaveLength(1);
+      expect(agent.freeSockets[pools[0]!]).toHaveLength(1);
+      // A key with the PEM text in it is a key built by decoding the certificates on every request.
+      expect(pools[0]).not.toContain('BEGIN');
+      expect(pools[0]!.length).toBeLessThan(100);
+    } finally {
+      client.close();
+    }
   });
 
   it('refuses a server its CA does not vouch for, unless told to skip verification', async () => {
