@@ -397,14 +397,15 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     });
   }
 
-  /** primedWatches waits until a watch of every expected kind holds its snapshot, and returns all watches. */
+  /** primedWatches waits until a watch of every expected kind holds its snapshot and none is failing, and returns all watches. */
   async function primedWatches(url: string, kinds: string[]): Promise<WatchEntity[]> {
     let watches: WatchEntity[] = [];
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       watches = ((await (await fetch(`${url}/api/v1/snapshot`)).json()) as { watches: WatchEntity[] }).watches;
       const primed = new Set(watches.filter((w) => w.primed).map((w) => w.kind));
-      if (kinds.every((kd) => primed.has(kd))) break;
+      // A throttled start (429) ends once its watch has stayed up for the reflector's healthy period.
+      if (kinds.every((kd) => primed.has(kd)) && !watches.some((w) => w.lastError)) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     return watches;
