@@ -74,7 +74,8 @@ test('overview → namespace → stuck object, each scope loaded from the server
   await expect(objectRow(page, 'worker', EXAMPLE)).toHaveCount(1);
   await expect.poll(() => graphNodeCount(page)).toBeGreaterThan(3);
   const snapshots = (await received(page)).filter((m) => m.event === 'snapshot');
-  expect(snapshots.map((m) => new URL(m.url, 'http://x').search)).toEqual([`?namespace=${EXAMPLE}`]);
+  // The scope is the namespace alone; format=lean is how the dashboard asks for the lean wire format.
+  expect(snapshots.map((m) => new URL(m.url, 'http://x').search)).toEqual([`?namespace=${EXAMPLE}&format=lean`]);
   await settle(page, 1500);
   await page.screenshot({ path: `${SCREENS}/scope-namespace.png` });
 
