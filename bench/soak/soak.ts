@@ -85,6 +85,9 @@ async function main(o: Options): Promise<number> {
     REFWATCH_EXAMPLE: 'none',
     REFWATCH_GRACE: o.grace,
     REFWATCH_LOG_LEVEL: 'warn',
+    // Every soak client comes from loopback, which the server counts as one client; each may
+    // briefly hold its old stream while its reconnect opens, hence twice as many slots.
+    REFWATCH_STREAMS_PER_CLIENT: String(o.clients * 2),
   });
   // Should this process die before its finally, the server must not outlive it.
   const killServer = () => server.kill();

@@ -8,7 +8,7 @@ import {
   type StuckEntry,
 } from '../changelog';
 import type { Explanation } from '../diagnose';
-import type { ObjectKey } from '../model';
+import { follow, type ObjectKey } from '../model';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
 import { CliError, describeCause } from './errors';
 import { SnapshotKinds } from './kinds';
@@ -88,7 +88,7 @@ export class ServerBackend implements Backend {
     const query: Record<string, string | undefined> = { namespace: scope.namespace, format: 'lean' };
     let lastEventId: string | undefined;
     let connected = false;
-    while (!signal.aborted) {
+    while (!signal.aborted && !this.abort.signal.aborted) {
       const queue: WatchMessage[] = [];
       let wake: (() => void) | undefined;
       // A message this CLI cannot read ends the watch with the reason, instead of reconnecting for ever.
@@ -107,59 +107,67 @@ export class ServerBackend implements Backend {
           wake?.();
         },
       });
-      let res: Response;
+      // This connection ends with the watch or with close(); its links go with it.
+      const connection = new AbortController();
+      const unlinks = [follow(signal, connection), follow(this.abort.signal, connection)];
       try {
-        res = await this.fetch(
-          '/api/v1/stream',
-          query,
-          signal,
-          { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
-          false,
-        );
-      } catch (e) {
-        if (signal.aborted) return;
-        if (!connected) throw e;
-        await sleep(1000, signal);
-        continue;
-      }
-      connected = true;
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      const onAbort = () => void reader.cancel().catch(() => {});
-      signal.addEventListener('abort', onAbort, { once: true });
-      let done = false;
-      const pump = (async () => {
+        let res: Response;
         try {
-          for (;;) {
-            const r = await reader.read();
-            if (r.done) break;
-            parser.feed(r.value);
-          }
-        } catch {
-          // A dropped stream is reconnected below, from the last revision seen.
-        } finally {
-          done = true;
-          wake?.();
-        }
-      })();
-      while (!done || queue.length > 0) {
-        if (unreadable !== undefined) {
-          onAbort();
-          throw unreadable instanceof CliError
-            ? unreadable
-            : new CliError(
-                `--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`,
-              );
-        }
-        const m = queue.shift();
-        if (m) {
-          yield m;
+          res = await this.fetch(
+            '/api/v1/stream',
+            query,
+            connection.signal,
+            { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+            false,
+          );
+        } catch (e) {
+          if (signal.aborted || this.abort.signal.aborted) return;
+          if (!connected) throw e;
+          await sleep(1000, signal);
           continue;
         }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
+        connected = true;
+        const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+        const onAbort = () => void reader.cancel().catch(() => {});
+        connection.signal.addEventListener('abort', onAbort, { once: true });
+        let done = false;
+        const pump = (async () => {
+          try {
+            for (;;) {
+              const r = await reader.read();
+              if (r.done) break;
+              parser.feed(r.value);
+            }
+          } catch {
+            // A dropped stream is reconnected below, from the last revision seen.
+          } finally {
+            done = true;
+            wake?.();
+          }
+        })();
+        while (!done || queue.length > 0) {
+          if (unreadable !== undefined) {
+            onAbort();
+            throw unreadable instanceof CliError
+              ? unreadable
+              : new CliError(
+                  `--server ${this.base.origin} sent a stream message this CLI cannot read: ${describeCause(unreadable)}`,
+                );
+          }
+          const m = queue.shift();
+          if (m) {
+            yield m;
+            continue;
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+        await pump;
+      } finally {
+        // Also when the consumer stops early or the stream is unreadable: the reader is cancelled.
+        connection.abort();
+        unlinks.forEach((u) => u());
       }
-      await pump;
-      signal.removeEventListener('abort', onAbort);
       if (!signal.aborted) await sleep(1000, signal);
     }
   }
@@ -173,8 +181,14 @@ export class ServerBackend implements Backend {
     query: Record<string, string | undefined> = {},
     accept = 'application/json',
   ): Promise<T> {
-    const res = await this.fetch(path, query, AbortSignal.timeout(this.opts.timeoutMs), { accept }, true);
-    return (await res.json()) as T;
+    const request = new AbortController();
+    const unlinks = [follow(AbortSignal.timeout(this.opts.timeoutMs), request), follow(this.abort.signal, request)];
+    try {
+      const res = await this.fetch(path, query, request.signal, { accept }, true);
+      return (await res.json()) as T;
+    } finally {
+      unlinks.forEach((u) => u());
+    }
   }
 
   private async fetch(
@@ -189,7 +203,7 @@ export class ServerBackend implements Backend {
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
     let res: Response;
     try {
-      res = await fetch(url, { headers, signal: AbortSignal.any([signal, this.abort.signal]) });
+      res = await fetch(url, { headers, signal });
     } catch (e) {
       const why =
         timed && e instanceof Error && e.name === 'TimeoutError'

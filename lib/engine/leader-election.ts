@@ -1,4 +1,4 @@
-import { RefwatchError } from '../model';
+import { RefwatchError, follow } from '../model';
 import type { Clock, TimerHandle } from '../queue';
 import { wallClock } from './clock';
 import type { LeaderElectionRecord, LockRead, ResourceLock } from './resource-lock';
@@ -202,7 +202,7 @@ export class LeaderElector {
   /** acquire retries until the lock is ours (resolving with when the winning attempt began) or stop. */
   private async acquire(): Promise<number | undefined> {
     const watching = new AbortController();
-    const unlink = this.abortOnStop(watching);
+    const unlink = follow(this.stopAbort.signal, watching);
     const watch = this.lock
       .watch?.((read) => this.watched(read), watching.signal)
       .catch((e: unknown) => this.opts.onError?.(e));
@@ -390,30 +390,13 @@ export class LeaderElector {
       () => deadline.abort(new DOMException('renew deadline passed', 'TimeoutError')),
       ms,
     );
-    const unlink = stoppable ? this.abortOnStop(deadline) : undefined;
+    const unlink = stoppable ? follow(this.stopAbort.signal, deadline) : undefined;
     try {
       return await fn(deadline.signal);
     } finally {
       this.clock.clearTimeout(timer);
       unlink?.();
     }
-  }
-
-  /**
-   * abortOnStop aborts child when the elector stops, until the returned
-   * unlink is called. A listener removed after each attempt, rather than
-   * AbortSignal.any, whose composites the elector's lifelong stop signal
-   * would keep for as long as it leads.
-   */
-  private abortOnStop(child: AbortController): () => void {
-    const stop = this.stopAbort.signal;
-    if (stop.aborted) {
-      child.abort(stop.reason);
-      return () => {};
-    }
-    const onStop = () => child.abort(stop.reason);
-    stop.addEventListener('abort', onStop, { once: true });
-    return () => stop.removeEventListener('abort', onStop);
   }
 
   /** sleep waits ms on this elector's clock; stop ends it early, and so does the lock's watch when wakeable. */

@@ -3,6 +3,7 @@ import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } 
 import {
   apiVersionOf,
   deepFreeze,
+  follow,
   formatKey,
   kindKey,
   type CachedObject,
@@ -756,21 +757,6 @@ function parseEvent(line: string): WatchEvent {
   throw new KubeRequestError(500, `the watch stream carried a line that is not a watch event (${line.length} bytes)`, {
     url: '',
   });
-}
-
-/**
- * follow aborts child when parent aborts, until the returned unlink is
- * called: one listener per watch, removed when the watch ends. AbortSignal.any
- * would leave a composite per watch on the reflector's lifelong signal.
- */
-function follow(parent: AbortSignal, child: AbortController): () => void {
-  if (parent.aborted) {
-    child.abort(parent.reason);
-    return () => {};
-  }
-  const onAbort = () => child.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  return () => parent.removeEventListener('abort', onAbort);
 }
 
 /** abortable settles with p, or rejects with an AbortError as soon as signal aborts. */

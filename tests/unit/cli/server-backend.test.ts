@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ async function serve(
   snapshotBody: string,
   streamBody: string,
   seen: { url: string; accept?: string }[] = [],
+  endStreams = false,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     seen.push({ url: req.url!, accept: req.headers.accept });
@@ -19,6 +21,7 @@ async function serve(
     else if (req.url!.startsWith('/api/v1/stream')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(streamBody);
+      if (endStreams) res.end();
     } else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -87,5 +90,38 @@ describe('ServerBackend', () => {
     })();
     await expect(watching).rejects.toThrow(/refwatch\.lean\/1/);
     await backend.close();
+  });
+
+  it('leaves no listener behind on its signals across reconnects, and close() ends a watch', async () => {
+    const seen: { url: string; accept?: string }[] = [];
+    // Each stream ends after its snapshot, so the watch reconnects again and again.
+    const server = await serve('', sse('snapshot', snapshot.revision, encodeSnapshot(snapshot)), seen, true);
+    stop = server.close;
+    const backend = new ServerBackend({ url: server.url, timeoutMs: 5000 });
+    const closeSignal = (backend as unknown as { abort: AbortController }).abort.signal;
+    const caller = new AbortController();
+    let snapshots = 0;
+    const listeners: number[] = [];
+    for await (const m of backend.watch({}, caller.signal)) {
+      expect(m.type).toBe('snapshot');
+      snapshots += 1;
+      listeners.push(getEventListeners(closeSignal, 'abort').length + getEventListeners(caller.signal, 'abort').length);
+      if (snapshots === 3) break;
+    }
+    // While a connection is open, it alone follows each signal; after the loop, nothing does.
+    expect(listeners).toEqual([2, 2, 2]);
+    expect(getEventListeners(closeSignal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    expect(seen.filter((r) => r.url.startsWith('/api/v1/stream'))).toHaveLength(3);
+
+    const watching = (async () => {
+      const got = [];
+      for await (const m of backend.watch({}, caller.signal)) got.push(m);
+      return got.length;
+    })();
+    await backend.close();
+    // A closed backend ends its watch quietly, whatever it had received.
+    await expect(watching).resolves.toBeTypeOf('number');
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 });
