@@ -1,6 +1,6 @@
 import { Manager } from '../lib/engine';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 
 // A cluster to talk to: here the embedded API server; use KubeClient.fromFile(path, { context }) for yours.
 const cluster = await startEmbeddedServer({

@@ -1,4 +1,4 @@
-import { splitApiVersion } from '../../lib/model';
+import { splitApiVersion } from '../model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
 import { jsonPatch, mergePatch } from './patch';
 import { strategicMergePatch, strategicSchemaFor } from './strategic-merge';
