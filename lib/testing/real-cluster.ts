@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -9,18 +9,17 @@ import { kubeconfigFor, kubeRequest, type KubeconfigFile, type KubeEndpoint } fr
 
 export const KUBE_VERSION = process.env.KUBE_VERSION ?? 'v1.35.4';
 export const ETCD_VERSION = process.env.ETCD_VERSION ?? 'v3.5.35';
-const BUILD_SCRIPT = path.join(import.meta.dirname, 'build-real-cluster.sh');
 
 /**
- * RealClusterUnavailable means the binaries could not be provisioned (no Go,
- * build failed); callers report it as a skipped tier, not as a test failure.
+ * RealClusterUnavailable means the binaries could not be found or provisioned (no Go,
+ * build failed); test harnesses report it as a skipped tier, not as a test failure.
  */
 export class RealClusterUnavailable extends Error {
   override name = 'RealClusterUnavailable';
 }
 
 export interface RealClusterOptions {
-  /** Directory holding `etcd` and `kube-apiserver`; default: the build script's cache. */
+  /** Directory holding `etcd` and `kube-apiserver`; default: kubeAssetsDir(). */
   binDir?: string;
   /** How long to wait for /readyz; default 120 s. */
   readyTimeoutMs?: number;
@@ -52,27 +51,37 @@ export interface RealCluster {
   restartEtcd(): Promise<void>;
 }
 
-/** binariesDir returns the directory with both binaries, building them first if needed. */
-export function binariesDir(): string {
+/** cachedBinariesDir is where refwatch's build script (tests/setup/build-real-cluster.sh) caches the binaries. */
+export function cachedBinariesDir(): string {
   const cache = process.env.REFWATCH_CACHE ?? path.join(os.homedir(), '.cache', 'refwatch');
-  const dir = path.join(cache, 'real-cluster', `kube-${KUBE_VERSION}-etcd-${ETCD_VERSION}`);
-  if (hasBinaries(dir)) return dir;
-  const build = spawnSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
-  const built = build.stdout?.trim().split('\n').pop() ?? '';
-  if (build.status === 0 && hasBinaries(built)) return built;
-  const why =
-    build.status === 3
-      ? 'no Go toolchain on PATH'
-      : `build-real-cluster.sh exited with ${build.status ?? build.signal}`;
-  throw new RealClusterUnavailable(`kube-apiserver ${KUBE_VERSION} and etcd ${ETCD_VERSION} unavailable: ${why}`);
+  return path.join(cache, 'real-cluster', `kube-${KUBE_VERSION}-etcd-${ETCD_VERSION}`);
 }
 
-function hasBinaries(dir: string): boolean {
+/**
+ * kubeAssetsDir returns the directory holding `kube-apiserver` and `etcd`: REFWATCH_KUBE_ASSETS when set
+ * (as envtest's KUBEBUILDER_ASSETS), else the build script's cache. It throws RealClusterUnavailable,
+ * saying how to get them, when a binary is missing.
+ */
+export function kubeAssetsDir(): string {
+  const assets = process.env.REFWATCH_KUBE_ASSETS;
+  const dir = assets || cachedBinariesDir();
+  const missing = ['kube-apiserver', 'etcd'].filter((b) => !existsSync(path.join(dir, b)));
+  if (missing.length === 0) return dir;
+  const where = assets ? `REFWATCH_KUBE_ASSETS=${assets}` : `the cache ${dir}`;
+  throw new RealClusterUnavailable(
+    `${missing.join(' and ')} not found in ${where}. Build kube-apiserver ${KUBE_VERSION} and etcd ${ETCD_VERSION} ` +
+      `from the Go module proxy with refwatch's script (needs Go >= 1.25): \`bash tests/setup/build-real-cluster.sh\` ` +
+      `in a clone of refwatch, which caches them there; or set REFWATCH_KUBE_ASSETS to a directory holding both ` +
+      `(envtest's, from \`setup-envtest use -p path\`, will do).`,
+  );
+}
+
+export function hasBinaries(dir: string): boolean {
   return dir !== '' && existsSync(path.join(dir, 'etcd')) && existsSync(path.join(dir, 'kube-apiserver'));
 }
 
 export async function startRealCluster(opts: RealClusterOptions = {}): Promise<RealCluster> {
-  const bin = opts.binDir ?? binariesDir();
+  const bin = opts.binDir ?? kubeAssetsDir();
   const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'refwatch-real-'));
   liveDirs.add(dir);

@@ -1,0 +1,7 @@
+export {
+  kubeconfigFor,
+  kubeRequest,
+  type KubeconfigFile,
+  type KubeEndpoint,
+  type KubeResponse,
+} from '../../lib/testing/kube-http';
