@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { startEmbeddedServer } from '../embedded';
 import { Discovery, KubeClient, KubeRequestError, resourcePath, type ResourceInfo } from '../kube';
 import { parseKey, splitApiVersion, type KubeObject, type ObjectKey } from '../model';
@@ -275,4 +275,22 @@ function modeOf(mode: TestClusterMode | undefined): TestClusterMode {
 function conditionTrue(obj: KubeObject | undefined, type: string): boolean {
   const conditions = (obj?.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions;
   return conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+}
+
+/** readManifests reads a YAML file of one or more manifests (`---`-separated, as kubectl apply -f takes) for crds or objects. */
+export function readManifests(file: string | URL): object[] {
+  const text = readFileSync(file, 'utf8');
+  const out: object[] = [];
+  for (const [i, doc] of parseAllDocuments(text).entries()) {
+    if (doc.errors.length > 0)
+      throw new Error(`readManifests: ${String(file)}, document ${i + 1}: ${doc.errors[0]!.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new Error(
+        `readManifests: ${String(file)}, document ${i + 1} is not a manifest (an object with apiVersion and kind)`,
+      );
+    out.push(value);
+  }
+  return out;
 }
