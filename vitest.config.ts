@@ -3,10 +3,12 @@ import path from 'node:path';
 
 export default defineConfig({
   resolve: {
-    alias: {
-      '@': path.resolve(import.meta.dirname),
-      'server-only': path.resolve(import.meta.dirname, 'tests/setup/server-only-stub.ts'),
-    },
+    alias: [
+      { find: '@', replacement: path.resolve(import.meta.dirname) },
+      { find: 'server-only', replacement: path.resolve(import.meta.dirname, 'tests/setup/server-only-stub.ts') },
+      // The package's entry points, from source, as examples/ and docs/testing.md import them.
+      { find: /^refwatch\/([a-z]+)$/, replacement: path.resolve(import.meta.dirname, 'lib/$1/index.ts') },
+    ],
   },
   test: {
     projects: [

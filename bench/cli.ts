@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeClient } from '../lib/kube';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { startRealCluster } from '../tests/setup/real-cluster';
 import { percentile, report, result } from './report';
 

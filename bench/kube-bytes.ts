@@ -142,7 +142,7 @@ async function real(): Promise<void> {
 }
 
 async function embedded(): Promise<void> {
-  const { startEmbeddedServer } = await import('../server/embedded');
+  const { startEmbeddedServer } = await import('../lib/embedded');
   const server = await startEmbeddedServer();
   try {
     await run('embedded', server.kubeconfig());

@@ -20,7 +20,7 @@
  *
  *   npx tsx bench/kube.ts
  */
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
 import type { InformerEvent, WatchTarget } from '../lib/engine/informer-source';
 import { realCluster } from './real';

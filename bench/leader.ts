@@ -13,7 +13,7 @@
  *   npx tsx bench/leader.ts
  */
 import { KubeClient } from '../lib/kube';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { Replica, type ReplicaTimings } from '../tests/fixtures/leader-replicas';
 import { realCluster } from './real';
 import { result } from './report';

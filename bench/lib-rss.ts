@@ -13,7 +13,7 @@ import {
   planScenario,
   secretPath,
 } from '../server/demo';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { startRealCluster } from '../tests/setup/real-cluster';
 import { result } from './report';
 

@@ -3,7 +3,7 @@ import { Manager } from '../lib/engine';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
 import { demoManifests } from '../server/cluster';
 import { DemoRunner, demoReadiness, summaryTable, type DemoRunView } from '../server/demo';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { startRealCluster } from '../tests/setup/real-cluster';
 import { report, result } from './report';
 

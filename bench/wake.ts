@@ -3,7 +3,7 @@ import { Manager, type WakeOn } from '../lib/engine';
 import { KubeClient, SharedInformerPool } from '../lib/kube';
 import { demoManifests } from '../server/cluster';
 import { DemoRunner, demoReadiness, summaryTable, type DemoRunView } from '../server/demo';
-import { startEmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer } from '../lib/embedded';
 import { report, result } from './report';
 
 // wake: the demo workload (the resolution benchmark's: 1,000 Apps whose Databases and Caches turn

@@ -1,11 +1,11 @@
-import { Manager } from '../lib/engine';
-import { KubeClient, SharedInformerPool } from '../lib/kube';
-import { startEmbeddedServer } from '../server/embedded';
+import { Manager } from 'refwatch/engine';
+import { SharedInformerPool } from 'refwatch/kube';
+import { startTestCluster } from 'refwatch/testing';
 
-// A cluster to talk to: here the embedded API server; use KubeClient.fromFile(path, { context }) for yours.
-const cluster = await startEmbeddedServer({
+// A cluster to talk to: here an embedded API server of its own; use KubeClient.fromFile(path, { context }) for yours.
+const cluster = await startTestCluster({
+  namespaces: ['shop'],
   objects: [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -13,8 +13,7 @@ const cluster = await startEmbeddedServer({
     },
   ],
 });
-const client = KubeClient.fromKubeconfig(cluster.kubeconfig());
-const manager = new Manager({ source: new SharedInformerPool({ client }), grace: 5_000 });
+const manager = new Manager({ source: new SharedInformerPool({ client: cluster.client }), grace: 5_000 });
 
 // A controller whose ConfigMaps need a Secret: it declares the reference through resolve()
 // and is woken the moment the Secret appears — no polling, no backoff.
@@ -31,7 +30,7 @@ manager.addController({
 manager.start();
 
 await new Promise((r) => setTimeout(r, 500)); // prints NotPrimed (cache loading), then NotFound
-await client.request('POST', '/api/v1/namespaces/shop/secrets', { body: { metadata: { name: 'db-password' } } });
+await cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password', namespace: 'shop' } });
 await new Promise((r) => setTimeout(r, 500)); // prints: ConfigMap/shop/web: Ready
 
 await manager.stop();

@@ -17,7 +17,7 @@ import {
   type DemoRun,
   type DemoRunView,
 } from '../server/demo';
-import { startEmbeddedServer, type EmbeddedServer } from '../server/embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '../lib/embedded';
 
 const USAGE = `npm run demo -- [flags]
 

@@ -68,13 +68,26 @@ run_on() {
   grep -q '^app-controller stopped$' "$log" || { echo "the controller did not stop gracefully on the $cluster cluster"; return 1; }
 }
 
+# test_on MODE [ASSETS]: runs the example's own test suite (node --test, on refwatch/testing) from the installed tarball.
+test_on() {
+  local mode=$1 assets=${2:-} log="$work/tests-$1.log"
+  (cd "$app" && REFWATCH_TEST_CLUSTER=$mode REFWATCH_KUBE_ASSETS=$assets npm test) >"$log" 2>&1
+  local rc=$?
+  sed "s/^/  [tests $mode] /" "$log" | grep -E '^\s*\[tests [a-z]+\] (not )?ok |# (pass|fail)' || cat "$log"
+  [ "$rc" -eq 0 ] || { echo "the example controller's tests failed on the $mode cluster"; return 1; }
+}
+
 failed=()
 echo "== run on the embedded cluster"
 run_on embedded || failed+=(embedded)
+echo "== the example controller's tests on refwatch/testing, embedded"
+test_on embedded || failed+=("tests embedded")
 
 echo "== run on a real kube-apiserver"
-if bash tests/setup/build-real-cluster.sh >/dev/null 2>"$work/build.log"; then
+if assets=$(bash tests/setup/build-real-cluster.sh 2>"$work/build.log" | tail -1); then
   run_on real || failed+=(real)
+  echo "== the example controller's tests on refwatch/testing, real (REFWATCH_KUBE_ASSETS=$assets)"
+  test_on real "$assets" || failed+=("tests real")
 else
   cat "$work/build.log" >&2
   why=$(sed -n 's/^SKIPPED: real cluster: //p' "$work/build.log" | tail -1)

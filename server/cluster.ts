@@ -5,7 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../lib/changelog';
 import { KubeClient } from '../lib/kube';
 import { RefwatchError } from '../lib/model';
-import { startEmbeddedServer, type EmbeddedServer } from './embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '../lib/embedded';
 import type { Config } from './config';
 
 /** exampleManifests reads the example's directory, naming the setting when it cannot. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '@/lib/embedded';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '@/lib/embedded';
 import { getTestCluster } from '../setup/cluster';
 import { kubeRequest, type KubeEndpoint } from '../setup/kube-http';
 

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { kubeconfigFor, kubeRequest, type KubeconfigFile, type KubeEndpoint } from './kube-http';
 import type { ClusterKind } from './global-setup';
 
-import type { FaultHooks } from '@/server/embedded';
+import type { FaultHooks } from '@/lib/embedded';
 
 /**
  * Watch counts keyed by resource, as kube-apiserver names them: `configmaps`
@@ -100,7 +100,7 @@ async function connect(): Promise<TestCluster> {
 }
 
 async function connectEmbedded(): Promise<TestCluster> {
-  const { startEmbeddedServer } = await import('@/server/embedded');
+  const { startEmbeddedServer } = await import('@/lib/embedded');
   // A token makes the embedded tier send credentials the way the real tier must.
   const token = randomBytes(24).toString('hex');
   const server = await startEmbeddedServer({ token });

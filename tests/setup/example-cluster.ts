@@ -7,7 +7,7 @@ import { conditionsOf } from '../../lib/engine';
 import { KubeClient, sleep } from '../../lib/kube';
 import { demoManifests } from '../../server/cluster';
 import { ensureDemoKinds, demoPath, secretPath } from '../../server/demo/kinds';
-import { startEmbeddedServer } from '../../server/embedded';
+import { startEmbeddedServer } from '../../lib/embedded';
 import { startRealCluster } from './real-cluster';
 
 const root = path.resolve(import.meta.dirname, '../..');

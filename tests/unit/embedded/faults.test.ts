@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { startEmbeddedServer } from '@/server/embedded';
+import { startEmbeddedServer } from '@/lib/embedded';
 import { api, namespace, start, watch } from './harness';
 
 const CM = '/api/v1/namespaces/shop/configmaps';

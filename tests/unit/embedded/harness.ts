@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest';
-import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from '@/server/embedded';
+import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from '@/lib/embedded';
 
 /** Every server a test starts is stopped after it, so no test leaks a listener. */
 const running: EmbeddedServer[] = [];

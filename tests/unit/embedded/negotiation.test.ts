@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@/server/embedded/status';
-import { negotiate, parseAccept } from '@/server/embedded/negotiation';
+import { ApiError } from '@/lib/embedded/status';
+import { negotiate, parseAccept } from '@/lib/embedded/negotiation';
 
 /** refusal returns the Status negotiate throws for accept, or undefined when it answers. */
 function refusal(accept: string, collection = true) {

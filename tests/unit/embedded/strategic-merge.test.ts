@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mergePatch } from '@/server/embedded/patch';
-import { ApiError } from '@/server/embedded/status';
-import { strategicMergePatch, strategicSchemaFor } from '@/server/embedded/strategic-merge';
+import { mergePatch } from '@/lib/embedded/patch';
+import { ApiError } from '@/lib/embedded/status';
+import { strategicMergePatch, strategicSchemaFor } from '@/lib/embedded/strategic-merge';
 
 const pod = strategicSchemaFor({ group: '', kind: 'Pod' });
 const configMap = strategicSchemaFor({ group: '', kind: 'ConfigMap' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { demoManifests } from '@/server/cluster';
-import { humanDuration } from '@/server/embedded/table';
+import { humanDuration } from '@/lib/embedded/table';
 import { api, DB_PATH, namespace, start } from './harness';
 
 const TABLE = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' };

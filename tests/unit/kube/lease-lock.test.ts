@@ -9,7 +9,7 @@ import {
   parseMicroTime,
   type LeaseTransport,
 } from '@/lib/kube';
-import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '@/lib/embedded';
 import { LogCapture, until } from './helpers';
 
 let server: EmbeddedServer | undefined;

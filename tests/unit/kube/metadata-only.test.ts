@@ -10,7 +10,7 @@ import {
   type ReadOptions,
   type WatchStream,
 } from '@/lib/kube';
-import { startEmbeddedServer, type EmbeddedServer } from '@/server/embedded';
+import { startEmbeddedServer, type EmbeddedServer } from '@/lib/embedded';
 import { Recorder, until } from './helpers';
 
 const SECRETS: WatchTarget = { group: '', kind: 'Secret', namespace: 'shop' };

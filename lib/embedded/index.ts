@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { FaultState, type FaultHooks } from './faults';
+import { GarbageCollector } from './gc';
 import { handleRequest, type HandlerContext } from './handlers';
 import { Registry } from './registry';
 import { ResourceTable } from './resources';
@@ -29,6 +30,12 @@ export interface EmbeddedServerOptions {
    * TLS only, so a server with a token needs this to be usable from kubectl.
    */
   tls?: boolean;
+  /**
+   * Run a garbage collector as kube-controller-manager's would (docs/testing.md): cascading deletion by
+   * ownerReferences, background and foreground, orphaning and blockOwnerDeletion. Off by default, as
+   * kube-apiserver alone (and envtest) has none.
+   */
+  gc?: boolean;
 }
 
 export interface EmbeddedServer {
@@ -71,6 +78,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
   const hub = new WatchHub(store);
   const registry = new Registry(table, store, hub);
   const faults = new FaultState();
+  const gc = opts.gc ? new GarbageCollector(table, store, registry) : undefined;
   const counts = new Map<string, number>();
   const sleeps = new Map<NodeJS.Timeout, (ok: boolean) => void>();
   let stopping = false;
@@ -132,6 +140,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       stopping = true;
+      gc?.stop();
       for (const [t, resolve] of sleeps) {
         clearTimeout(t);
         resolve(false);

@@ -1,4 +1,4 @@
-import { splitApiVersion } from '../../lib/model';
+import { splitApiVersion } from '../model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
 import { jsonPatch, mergePatch } from './patch';
 import { strategicMergePatch, strategicSchemaFor } from './strategic-merge';
@@ -35,6 +35,14 @@ import {
 import type { WatchHub } from './watch';
 
 const NAMESPACES = 'namespaces';
+export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
+
+/** The finalizers kube-apiserver adds for a propagation policy, which the garbage collector removes. */
+export const GC_FINALIZERS: Partial<Record<PropagationPolicy, string>> = {
+  Foreground: 'foregroundDeletion',
+  Orphan: 'orphan',
+};
+
 const CRDS = grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' });
 
 /** ListOptions are the list query parameters after parsing. */
@@ -289,6 +297,7 @@ export class Registry {
   delete(
     t: RequestTarget & { name: string },
     preconditions: { uid?: string; resourceVersion?: string } = {},
+    propagationPolicy?: PropagationPolicy,
   ): StoredObject | Status {
     const old = this.stored(t);
     if (preconditions.uid !== undefined && preconditions.uid !== old.metadata.uid) {
@@ -308,14 +317,26 @@ export class Registry {
     const resource = grKey(t.rt);
     if (resource === NAMESPACES) return this.present(t, this.deleteNamespace(old));
     if (resource === CRDS) return this.present(t, this.deleteCrd(old));
-    if (finalizersOf(old).length > 0) {
-      if (old.metadata.deletionTimestamp !== undefined) return this.present(t, old);
+    // As kube-apiserver: Foreground and Orphan leave the object to the garbage collector behind a finalizer.
+    const gcFinalizer = propagationPolicy ? GC_FINALIZERS[propagationPolicy] : undefined;
+    const finalizers = finalizersOf(old);
+    if (finalizers.length > 0 || gcFinalizer) {
+      if (old.metadata.deletionTimestamp !== undefined && (!gcFinalizer || finalizers.includes(gcFinalizer)))
+        return this.present(t, old);
+      const next = gcFinalizer
+        ? [...finalizers.filter((f) => !Object.values(GC_FINALIZERS).includes(f)), gcFinalizer]
+        : finalizers;
       const key = this.keyOf(t.rt, t.namespace, t.name);
       return this.present(
         t,
         this.store.put(resource, key, {
           ...old,
-          metadata: { ...old.metadata, deletionTimestamp: now(), deletionGracePeriodSeconds: 0 },
+          metadata: {
+            ...old.metadata,
+            deletionTimestamp: old.metadata.deletionTimestamp ?? now(),
+            deletionGracePeriodSeconds: 0,
+            finalizers: next,
+          },
         }),
       );
     }
@@ -385,6 +406,21 @@ export class Registry {
     }
     if (resource === CRDS) return this.present(t, this.establish(next, old));
     return this.present(t, this.store.put(resource, this.keyOf(t.rt, t.namespace, t.name), next));
+  }
+
+  /**
+   * writeMetadata stores obj's new metadata as a server-side controller does (the garbage collector): an object
+   * being deleted whose last finalizer goes is deleted.
+   */
+  writeMetadata(rt: ResourceType, obj: StoredObject, metadata: Record<string, unknown>): void {
+    const resource = grKey(rt);
+    const key = this.keyOf(rt, String(obj.metadata.namespace ?? ''), String(obj.metadata.name));
+    const fins = metadata.finalizers;
+    if (metadata.deletionTimestamp !== undefined && (!Array.isArray(fins) || fins.length === 0)) {
+      this.store.remove(resource, key);
+      return;
+    }
+    this.store.put(resource, key, { ...obj, metadata });
   }
 
   private finalizeDelete(t: RequestTarget & { name: string }, old: StoredObject): StoredObject | Status {

@@ -1,4 +1,4 @@
-import { kindKey, type GroupKind } from '../../lib/model';
+import { kindKey, type GroupKind } from '../model';
 import { ApiError, badRequest } from './status';
 
 /**

@@ -2,7 +2,13 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import type { FaultState } from './faults';
-import { listOptionsInvalid, parseResourceVersion, type ListResult, type Registry } from './registry';
+import {
+  listOptionsInvalid,
+  parseResourceVersion,
+  type ListResult,
+  type PropagationPolicy,
+  type Registry,
+} from './registry';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, grKey, type ResourceType } from './resources';
 import { matches, parseSelector, type Selector } from './selectors';
 import {
@@ -14,6 +20,7 @@ import {
   fieldNotSupported,
   forbidden,
   internalError,
+  invalid,
   methodNotAllowed,
   resourceNotFound,
   tooLarge,
@@ -414,7 +421,8 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       const raw = await readBody(req);
       const opts = raw.length > 0 ? parseObjectBody(raw, 'DeleteOptions') : {};
       const pre = (opts.preconditions ?? {}) as { uid?: string; resourceVersion?: string };
-      return send(res, 200, one(registry.delete({ ...target, name: r.name! }, pre)));
+      const policy = propagationPolicyOf(q.get('propagationPolicy') ?? opts.propagationPolicy);
+      return send(res, 200, one(registry.delete({ ...target, name: r.name! }, pre, policy)));
     }
     case 'deletecollection': {
       const selector = parseSelector(q.get('labelSelector'), q.get('fieldSelector'), r.rt);
@@ -543,4 +551,16 @@ function startWatch(
     return;
   }
   stream.start(backlog);
+}
+
+const PROPAGATION_POLICIES = ['Foreground', 'Background', 'Orphan'] as const;
+
+/** propagationPolicyOf reads DeleteOptions.propagationPolicy (query or body), refusing values kube-apiserver refuses. */
+function propagationPolicyOf(value: unknown): PropagationPolicy | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string' && (PROPAGATION_POLICIES as readonly string[]).includes(value))
+    return value as PropagationPolicy;
+  throw invalid('meta.k8s.io', 'DeleteOptions', '', [
+    fieldNotSupported('propagationPolicy', value, [...PROPAGATION_POLICIES]),
+  ]);
 }
