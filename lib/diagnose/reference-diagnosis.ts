@@ -39,6 +39,8 @@ export interface ReferenceExplanation {
   fix: string;
   /** Existing objects the reference may have meant (NotFound only), most likely first. */
   suggestions?: ObjectKey[];
+  /** false: the referrer does not wait on it (an owner, a back-pointer), so it is never why the referrer is stuck. */
+  blocking?: false;
 }
 
 interface NearMisses {

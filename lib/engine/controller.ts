@@ -91,6 +91,23 @@ export interface ControllerOptions {
    * ConfigMap volume). Without an answer, explain suggests `<fieldPath>.namespace`.
    */
   namespaceFieldOf?: (fieldPath: string) => string | null | undefined;
+  /**
+   * For diagnosis: what the controller adds to the explanation of one of its
+   * references that is not Ready, given the referrer and the reference's
+   * state: whether it blocks, a name for the referrer's state (`orphaned`),
+   * and what it costs meanwhile (a webhook's blast radius).
+   */
+  describeReference?: (referrer: CachedObject, fieldPath: string, state: string) => ReferenceNote | undefined;
+}
+
+/** ReferenceNote is what a controller says about one of its references beyond its state. */
+export interface ReferenceNote {
+  /** false: it never blocks its referrer (it was resolved with `blocking: false`). */
+  blocking?: boolean;
+  /** A name for the referrer's condition while the referent is not Ready, e.g. `orphaned`. */
+  label?: string;
+  /** What goes wrong meanwhile, one sentence: "failurePolicy Fail: every CREATE of pods … fails". */
+  impact?: string;
 }
 
 export interface ControllerStats {
@@ -236,6 +253,14 @@ export class Controller {
   /** namespaceFieldOf is the controller's namespaceFieldOf option: undefined when it has none or does not know. */
   namespaceFieldOf(fieldPath: string): string | null | undefined {
     return this.opts.namespaceFieldOf?.(fieldPath);
+  }
+
+  /** describeReference is the controller's describeReference option, applied to the referrer in its cache. */
+  describeReference(key: ObjectKey, fieldPath: string, state: string): ReferenceNote | undefined {
+    const describe = this.opts.describeReference;
+    if (!describe) return undefined;
+    const object = this.ownObject(key);
+    return object ? describe(object, fieldPath, state) : undefined;
   }
 
   /**
@@ -399,7 +424,7 @@ export class Controller {
         masks.set(ref.referent, mask);
         engine.wake.set(name, key, ref.referent, mask);
         const r = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
-        resolutions.push(r);
+        if (opts?.blocking !== false) resolutions.push(r);
         return r;
       },
     };

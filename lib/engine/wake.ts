@@ -21,6 +21,12 @@ export type ForWakeOn = 'change' | 'generation';
 export interface ResolveOptions {
   /** What wakes the referrer when this referent changes (default 'change'). */
   wakeOn?: WakeOn;
+  /**
+   * false: the reference is registered, watched and explained, but its state
+   * never makes the referrer unresolved (an owner that is gone, a
+   * back-pointer). Default true.
+   */
+  blocking?: boolean;
 }
 
 /** Change bits: what a referent event changed. A referrer wakes when its mask and the event's share a bit. */

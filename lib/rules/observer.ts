@@ -8,6 +8,7 @@ import {
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
 import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
+import { referenceNote } from './impact';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -87,10 +88,14 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           for: scope.namespace ? { ...gk, namespace: scope.namespace } : gk,
           workers: 1,
           namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
+          describeReference: (referrer, fieldPath, state) => referenceNote(ruleSet, referrer, fieldPath, state),
           reconcile: (ctx) => {
             if (!ctx.object || (only && !only(ctx.key))) return;
             for (const ref of extractReferences(ruleSet, ctx.object))
-              ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
+              ctx.resolve(
+                { referent: ref.referent, fieldPath: ref.fieldPath },
+                ref.severity === 'warn' ? { blocking: false } : undefined,
+              );
           },
         });
       }
