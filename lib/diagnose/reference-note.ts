@@ -1,15 +1,21 @@
 import type { ReferenceNote } from '../engine';
 import type { DiagnosisSource } from './explain';
-import type { ReferenceExplanation } from './reference-diagnosis';
+import type { ReferenceExplanation, ReferenceState } from './reference-diagnosis';
 
 /**
- * withNote adds what the referrer's controller says about a reference that is
- * not Ready: a label before the message (`orphaned: …`), the cost meanwhile
+ * withNote applies what the referrer's controller says about a reference: the
+ * state it really has when the referrer may not use it (RefNotPermitted), or,
+ * for a reference that is not Ready, a label before the message (`orphaned: …`), the cost meanwhile
  * after it (a webhook's blast radius), and `blocking: false` for a reference
  * that never keeps its referrer unresolved.
  */
 export function withNote(e: ReferenceExplanation, note: ReferenceNote | undefined): ReferenceExplanation {
-  if (!note || e.state === 'Ready') return e;
+  if (!note) return e;
+  if (note.override) {
+    const o = note.override;
+    return { ...e, state: o.state as ReferenceState, reason: o.reason, message: o.message, fix: o.fix };
+  }
+  if (e.state === 'Ready') return e;
   const out: ReferenceExplanation = { ...e };
   if (note.label !== undefined) out.message = `${note.label}: ${out.message}`;
   if (note.impact !== undefined) out.message = `${out.message}; ${note.impact}`;
@@ -24,6 +30,5 @@ export function noteOf(
   key: string,
   e: ReferenceExplanation,
 ): ReferenceNote | undefined {
-  if (e.state === 'Ready') return undefined;
-  return manager.controller(controller)?.describeReference(key, e.fieldPath, e.state);
+  return manager.controller(controller)?.describeReference(key, e, e.state);
 }

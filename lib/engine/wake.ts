@@ -27,6 +27,12 @@ export interface ResolveOptions {
    * back-pointer). Default true.
    */
   blocking?: boolean;
+  /**
+   * The referrer may not use this referent whatever its state (Gateway API's
+   * RefNotPermitted): the resolution is NotReady with this reason and
+   * message, and the referrer waits on it.
+   */
+  deny?: { reason: string; message: string };
 }
 
 /** Change bits: what a referent event changed. A referrer wakes when its mask and the event's share a bit. */

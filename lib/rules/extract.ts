@@ -19,11 +19,13 @@ import type { ReferrerSelector, Scope } from './schema';
 /**
  * RuleReference is a Reference found by a rule; `optional` is set only when
  * the referrer works without it, `severity` only when it never blocks its
- * referrer ('warn').
+ * referrer ('warn'), `needsGrant` only when a ReferenceGrant must allow it.
  */
 export interface RuleReference extends Reference {
   optional?: true;
   severity?: 'warn';
+  /** Into another namespace, permitted only by a ReferenceGrant there (set only when it crosses namespaces). */
+  needsGrant?: true;
 }
 
 /** UnresolvedReference is a name the rules found but could not turn into a valid referent key. */
@@ -200,6 +202,7 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   ctx.seen.add(id);
   if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
   if (t.severity === 'warn') ref.severity = 'warn';
+  if (t.needsGrant && namespace !== '' && ctx.namespace !== '' && namespace !== ctx.namespace) ref.needsGrant = true;
   ctx.out.references.push(ref);
 }
 

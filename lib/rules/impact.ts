@@ -27,6 +27,7 @@ export function referenceNote(
   fieldPath: string,
   state: string,
 ): RuleReferenceNote | undefined {
+  if (state === 'Ready') return undefined;
   const group = typeof obj.apiVersion === 'string' ? groupOfApiVersion(obj.apiVersion) : '';
   const pattern = fieldPath.replace(/\[\d+\]/g, '[*]');
   const rule = (rs.rules.get(kindKey({ group, kind: obj.kind })) ?? []).find(

@@ -8,3 +8,4 @@ export * from './readiness';
 export * from './packs';
 export * from './observer';
 export * from './impact';
+export * from './reference-grant';

@@ -29,6 +29,8 @@ export interface ReferenceTarget {
   optionalField: FieldPath | undefined;
   /** 'warn': shown and explained, never blocking its referrer. */
   severity: 'block' | 'warn';
+  /** Into another namespace, only a ReferenceGrant there permits it. */
+  needsGrant: boolean;
   /** Names count only when this field of their holder has one of these values. */
   when: { path: FieldPath; equals: readonly string[] } | undefined;
 }
@@ -149,6 +151,7 @@ function compileTarget(spec: ReferenceRuleSpec | ConventionFieldSpec, origin: st
     optional: spec.optional ?? false,
     optionalField: opt(spec.optionalField),
     severity: spec.severity ?? 'block',
+    needsGrant: spec.needsGrant ?? false,
     when:
       spec.when === undefined
         ? undefined

@@ -90,6 +90,12 @@ const targetShape = {
    * owner that is gone, a back-pointer). Default 'block'.
    */
   severity: z.enum(['block', 'warn'], { error: "severity must be 'block' (the default) or 'warn'" }).optional(),
+  /**
+   * A reference into another namespace is permitted only by a Gateway API
+   * ReferenceGrant in the referent's namespace; without one it is
+   * RefNotPermitted, whatever the referent's state.
+   */
+  needsGrant: z.boolean().optional(),
   /** Only names whose holder has this field equal to this value (a subject of kind ServiceAccount). */
   when: z.strictObject({ field: fieldPath, equals: z.union([z.string(), z.array(z.string()).min(1)]) }).optional(),
 };

@@ -124,4 +124,75 @@ describe('relations through the rules observer', () => {
       'failurePolicy Fail: every CREATE of pods in all namespaces fails while this Service is missing',
     );
   });
+
+  it('a cross-namespace backendRef is RefNotPermitted until a ReferenceGrant allows it, and again once it goes', async () => {
+    const GW = 'gateway.networking.k8s.io';
+    const m = start([
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'backend' } },
+      {
+        apiVersion: `${GW}/v1`,
+        kind: 'HTTPRoute',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { rules: [{ backendRefs: [{ name: 'api', namespace: 'backend', port: 80 }] }] },
+      },
+    ]);
+    const key = `HTTPRoute.${GW}/shop/web`;
+    const controller = `rules/HTTPRoute.${GW}`;
+    await vi.waitFor(() =>
+      expect(m.changelog.get('referrer', `${controller}|${key}`)?.reason).toBe('NotReady: Service/backend/api'),
+    );
+    expect(stateOf(m, controller, key)).toBe('Waiting');
+    const entry = stuck(m, { olderThan: 0 }).find((e) => e.key === key);
+    expect(entry).toMatchObject({
+      reason: 'RefNotPermitted',
+      referent: 'Service/backend/api',
+      message:
+        'RefNotPermitted: no ReferenceGrant in namespace backend allows HTTPRoute shop/web to refer to Service backend/api',
+    });
+    expect(entry?.fix).toContain(
+      'create a ReferenceGrant in namespace backend with from {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}',
+    );
+
+    // A grant that allows another namespace changes nothing.
+    const grant = (fromNamespace: string) => ({
+      apiVersion: `${GW}/v1beta1`,
+      kind: 'ReferenceGrant',
+      metadata: { name: `from-${fromNamespace}`, namespace: 'backend' },
+      spec: {
+        from: [{ group: GW, kind: 'HTTPRoute', namespace: fromNamespace }],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    });
+    source!.apply(grant('billing'));
+    source!.apply(grant('shop'));
+    await vi.waitFor(() => expect(stateOf(m, controller, key)).toBe('Resolved'));
+    const r = explain(m, key);
+    if (!r.ok) throw r.error;
+    const states = r.value.controllers[0]!.references.map((x) => [x.referent, x.state]);
+    expect(states).toHaveLength(2);
+    expect(states).toEqual(
+      expect.arrayContaining([
+        [`ReferenceGrant.${GW}/backend/from-shop`, 'Ready'],
+        ['Service/backend/api', 'Ready'],
+      ]),
+    );
+
+    source!.delete(`ReferenceGrant.${GW}/backend/from-shop`);
+    await vi.waitFor(() => expect(stateOf(m, controller, key)).toBe('Waiting'));
+    expect(stuck(m, { olderThan: 0 }).find((e) => e.key === key)?.reason).toBe('RefNotPermitted');
+  });
+
+  it('a backendRef in the route’s own namespace needs no grant', async () => {
+    const GW = 'gateway.networking.k8s.io';
+    const m = start([
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'shop' } },
+      {
+        apiVersion: `${GW}/v1`,
+        kind: 'HTTPRoute',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { rules: [{ backendRefs: [{ name: 'api', port: 80 }] }] },
+      },
+    ]);
+    await vi.waitFor(() => expect(stateOf(m, `rules/HTTPRoute.${GW}`, `HTTPRoute.${GW}/shop/web`)).toBe('Resolved'));
+  });
 });
