@@ -12,6 +12,7 @@ import {
 import type { ReferrerState } from '../changelog';
 import type { Manager } from '../engine';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
+import { noteOf, withNote } from './reference-note';
 import { SimilarNames } from './similar-names';
 
 /** DiagnosisSource is the part of a Manager that diagnosis reads; it never writes to any of it. */
@@ -97,9 +98,10 @@ export function explain(
       // Registered but not yet reported: its first reconcile is running.
       state: entity?.state ?? 'Waiting',
       since: entity?.since ?? now,
-      references: refs.map((ref) =>
-        diagnosis.explain(ref, manager.controller(controller)?.namespaceFieldOf(ref.fieldPath)),
-      ),
+      references: refs.map((ref) => {
+        const e = diagnosis.explain(ref, manager.controller(controller)?.namespaceFieldOf(ref.fieldPath));
+        return withNote(e, noteOf(manager, controller, key, e));
+      }),
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;

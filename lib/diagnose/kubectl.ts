@@ -47,6 +47,8 @@ export function kubectlCommands(subject: CommandSubject, resource = resourceOf(k
       return [`kubectl auth can-i watch ${resource} ${namespace ? `-n ${namespace}` : '-A'}`];
     case 'WatchError':
       return [`kubectl get ${resource} ${namespace ? `-n ${namespace}` : '-A'} --request-timeout=10s`];
+    case 'RefNotPermitted':
+      return [`kubectl ${ns}get referencegrants.gateway.networking.k8s.io -o yaml`];
     case 'Ready':
     case 'NotPrimed':
       return [];

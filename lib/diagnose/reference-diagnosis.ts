@@ -22,10 +22,11 @@ import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
  * ReferenceState is what diagnosis finds for one reference. Unlike the
  * engine's Resolution, which says only NotPrimed until a kind's cache is
  * full, it tells why the cache is not full: the kind is unknown, the watch is
- * forbidden, or it fails otherwise.
+ * forbidden, or it fails otherwise. RefNotPermitted is a referent the
+ * referrer may not use (Gateway API: no ReferenceGrant allows it).
  */
 export type ReferenceState =
-  'Ready' | 'NotReady' | 'NotFound' | 'KindUnknown' | 'Forbidden' | 'NotPrimed' | 'WatchError';
+  'Ready' | 'NotReady' | 'NotFound' | 'KindUnknown' | 'Forbidden' | 'NotPrimed' | 'WatchError' | 'RefNotPermitted';
 
 /** ReferenceExplanation is one reference's state, why, and one line a person can act on. */
 export interface ReferenceExplanation {
@@ -39,6 +40,8 @@ export interface ReferenceExplanation {
   fix: string;
   /** Existing objects the reference may have meant (NotFound only), most likely first. */
   suggestions?: ObjectKey[];
+  /** false: the referrer does not wait on it (an owner, a back-pointer), so it is never why the referrer is stuck. */
+  blocking?: false;
 }
 
 interface NearMisses {

@@ -2,6 +2,7 @@ import { RefwatchError } from '../model';
 import type { ReferrerEntity, StuckEntry } from '../changelog';
 import type { DiagnosisSource } from './explain';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
+import { noteOf, withNote } from './reference-note';
 
 export interface StuckOptions {
   /** A referrer is stuck once it has been unresolved at least this long (ms). */
@@ -109,7 +110,9 @@ function blockingReference(
 ): ReferenceExplanation | undefined {
   let firstNotReady: ReferenceExplanation | undefined;
   for (const ref of manager.registry.referencesOf(r.controller, r.key)) {
-    const e = diagnosis.explain(ref, manager.controller(r.controller)?.namespaceFieldOf(ref.fieldPath));
+    const plain = diagnosis.explain(ref, manager.controller(r.controller)?.namespaceFieldOf(ref.fieldPath));
+    const e = withNote(plain, noteOf(manager, r.controller, r.key, plain));
+    if (e.blocking === false) continue;
     if (e.state === 'NotFound') return e;
     if (e.state !== 'Ready') firstNotReady ??= e;
   }

@@ -91,6 +91,28 @@ export interface ControllerOptions {
    * ConfigMap volume). Without an answer, explain suggests `<fieldPath>.namespace`.
    */
   namespaceFieldOf?: (fieldPath: string) => string | null | undefined;
+  /**
+   * For diagnosis: what the controller adds to the explanation of one of its
+   * references that is not Ready, given the referrer and the reference's
+   * state: whether it blocks, a name for the referrer's state (`orphaned`),
+   * and what it costs meanwhile (a webhook's blast radius).
+   */
+  describeReference?: (referrer: CachedObject, ref: Reference, state: string) => ReferenceNote | undefined;
+}
+
+/** ReferenceNote is what a controller says about one of its references beyond its state. */
+export interface ReferenceNote {
+  /** false: it never blocks its referrer (it was resolved with `blocking: false`). */
+  blocking?: boolean;
+  /** A name for the referrer's condition while the referent is not Ready, e.g. `orphaned`. */
+  label?: string;
+  /** What goes wrong meanwhile, one sentence: "failurePolicy Fail: every CREATE of pods … fails". */
+  impact?: string;
+  /**
+   * What the reference's state really is, whatever the referent's own: a
+   * reference the referrer may not use (it was resolved with `deny`).
+   */
+  override?: { state: string; reason: string; message: string; fix: string };
 }
 
 export interface ControllerStats {
@@ -236,6 +258,29 @@ export class Controller {
   /** namespaceFieldOf is the controller's namespaceFieldOf option: undefined when it has none or does not know. */
   namespaceFieldOf(fieldPath: string): string | null | undefined {
     return this.opts.namespaceFieldOf?.(fieldPath);
+  }
+
+  /**
+   * ownObjects lists the objects of the controller's own kind in a namespace
+   * (every namespace when left out), from its cache: undefined until that
+   * cache holds its initial snapshot, so nothing is judged on a half-filled
+   * cache (invariant 4). Frozen and shared, as ctx.object.
+   */
+  ownObjects(namespace?: string): CachedObject[] | undefined {
+    if (this.primaries.length === 0 || !this.primed()) return undefined;
+    const out: CachedObject[] = [];
+    for (const sub of this.primaries)
+      for (const o of sub.store.values())
+        if (namespace === undefined || o.metadata?.namespace === namespace) out.push(o);
+    return out;
+  }
+
+  /** describeReference is the controller's describeReference option, applied to the referrer in its cache. */
+  describeReference(key: ObjectKey, ref: Reference, state: string): ReferenceNote | undefined {
+    const describe = this.opts.describeReference;
+    if (!describe) return undefined;
+    const object = this.ownObject(key);
+    return object ? describe(object, ref, state) : undefined;
   }
 
   /**
@@ -398,8 +443,9 @@ export class Controller {
         collected.push(ref);
         masks.set(ref.referent, mask);
         engine.wake.set(name, key, ref.referent, mask);
-        const r = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
-        resolutions.push(r);
+        const found = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
+        const r: Resolution = opts?.deny ? { ...found, state: 'NotReady', ...opts.deny } : found;
+        if (opts?.blocking !== false) resolutions.push(r);
         return r;
       },
     };

@@ -21,6 +21,18 @@ export type ForWakeOn = 'change' | 'generation';
 export interface ResolveOptions {
   /** What wakes the referrer when this referent changes (default 'change'). */
   wakeOn?: WakeOn;
+  /**
+   * false: the reference is registered, watched and explained, but its state
+   * never makes the referrer unresolved (an owner that is gone, a
+   * back-pointer). Default true.
+   */
+  blocking?: boolean;
+  /**
+   * The referrer may not use this referent whatever its state (Gateway API's
+   * RefNotPermitted): the resolution is NotReady with this reason and
+   * message, and the referrer waits on it.
+   */
+  deny?: { reason: string; message: string };
 }
 
 /** Change bits: what a referent event changed. A referrer wakes when its mask and the event's share a bit. */

@@ -16,9 +16,16 @@ import { appendField, isRecord, type FieldMatch } from './field-path';
 import { kindInfoOf, selectorMatches, type Convention, type ReferenceTarget, type RuleSet } from './rule-set';
 import type { ReferrerSelector, Scope } from './schema';
 
-/** RuleReference is a Reference found by a rule; `optional` is set only when the referrer works without it. */
+/**
+ * RuleReference is a Reference found by a rule; `optional` is set only when
+ * the referrer works without it, `severity` only when it never blocks its
+ * referrer ('warn'), `needsGrant` only when a ReferenceGrant must allow it.
+ */
 export interface RuleReference extends Reference {
   optional?: true;
+  severity?: 'warn';
+  /** Into another namespace, permitted only by a ReferenceGrant there (set only when it crosses namespaces). */
+  needsGrant?: true;
 }
 
 /** UnresolvedReference is a name the rules found but could not turn into a valid referent key. */
@@ -157,6 +164,10 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
     return;
   }
   const holder = m.holder;
+  if (t.when) {
+    const v = t.when.path.get(holder);
+    if (typeof v !== 'string' || !t.when.equals.includes(v)) return;
+  }
   const kind = nonEmptyString(t.kindField?.get(holder)) ?? t.kind;
   if (kind === undefined) {
     ctx.out.unresolved.push({
@@ -190,6 +201,8 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   if (ctx.seen.has(id)) return;
   ctx.seen.add(id);
   if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
+  if (t.severity === 'warn') ref.severity = 'warn';
+  if (t.needsGrant && namespace !== '' && ctx.namespace !== '' && namespace !== ctx.namespace) ref.needsGrant = true;
   ctx.out.references.push(ref);
 }
 

@@ -7,3 +7,5 @@ export * from './extract';
 export * from './readiness';
 export * from './packs';
 export * from './observer';
+export * from './impact';
+export * from './reference-grant';

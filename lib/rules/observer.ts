@@ -2,12 +2,29 @@ import {
   conditionReadiness,
   defaultReadiness,
   existsReadiness,
+  type Controller,
   type Manager,
   type ReadinessPredicate,
+  type ReferenceNote,
 } from '../engine';
-import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
+import {
+  formatKey,
+  groupOfApiVersion,
+  kindKey,
+  kindOfKey,
+  namespaceOfKey,
+  parseKindKey,
+  type CachedObject,
+  type GroupKind,
+  type ObjectKey,
+  type Reference,
+} from '../model';
+import { isRecord } from './field-path';
+import { GATEWAY_GROUP } from './packs/gateway';
+import { grantAllows, grantRequest, notPermitted, REFERENCE_GRANT, type GrantRequest } from './reference-grant';
 import { evaluate, predicateFor } from './readiness';
 import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
+import { referenceNote } from './impact';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -79,7 +96,11 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
     },
     attach(manager, scope = {}) {
       const only = scope.only;
-      for (const gk of scope.kinds ?? referrerKinds(ruleSet)) {
+      const kinds = scope.kinds ?? referrerKinds(ruleSet);
+      const grants = kinds.some((gk) => needsGrants(ruleSet, gk))
+        ? attachGrants(manager, `rules/${REFERENCE_GRANT}${scope.nameSuffix ?? ''}`, names)
+        : undefined;
+      for (const gk of kinds) {
         const name = `rules/${kindKey(gk)}${scope.nameSuffix ?? ''}`;
         names.push(name);
         manager.addController({
@@ -87,14 +108,116 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           for: scope.namespace ? { ...gk, namespace: scope.namespace } : gk,
           workers: 1,
           namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
+          describeReference: (referrer, ref, state) =>
+            grantOverride(grants, referrer, ref) ?? referenceNote(ruleSet, referrer, ref.fieldPath, state),
           reconcile: (ctx) => {
             if (!ctx.object || (only && !only(ctx.key))) return;
-            for (const ref of extractReferences(ruleSet, ctx.object))
-              ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
+            let waitForGrants = false;
+            for (const ref of extractReferences(ruleSet, ctx.object)) {
+              const reference = { referent: ref.referent, fieldPath: ref.fieldPath };
+              const req = ref.needsGrant ? grantRequest(ctx.object, ref.referent) : undefined;
+              if (!req) {
+                ctx.resolve(reference, ref.severity === 'warn' ? { blocking: false } : undefined);
+                continue;
+              }
+              const found = grantFor(grants, req);
+              if (found.grant) {
+                // Watched, so that deleting the grant wakes the referrer; the backend is what it waits on.
+                ctx.resolve(keyOf(found.grant), ref.fieldPath, { blocking: false });
+                ctx.resolve(reference);
+              } else if (found.primed) {
+                ctx.resolve(reference, {
+                  deny: { reason: 'RefNotPermitted', message: notPermitted(req, ctx.object.metadata.name).message },
+                });
+              } else {
+                waitForGrants = true;
+                ctx.resolve(reference, {
+                  deny: {
+                    reason: 'NotPrimed',
+                    message: 'the ReferenceGrant cache is still loading its initial snapshot',
+                  },
+                });
+              }
+            }
+            // A grant cache that primes with no grant wakes nobody: look again shortly.
+            return waitForGrants ? { requeueAfter: GRANT_PRIMING_RETRY_MS } : undefined;
           },
         });
       }
     },
     controllers: () => names.slice(),
   };
+}
+
+/** How often a referrer whose references need a grant looks again while the ReferenceGrant cache primes. */
+const GRANT_PRIMING_RETRY_MS = 1000;
+
+function needsGrants(rs: RuleSet, gk: GroupKind): boolean {
+  return (rs.rules.get(kindKey(gk)) ?? []).some((r) => r.needsGrant);
+}
+
+/**
+ * attachGrants watches ReferenceGrants, like any referent kind, through a
+ * controller of their own: each grant that appears or changes queues the
+ * referrers whose references go into its namespace, so a reference it allows
+ * resolves at once. A grant that goes wakes the referrers that resolved it.
+ */
+function attachGrants(manager: Manager, name: string, names: string[]): Controller {
+  names.push(name);
+  return manager.addController({
+    name,
+    for: { group: GATEWAY_GROUP, kind: 'ReferenceGrant' },
+    workers: 1,
+    reconcile: (ctx) => {
+      const grant = ctx.object;
+      const namespace = grant?.metadata.namespace;
+      if (!grant || !namespace || !isRecord(grant.spec) || !Array.isArray(grant.spec.to)) return { forget: true };
+      const queued = new Set<string>();
+      for (const to of grant.spec.to) {
+        if (!isRecord(to) || typeof to.kind !== 'string') continue;
+        const kind = kindKey({ group: typeof to.group === 'string' ? to.group : '', kind: to.kind });
+        for (const referent of manager.registry.referentsOfKind(kind)) {
+          if (namespaceOfKey(referent) !== namespace) continue;
+          for (const r of manager.registry.referrersOf(referent)) {
+            const id = `${r.controller}|${r.key}`;
+            if (queued.has(id) || namespaceOfKey(r.key) === namespace) continue;
+            queued.add(id);
+            manager.controller(r.controller)?.enqueue(r.key);
+          }
+        }
+      }
+      // A grant is a referent, not a referrer: it keeps no entry of its own.
+      return { forget: true };
+    },
+  });
+}
+
+function grantFor(grants: Controller | undefined, req: GrantRequest): { primed: boolean; grant?: CachedObject } {
+  const inNamespace = grants?.ownObjects(req.to.namespace);
+  if (inNamespace === undefined) return { primed: false };
+  return { primed: true, grant: inNamespace.find((g) => grantAllows(g, req)) };
+}
+
+/** grantOverride: a reference into another namespace that no grant allows explains as RefNotPermitted. */
+function grantOverride(
+  grants: Controller | undefined,
+  referrer: CachedObject,
+  ref: Reference,
+): ReferenceNote | undefined {
+  if (!grants) return undefined;
+  const req = grantRequest(referrer, ref.referent);
+  if (!req || kindOfKey(ref.referent) === REFERENCE_GRANT) return undefined;
+  const found = grantFor(grants, req);
+  if (!found.primed || found.grant) return undefined;
+  const { message, fix } = notPermitted(req, referrer.metadata.name);
+  return { override: { state: 'RefNotPermitted', reason: 'RefNotPermitted', message, fix } };
+}
+
+function keyOf(obj: CachedObject): string {
+  return formatKey({
+    group: groupOfApiVersion(obj.apiVersion),
+    kind: obj.kind,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name,
+  });
 }

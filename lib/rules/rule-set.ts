@@ -27,6 +27,12 @@ export interface ReferenceTarget {
   apiVersionField: FieldPath | undefined;
   optional: boolean;
   optionalField: FieldPath | undefined;
+  /** 'warn': shown and explained, never blocking its referrer. */
+  severity: 'block' | 'warn';
+  /** Into another namespace, only a ReferenceGrant there permits it. */
+  needsGrant: boolean;
+  /** Names count only when this field of their holder has one of these values. */
+  when: { path: FieldPath; equals: readonly string[] } | undefined;
 }
 
 export interface ReferenceRule extends ReferenceTarget {
@@ -144,6 +150,15 @@ function compileTarget(spec: ReferenceRuleSpec | ConventionFieldSpec, origin: st
     apiVersionField: opt(spec.apiVersionField),
     optional: spec.optional ?? false,
     optionalField: opt(spec.optionalField),
+    severity: spec.severity ?? 'block',
+    needsGrant: spec.needsGrant ?? false,
+    when:
+      spec.when === undefined
+        ? undefined
+        : {
+            path: compileFieldPath(spec.when.field),
+            equals: Array.isArray(spec.when.equals) ? spec.when.equals : [spec.when.equals],
+          },
   };
 }
 

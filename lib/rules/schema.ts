@@ -84,6 +84,20 @@ const targetShape = {
   optional: z.boolean().optional(),
   /** Boolean field saying whether the reference is optional. */
   optionalField: fieldPath.optional(),
+  /**
+   * 'warn': the reference is shown and explained, but a referent that is
+   * missing or not ready never makes the referrer unresolved or stuck (an
+   * owner that is gone, a back-pointer). Default 'block'.
+   */
+  severity: z.enum(['block', 'warn'], { error: "severity must be 'block' (the default) or 'warn'" }).optional(),
+  /**
+   * A reference into another namespace is permitted only by a Gateway API
+   * ReferenceGrant in the referent's namespace; without one it is
+   * RefNotPermitted, whatever the referent's state.
+   */
+  needsGrant: z.boolean().optional(),
+  /** Only names whose holder has this field equal to this value (a subject of kind ServiceAccount). */
+  when: z.strictObject({ field: fieldPath, equals: z.union([z.string(), z.array(z.string()).min(1)]) }).optional(),
 };
 
 function checkTarget(

@@ -16,7 +16,7 @@ test.afterEach(async ({ request }) => {
 
 const NAMESPACE = 'refwatch-example';
 
-test('opens on the example: resolved references, three stuck ones, and an App that resolved by itself', async ({
+test('opens on the example: resolved references, four stuck ones, and an App that resolved by itself', async ({
   page,
   request,
 }) => {
@@ -31,6 +31,7 @@ test('opens on the example: resolved references, three stuck ones, and an App th
   await expect(stuckEntry(page, NAMESPACE, 'worker')).toContainText('did you mean db-password?');
   await expect(stuckEntry(page, NAMESPACE, 'reporter')).toContainText('refwatch-shared');
   await expect(stuckEntry(page, NAMESPACE, 'analytics')).toContainText('KindUnknown');
+  await expect(stuckEntry(page, NAMESPACE, 'checkout')).toContainText('ServiceAccount');
   // The README's picture: the example's namespace only, leaving out what earlier tests' demo runs left behind.
   await openDashboard(page, `?ns=${NAMESPACE}`, 'light');
   await expect(stuckEntry(page, NAMESPACE, 'worker')).toHaveCount(1);

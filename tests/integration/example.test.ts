@@ -15,7 +15,7 @@ import { getTestCluster } from '../setup/cluster';
 /*
  * deploy/example applied unchanged to the test cluster (embedded or
  * kube-apiserver), observed by refwatch's runtime through a kubeconfig as a
- * user's cluster is: the same three dangling references with the same
+ * user's cluster is: the same four dangling references with the same
  * reasons on both, and App shop resolving once its Database turns Ready.
  */
 
@@ -74,6 +74,7 @@ interface StuckItem {
   reason: string;
   message: string;
   fix?: string;
+  referent?: string;
 }
 
 async function stuckInExample(): Promise<Record<string, StuckItem>> {
@@ -82,13 +83,14 @@ async function stuckInExample(): Promise<Record<string, StuckItem>> {
   return Object.fromEntries((res.body.items as StuckItem[]).map((s) => [s.key.split('/').pop()!, s]));
 }
 
-it(`lists the example's three dangling references with their reasons (${clusterKind})`, async () => {
+it(`lists the example's four dangling references with their reasons (${clusterKind})`, async () => {
   await vi.waitFor(
     async () => {
       const stuck = await stuckInExample();
       expect(stuck.worker?.reason).toBe('NotFound');
       expect(stuck.reporter?.reason).toBe('NotFound');
       expect(stuck.analytics?.reason).toBe('KindUnknown');
+      expect(stuck.checkout?.reason).toBe('NotFound');
     },
     { timeout: 15_000, interval: 200 },
   );
@@ -97,6 +99,9 @@ it(`lists the example's three dangling references with their reasons (${clusterK
   expect(stuck.reporter!.message).toContain('refwatch-shared');
   expect(stuck.reporter!.fix).toContain('refwatch-shared');
   expect(stuck.analytics!.message).toMatch(/PostgresCluster/);
+  // A Deployment's Pod template is read: its missing ServiceAccount is why it would create no Pods.
+  expect(stuck.checkout!.referent).toBe('ServiceAccount/refwatch-example/checkout');
+  expect(stuck.checkout!.fix).toContain('create ServiceAccount/refwatch-example/checkout');
   // Pod web's ServiceAccount, ConfigMap and Secret all resolve: it is never stuck.
   expect(stuck.web).toBeUndefined();
   await vi.waitFor(
@@ -113,5 +118,5 @@ it(`App shop resolves by itself once Database orders turns Ready (${clusterKind}
   });
   const stuck = await stuckInExample();
   expect(stuck.shop).toBeUndefined();
-  expect(Object.keys(stuck).sort()).toEqual(['analytics', 'reporter', 'worker']);
+  expect(Object.keys(stuck).sort()).toEqual(['analytics', 'checkout', 'reporter', 'worker']);
 });

@@ -13,7 +13,13 @@ const parentRef: ReferenceInput = {
   referent: { group: GATEWAY_GROUP, kind: 'Gateway' },
   ...refFields,
 };
-const backendRef = (path: string): ReferenceInput => ({ path, referent: { group: '', kind: 'Service' }, ...refFields });
+/** A backend or certificate in another namespace needs a ReferenceGrant there; a parent does not (its listeners decide). */
+const backendRef = (path: string): ReferenceInput => ({
+  path,
+  referent: { group: '', kind: 'Service' },
+  ...refFields,
+  needsGrant: true,
+});
 
 /** Routes whose filters can mirror requests to another backend. */
 const mirrorRefs = [
@@ -28,8 +34,8 @@ const route = (kind: string, extra: ReferenceInput[] = []) => ({
 
 /**
  * gateway: Gateway API routes to their parents and backends, and Gateways to
- * their class and certificates. Cross-namespace refs are listed whether or not
- * a ReferenceGrant allows them.
+ * their class and certificates. A backend or certificate in another namespace
+ * is RefNotPermitted until a ReferenceGrant there allows it (see observer.ts).
  */
 export const gatewayPack = definePack('gateway', {
   rules: [
@@ -46,6 +52,7 @@ export const gatewayPack = definePack('gateway', {
           path: 'spec.listeners[*].tls.certificateRefs[*].name',
           referent: { group: '', kind: 'Secret' },
           ...refFields,
+          needsGrant: true,
         },
       ],
     },
@@ -55,5 +62,7 @@ export const gatewayPack = definePack('gateway', {
     { group: GATEWAY_GROUP, kind: 'Gateway', ready: { condition: 'Programmed' } },
     { kind: 'Service', ready: 'exists' },
     { kind: 'Secret', ready: 'exists' },
+    // Not 'exists': that would cache grants as metadata only, and the observer reads their spec.
+    { group: GATEWAY_GROUP, kind: 'ReferenceGrant', ready: 'default' },
   ],
 });

@@ -82,6 +82,6 @@ describe('namespaceFieldOf', () => {
     expect(namespaceFieldOf(rs, { group: GATEWAY, kind: 'HTTPRoute' }, 'spec.rules[1].backendRefs[0].name')).toBe(
       'spec.rules[1].backendRefs[0].namespace',
     );
-    expect(namespaceFieldOf(rs, { group: '', kind: 'Pod' }, 'spec.nodeName')).toBeUndefined();
+    expect(namespaceFieldOf(rs, { group: '', kind: 'Pod' }, 'spec.hostname')).toBeUndefined();
   });
 });

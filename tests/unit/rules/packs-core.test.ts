@@ -157,21 +157,24 @@ describe('core pack: RBAC', () => {
     subjects: [{ kind: 'ServiceAccount', name: 'web', namespace: 'shop' }],
   });
 
-  it('a RoleBinding refers to a Role in its namespace', () => {
+  it('a RoleBinding refers to a Role in its namespace, and to its ServiceAccount subjects', () => {
     expect(extractReferences(rs, binding('RoleBinding', 'Role', 'pod-reader'))).toEqual([
       { referent: 'Role.rbac.authorization.k8s.io/shop/pod-reader', fieldPath: 'roleRef.name' },
+      { referent: 'ServiceAccount/shop/web', fieldPath: 'subjects[0].name' },
     ]);
   });
 
   it('a RoleBinding to a ClusterRole refers to the cluster-scoped role, colons and all', () => {
     expect(extractReferences(rs, binding('RoleBinding', 'ClusterRole', 'system:aggregate-to-view'))).toEqual([
       { referent: 'ClusterRole.rbac.authorization.k8s.io//system:aggregate-to-view', fieldPath: 'roleRef.name' },
+      { referent: 'ServiceAccount/shop/web', fieldPath: 'subjects[0].name' },
     ]);
   });
 
   it('a ClusterRoleBinding refers to a ClusterRole', () => {
     expect(extractReferences(rs, binding('ClusterRoleBinding', 'ClusterRole', 'view'))).toEqual([
       { referent: 'ClusterRole.rbac.authorization.k8s.io//view', fieldPath: 'roleRef.name' },
+      { referent: 'ServiceAccount/shop/web', fieldPath: 'subjects[0].name' },
     ]);
   });
 
@@ -280,9 +283,21 @@ describe('core pack: kinds', () => {
   it('watches the referrer kinds it has rules for', () => {
     expect(referrerKinds(rs)).toEqual([
       { group: '', kind: 'Pod' },
+      { group: 'apps', kind: 'Deployment' },
+      { group: 'apps', kind: 'StatefulSet' },
+      { group: 'apps', kind: 'DaemonSet' },
+      { group: 'apps', kind: 'ReplicaSet' },
+      { group: 'batch', kind: 'Job' },
+      { group: 'batch', kind: 'CronJob' },
+      { group: '', kind: 'ServiceAccount' },
       { group: 'networking.k8s.io', kind: 'Ingress' },
       { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding' },
       { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding' },
+      { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration' },
+      { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration' },
+      { group: 'apiregistration.k8s.io', kind: 'APIService' },
+      { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' },
+      { group: '', kind: 'PersistentVolume' },
       { group: '', kind: 'PersistentVolumeClaim' },
       { group: 'autoscaling', kind: 'HorizontalPodAutoscaler' },
     ]);

@@ -44,7 +44,11 @@ describe('gateway pack: routes', () => {
       { referent: 'Service/shop/web', fieldPath: 'spec.rules[0].backendRefs[0].name' },
       { referent: 'Service/shop/web-canary', fieldPath: 'spec.rules[0].backendRefs[1].name' },
       { referent: 'Bucket.storage.example.com/shop/assets', fieldPath: 'spec.rules[1].backendRefs[0].name' },
-      { referent: 'Service/test/shadow', fieldPath: 'spec.rules[0].filters[0].requestMirror.backendRef.name' },
+      {
+        referent: 'Service/test/shadow',
+        fieldPath: 'spec.rules[0].filters[0].requestMirror.backendRef.name',
+        needsGrant: true,
+      },
     ]);
   });
 
@@ -109,7 +113,11 @@ describe('gateway pack: Gateway', () => {
     expect(extractReferences(rs, gateway)).toEqual([
       { referent: `GatewayClass.${GW}//istio`, fieldPath: 'spec.gatewayClassName' },
       { referent: 'Secret/infra/shop-cert', fieldPath: 'spec.listeners[1].tls.certificateRefs[0].name' },
-      { referent: 'Secret/certs/api-cert', fieldPath: 'spec.listeners[1].tls.certificateRefs[1].name' },
+      {
+        referent: 'Secret/certs/api-cert',
+        fieldPath: 'spec.listeners[1].tls.certificateRefs[1].name',
+        needsGrant: true,
+      },
     ]);
   });
 
