@@ -111,3 +111,30 @@ function plural(kind: string): string {
   if (/[^aeiou]y$/.test(kind)) return `${kind.slice(0, -1)}ies`;
   return `${kind}s`;
 }
+
+/** StuckGroup is a root-cause group as GET /api/v1/stuck?groupBy=rootCause sends it: entries by id, owned ones by key. */
+export interface StuckGroup {
+  title: string;
+  cause?: ObjectKey;
+  reason: string;
+  message: string;
+  fix: string;
+  referrers: number;
+  items: { id: string; key: ObjectKey; owned: ObjectKey[] }[];
+}
+
+/** rootCauseGroups is groupByRootCause for the wire: each entry once, in `items` of the answer, and here by id. */
+export function rootCauseGroups(entries: readonly StuckEntry[]): StuckGroup[] {
+  return groupByRootCause(entries).map((g) => {
+    const out: StuckGroup = {
+      title: groupTitle(g),
+      reason: g.reason,
+      message: g.message,
+      fix: g.fix,
+      referrers: g.referrers,
+      items: g.items.map((i) => ({ id: i.entry.id, key: i.entry.key, owned: i.owned.map((e) => e.key) })),
+    };
+    if (g.cause !== undefined) out.cause = g.cause;
+    return out;
+  });
+}
