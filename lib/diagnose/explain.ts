@@ -10,16 +10,12 @@ import {
   type Result,
 } from '../model';
 import type { ReferrerState, RootCause } from '../changelog';
-import type { Manager } from '../engine';
+import type { DiagnosisSource } from './source';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { registryBlockers, rootCause } from './root-cause';
 import { SimilarNames } from './similar-names';
 
-/** DiagnosisSource is the part of a Manager that diagnosis reads; it never writes to any of it. */
-export type DiagnosisSource = Pick<
-  Manager,
-  'registry' | 'changelog' | 'referenceControllers' | 'controllerNames' | 'controller'
->;
+export type { DiagnosisSource } from './source';
 
 /** ReferrerExplanation is one controller's view of the referrer: its state and each reference, in declaration order. */
 export interface ReferrerExplanation {

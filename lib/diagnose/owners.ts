@@ -1,6 +1,6 @@
 import type { StuckEntry } from '../changelog';
 import { formatKey, groupOfApiVersion, namespaceOfKey, type CachedObject, type ObjectKey } from '../model';
-import type { DiagnosisSource } from './explain';
+import type { DiagnosisSource } from './source';
 
 /** How many controller owners an owner walk climbs at most (Pod → ReplicaSet → Deployment needs two). */
 const MAX_OWNER_DEPTH = 4;

@@ -1,6 +1,6 @@
 import type { RootCause } from '../changelog';
 import type { ObjectKey } from '../model';
-import type { DiagnosisSource } from './explain';
+import type { DiagnosisSource } from './source';
 import type { ReferenceDiagnosis, ReferenceExplanation } from './reference-diagnosis';
 
 /** How many references a root-cause walk follows at most before it reports the chain as truncated. */
