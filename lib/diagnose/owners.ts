@@ -48,9 +48,17 @@ export function causeOf(e: StuckEntry): ObjectKey | undefined {
  * the same cause. Owners missing from every cache end the climb.
  */
 export function markWorkloads(manager: DiagnosisSource, entries: StuckEntry[]): void {
+  const steps = markWorkloadsSteps(manager, entries, Infinity);
+  while (!steps.next().done);
+}
+
+/** markWorkloadsSteps is markWorkloads, `step` entries between steps, so a caller can yield the event loop. */
+export function* markWorkloadsSteps(manager: DiagnosisSource, entries: StuckEntry[], step: number): Generator<void> {
   const byKey = new Map<ObjectKey, StuckEntry>();
   for (const e of entries) if (!byKey.has(e.key)) byKey.set(e.key, e);
+  let n = 0;
   for (const e of entries) {
+    if (n++ % step === step - 1) yield;
     const cause = causeOf(e);
     if (cause === undefined) continue;
     let workload: ObjectKey | undefined;

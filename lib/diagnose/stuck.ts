@@ -1,7 +1,7 @@
 import { RefwatchError } from '../model';
 import type { ReferrerEntity, StuckEntry } from '../changelog';
 import type { DiagnosisSource } from './explain';
-import { markWorkloads } from './owners';
+import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { registryBlockers, rootCause } from './root-cause';
 
@@ -81,7 +81,7 @@ export function* stuckSteps(
     if (rc) e.rootCause = rc;
     entries.push(e);
   }
-  markWorkloads(manager, entries);
+  yield* markWorkloadsSteps(manager, entries, step);
   return entries;
 }
 
