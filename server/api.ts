@@ -1,6 +1,6 @@
 import 'server-only';
 import { z } from 'zod';
-import { explain, parseDuration, stuck } from '../lib/diagnose';
+import { explain, parseDuration, rootCauseGroups, stuck } from '../lib/diagnose';
 import type { ChangeFilter, Snapshot } from '../lib/changelog';
 import { RefwatchError, isRefwatchError, keyHasKind, keyHasNamespace, parseKey } from '../lib/model';
 import type { DemoRunner } from './demo';
@@ -177,7 +177,13 @@ export async function getObjectDetails(rt: Runtime, req: Request): Promise<Respo
 }
 
 export function getStuck(rt: Runtime, req: Request): Response {
-  const q = parseQuery(new URL(req.url), { olderThan: z.string().optional(), ...filterShape });
+  const q = parseQuery(new URL(req.url), {
+    olderThan: z.string().optional(),
+    groupBy: z
+      .enum(['rootCause'], { error: 'must be rootCause (group the stuck referrers by what blocks them in the end)' })
+      .optional(),
+    ...filterShape,
+  });
   let olderThan = rt.config.stuckThresholdMs;
   if (q.olderThan !== undefined) {
     const d = parseDuration(q.olderThan, 'olderThan');
@@ -188,6 +194,7 @@ export function getStuck(rt: Runtime, req: Request): Response {
   const items = all.filter(
     (s) => (!q.namespace || keyHasNamespace(s.key, q.namespace)) && (!q.kind || keyHasKind(s.key, q.kind)),
   );
+  if (q.groupBy === 'rootCause') return json({ olderThanMs: olderThan, items, groups: rootCauseGroups(items) });
   return json({ olderThanMs: olderThan, items });
 }
 

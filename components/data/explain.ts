@@ -1,3 +1,4 @@
+import type { RootCause } from '@/lib/changelog/wire';
 import { apiFetch } from './access';
 import { apiErrorMessage } from './apiError';
 
@@ -20,6 +21,8 @@ export interface Explanation {
   controller?: string;
   state: string;
   references: ExplainReference[];
+  /** The first controller view's chain to its deepest cause, when its blocking referent is itself blocked. */
+  rootCause?: RootCause;
 }
 
 export async function fetchExplain(key: string, signal?: AbortSignal): Promise<Explanation> {
@@ -66,10 +69,32 @@ export function parseExplanation(raw: unknown, key: string): Explanation {
       references.push(ref);
     }
   }
+  const rootCause = views.map((v) => parseRootCause(v.rootCause)).find((rc) => rc !== undefined);
   return {
+    ...(rootCause ? { rootCause } : {}),
     object: str(o.object) || key,
     ...(typeof first.controller === 'string' ? { controller: first.controller } : {}),
     state: str(first.state),
     references,
   };
+}
+
+/** parseRootCause keeps a root cause whose path is a list of keys and whose cause is named; anything else is dropped. */
+function parseRootCause(raw: unknown): RootCause | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const r = raw as Record<string, unknown>;
+  const path = Array.isArray(r.path) ? r.path.filter((k): k is string => typeof k === 'string') : [];
+  if (path.length < 2 || typeof r.referent !== 'string') return undefined;
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const rc: RootCause = {
+    path,
+    referent: r.referent,
+    state: str(r.state),
+    reason: str(r.reason),
+    message: str(r.message),
+    fix: str(r.fix),
+  };
+  if (r.cycle === true) rc.cycle = true;
+  if (r.truncated === true) rc.truncated = true;
+  return rc;
 }

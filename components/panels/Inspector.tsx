@@ -5,6 +5,7 @@ import { useEffect, useRef } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { kindOfKey, nameOfKey, namespaceOfKey } from '@/lib/model/keys';
 import { fetchExplain, type ExplainReference } from '../data/explain';
+import { RootCauseChain } from './RootCauseChain';
 import type { ReferentState } from '@/lib/changelog/entities';
 import type { GraphNode } from '../graph/model';
 import { REFERENT_STATE, shortKind } from '../graph/model';
@@ -43,6 +44,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
     staleTime: 5_000,
   });
   const details = node.type === 'object' ? objectDetails(snapshot, node.key) : undefined;
+  // Live diagnosis first; the snapshot's stuck entry while explain is unavailable.
+  const rootCause = explain.data ? explain.data.rootCause : details?.stuck?.rootCause;
   // A kind watched per namespace has one reference controller per namespace.
   const controllers = node.type === 'controller' ? snapshot.controllers.filter((c) => c.kind === node.key) : [];
 
@@ -103,7 +106,8 @@ export function Inspector({ node, snapshot, now, onSelectKey, onClose }: Inspect
             <strong>{STATE_LOOK[node.state].label}</strong>
             {node.since ? <span className={styles.muted}> for {formatDuration(now - node.since)}</span> : null}
             <p>{node.reason}</p>
-            {details?.stuck?.fix ? (
+            {rootCause ? <RootCauseChain rootCause={rootCause} onSelectKey={onSelectKey} /> : null}
+            {details?.stuck?.fix && !rootCause ? (
               <p className={styles.fix}>
                 <span className={styles.fixLabel}>Fix</span> {details.stuck.fix}
               </p>

@@ -1,14 +1,21 @@
 'use client';
 
-import { memo } from 'react';
+import { Fragment, memo } from 'react';
 import type { StuckEntry } from '@/lib/changelog/wire';
 import { nameOfKey, namespaceOfKey, kindOfKey } from '@/lib/model/keys';
+import { groupByRootCause, groupTitle, ownedText } from '@/lib/diagnose/grouping';
 import { shortKind } from '../graph/model';
 import { formatDuration } from '../ui/format';
 import { onListKeyDown } from '../ui/useListKeyboard';
+import { RootCauseChain } from './RootCauseChain';
 import styles from './panels.module.css';
 
-/** StuckPanel lists referrers unresolved past the threshold, oldest first, each with its reason and fix. */
+/**
+ * StuckPanel lists referrers unresolved past the threshold, each with its
+ * reason and fix: grouped by the referent that blocks them in the end
+ * (biggest group first, then oldest), a chain's path to it, and a workload's
+ * Pods stuck on the same cause folded into the workload's line.
+ */
 export const StuckPanel = memo(function StuckPanel({
   stuck,
   onSelectKey,
@@ -27,47 +34,89 @@ export const StuckPanel = memo(function StuckPanel({
       </div>
     );
   }
+  const groups = groupByRootCause(stuck);
   return (
-    <ol className={styles.list} aria-label="Stuck references, oldest first" onKeyDown={onListKeyDown}>
-      {stuck.map((s) => (
-        <li key={s.id} className={styles.stuckItem}>
-          <div className={styles.rowHead}>
-            <button
-              type="button"
-              data-row
-              className={styles.objectLink}
-              onClick={() => onSelectKey(s.key)}
-              title={`Select ${s.key} in the graph`}
-            >
-              <span className={styles.kindTag}>{shortKind(kindOfKey(s.key))}</span>
-              <span className={styles.ns}>{namespaceOfKey(s.key)}/</span>
-              <strong>{nameOfKey(s.key)}</strong>
-            </button>
-            <span className={styles.age} title={`stuck since ${new Date(s.since).toISOString()}`}>
-              {formatDuration(s.ageMs)}
-            </span>
-          </div>
-          <div className={styles.reasonLine}>
-            <span className={styles.reasonTag} data-reason={s.reason}>
-              {s.reason}
-            </span>
-            <span>{s.message}</span>
-          </div>
-          {s.referent ? (
-            <p className={styles.detailLine}>
-              waits on{' '}
-              <button type="button" className={styles.inlineLink} onClick={() => onSelectKey(s.referent!)}>
-                {s.referent}
-              </button>
-            </p>
-          ) : null}
-          {s.fix ? (
-            <p className={styles.fix}>
-              <span className={styles.fixLabel}>Fix</span> {s.fix}
-            </p>
-          ) : null}
-        </li>
-      ))}
+    <ol
+      className={styles.list}
+      aria-label="Stuck references, grouped by root cause, oldest first"
+      onKeyDown={onListKeyDown}
+    >
+      {groups.map((g) => {
+        // A group of one line is the plain entry; a shared cause gets a head naming it, and its lines indent.
+        const shared = g.items.length > 1;
+        return (
+          <Fragment key={g.cause ?? g.items[0]!.entry.id}>
+            {shared ? (
+              <li role="presentation" className={styles.groupHead} data-testid="stuck-group">
+                {groupTitle(g)}
+              </li>
+            ) : null}
+            {g.items.map((item) => (
+              <StuckLine
+                key={item.entry.id}
+                entry={item.entry}
+                owned={ownedText(item.owned)}
+                grouped={shared}
+                onSelectKey={onSelectKey}
+              />
+            ))}
+          </Fragment>
+        );
+      })}
     </ol>
   );
 });
+
+function StuckLine({
+  entry: s,
+  owned,
+  grouped,
+  onSelectKey,
+}: {
+  entry: StuckEntry;
+  owned: string;
+  grouped: boolean;
+  onSelectKey(key: string): void;
+}) {
+  return (
+    <li className={grouped ? `${styles.stuckItem} ${styles.grouped}` : styles.stuckItem}>
+      <div className={styles.rowHead}>
+        <button
+          type="button"
+          data-row
+          className={styles.objectLink}
+          onClick={() => onSelectKey(s.key)}
+          title={`Select ${s.key} in the graph`}
+        >
+          <span className={styles.kindTag}>{shortKind(kindOfKey(s.key))}</span>
+          <span className={styles.ns}>{namespaceOfKey(s.key)}/</span>
+          <strong>{nameOfKey(s.key)}</strong>
+        </button>
+        {owned ? <span className={styles.owned}>{owned}</span> : null}
+        <span className={styles.age} title={`stuck since ${new Date(s.since).toISOString()}`}>
+          {formatDuration(s.ageMs)}
+        </span>
+      </div>
+      <div className={styles.reasonLine}>
+        <span className={styles.reasonTag} data-reason={s.reason}>
+          {s.reason}
+        </span>
+        <span>{s.message}</span>
+      </div>
+      {s.referent ? (
+        <p className={styles.detailLine}>
+          waits on{' '}
+          <button type="button" className={styles.inlineLink} onClick={() => onSelectKey(s.referent!)}>
+            {s.referent}
+          </button>
+        </p>
+      ) : null}
+      {s.rootCause ? <RootCauseChain rootCause={s.rootCause} onSelectKey={onSelectKey} /> : null}
+      {s.fix && !s.rootCause ? (
+        <p className={styles.fix}>
+          <span className={styles.fixLabel}>Fix</span> {s.fix}
+        </p>
+      ) : null}
+    </li>
+  );
+}

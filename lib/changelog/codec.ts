@@ -199,6 +199,8 @@ const SCHEMAS = {
       f('message', 'str'),
       f('fix', 'str'),
       f('referent', 'key'),
+      f('rootCause', 'raw'),
+      f('workload', 'key'),
     ],
     derived: { id: joined('controller', 'key') },
     fresh: true,

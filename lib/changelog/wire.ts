@@ -39,6 +39,32 @@ export interface StuckEntry {
   message: string;
   fix: string;
   referent?: string;
+  /** The deepest cause, when the blocking referent is itself a referrer blocked by something (see lib/diagnose/root-cause.ts). */
+  rootCause?: RootCause;
+  /**
+   * The stuck workload that owns this referrer through controller ownerReferences
+   * (a Pod's Deployment, through its ReplicaSet) and is blocked by the same
+   * cause: lists show the referrer under it ("and its 3 Pods").
+   */
+  workload?: string;
+}
+
+/**
+ * RootCause is where a chain of blocked referrers ends: `path` runs from the
+ * referrer through each referent that is itself a blocked referrer to the
+ * deepest referent, whose state, message and fix are given. With `cycle` the
+ * path's last key is one already on it; with `truncated` the walk stopped at
+ * its depth bound while the last referent was still blocked.
+ */
+export interface RootCause {
+  path: string[];
+  referent: string;
+  state: string;
+  reason: string;
+  message: string;
+  fix: string;
+  cycle?: boolean;
+  truncated?: boolean;
 }
 
 /**

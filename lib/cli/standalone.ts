@@ -130,7 +130,8 @@ export class StandaloneBackend implements Backend {
 
   async explain(key: ObjectKey): Promise<Explanation> {
     const scope = this.observeObject(key);
-    await this.settle();
+    // Referents that are referrers themselves are watched too, so a root cause down the chain is seen.
+    await this.followReferents(key);
     const r = explain(this.manager, key, { controller: scope.controller });
     if (r.ok) return r.value;
     if (!scope.subscription.store.get(key)) throw new CliError(`${key} not found${suggest(r.error)}`, 1);
@@ -160,9 +161,15 @@ export class StandaloneBackend implements Backend {
       await this.settle();
       return this.snapshot();
     }
+    this.observeObject(root);
+    await this.followReferents(root);
+    return this.snapshot();
+  }
+
+  /** followReferents watches, breadth first to MAX_DEPTH, the referents of root that the rules make referrers too. */
+  private async followReferents(root: ObjectKey): Promise<void> {
     const seen = new Set<ObjectKey>([root]);
     let frontier = [root];
-    this.observeObject(root);
     for (let depth = 0; depth < MAX_DEPTH && frontier.length > 0; depth++) {
       await this.settle();
       const next: ObjectKey[] = [];
@@ -181,7 +188,6 @@ export class StandaloneBackend implements Backend {
       frontier = next;
     }
     await this.settle();
-    return this.snapshot();
   }
 
   async *watch(scope: WatchScope, signal: AbortSignal): AsyncIterable<WatchMessage> {

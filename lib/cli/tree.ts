@@ -10,6 +10,8 @@ export interface TreeNode {
   message?: string;
   /** Set when the object already appears higher up on this branch: its children are not repeated. */
   cycle?: boolean;
+  /** Set on the deepest cause of the root's chain of blocked referrers (see lib/diagnose/root-cause.ts). */
+  rootCause?: boolean;
   children: TreeNode[];
 }
 
@@ -87,4 +89,21 @@ export function treeLines(root: TreeNode): { prefix: string; node: TreeNode }[] 
 /** everyNode is true when pred holds for the root and all its descendants. */
 export function everyNode(node: TreeNode, pred: (n: TreeNode) => boolean): boolean {
   return pred(node) && node.children.every((c) => everyNode(c, pred));
+}
+
+/**
+ * markRootCause marks the node at the end of the root cause's path, found by
+ * following the path's keys down from the tree's root; false when the tree
+ * does not hold the whole path.
+ */
+export function markRootCause(root: TreeNode, path: readonly ObjectKey[]): boolean {
+  if (path[0] !== root.key || path.length < 2) return false;
+  let node = root;
+  for (const key of path.slice(1)) {
+    const child = node.children.find((c) => c.key === key);
+    if (!child) return false;
+    node = child;
+  }
+  node.rootCause = true;
+  return true;
 }

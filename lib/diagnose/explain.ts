@@ -9,17 +9,14 @@ import {
   type ObjectRef,
   type Result,
 } from '../model';
-import type { ReferrerState } from '../changelog';
-import type { Manager } from '../engine';
+import type { ReferrerState, RootCause } from '../changelog';
+import type { DiagnosisSource } from './source';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { noteOf, withNote } from './reference-note';
+import { registryBlockers, rootCause } from './root-cause';
 import { SimilarNames } from './similar-names';
 
-/** DiagnosisSource is the part of a Manager that diagnosis reads; it never writes to any of it. */
-export type DiagnosisSource = Pick<
-  Manager,
-  'registry' | 'changelog' | 'referenceControllers' | 'controllerNames' | 'controller'
->;
+export type { DiagnosisSource } from './source';
 
 /** ReferrerExplanation is one controller's view of the referrer: its state and each reference, in declaration order. */
 export interface ReferrerExplanation {
@@ -31,6 +28,8 @@ export interface ReferrerExplanation {
   reason?: string;
   message?: string;
   references: ReferenceExplanation[];
+  /** Where the chain of blocked referrers ends, when the blocking referent is itself a blocked referrer. */
+  rootCause?: RootCause;
 }
 
 /** Explanation is the answer of GET /api/v1/explain?object=KEY. */
@@ -60,7 +59,8 @@ export class ExplainError extends RefwatchError {
  * explain says, for each controller that reconciles the referrer, its state
  * and why each of its references is or is not resolved, with a fix. It reads
  * the registry, the change log and the reference controllers' caches only:
- * explaining registers no reference and starts no watch.
+ * explaining registers no reference and starts no watch. Where the blocking
+ * referent is itself a blocked referrer, rootCause follows the chain.
  */
 export function explain(
   manager: DiagnosisSource,
@@ -88,6 +88,7 @@ export function explain(
     );
   }
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
+  const blockers = registryBlockers(manager, diagnosis);
   const controllers: ReferrerExplanation[] = [];
   for (const controller of opts.controller !== undefined ? [opts.controller] : names) {
     const entity = manager.changelog.get('referrer', `${controller}|${key}`);
@@ -105,6 +106,8 @@ export function explain(
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;
+    const rc = rootCause(blockers, key, controller);
+    if (rc) view.rootCause = rc;
     controllers.push(view);
   }
   if (controllers.length === 0) return err(notAReferrer(manager, parsed.value, key, opts.controller));

@@ -5,3 +5,6 @@ export * from './reference-diagnosis';
 export * from './explain';
 export * from './stuck';
 export * from './kubectl';
+export * from './root-cause';
+export * from './owners';
+export * from './grouping';

@@ -1,5 +1,5 @@
 import type { ReferenceNote } from '../engine';
-import type { DiagnosisSource } from './explain';
+import type { DiagnosisSource } from './source';
 import type { ReferenceExplanation, ReferenceState } from './reference-diagnosis';
 
 /**

@@ -1,8 +1,9 @@
 import { RefwatchError } from '../model';
 import type { ReferrerEntity, StuckEntry } from '../changelog';
 import type { DiagnosisSource } from './explain';
+import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
-import { noteOf, withNote } from './reference-note';
+import { registryBlockers, rootCause } from './root-cause';
 
 export interface StuckOptions {
   /** A referrer is stuck once it has been unresolved at least this long (ms). */
@@ -21,8 +22,11 @@ export const longerStuck = (a: ReferrerEntity, b: ReferrerEntity): number =>
  * stuck lists the referrers unresolved for at least olderThan, oldest first,
  * each with the reason, message and fix of the reference that blocks it:
  * the first NotFound one, else the first that is not Ready, the same choice
- * the engine makes. Costs O(referrers) plus one pass over the cache of each
- * kind with a missing referent; per referrer, O(its references).
+ * the engine makes; with the root cause where that referent is itself
+ * blocked, and the stuck workload that owns the referrer where one shares
+ * its cause. Costs O(referrers) plus one pass over the cache of each kind
+ * with a missing referent; per referrer, O(its references), and O(each
+ * referrer on its chain) once per pass.
  */
 export function stuck(manager: DiagnosisSource, opts: StuckOptions): StuckEntry[] {
   const steps = stuckSteps(
@@ -64,6 +68,7 @@ export function* stuckSteps(
   }
   const sorted = yield* sortSteps(unresolved, longerStuck, step);
   const diagnosis = new ReferenceDiagnosis(manager.referenceControllers, now);
+  const blockers = registryBlockers(manager, diagnosis);
   const entries: StuckEntry[] = [];
   for (let i = 0; i < sorted.length; i++) {
     if (i % step === step - 1) yield;
@@ -71,8 +76,12 @@ export function* stuckSteps(
     // A missing referent's kind is indexed for "did you mean" once, in steps, before it is explained.
     if (step !== Infinity)
       for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
-    entries.push(entry(r, blockingReference(manager, diagnosis, r), now));
+    const e = entry(r, blockers.blockerOf(r.key, r.controller)?.via, now);
+    const rc = rootCause(blockers, r.key, r.controller);
+    if (rc) e.rootCause = rc;
+    entries.push(e);
   }
+  yield* markWorkloadsSteps(manager, entries, step);
   return entries;
 }
 
@@ -101,22 +110,6 @@ function* sortSteps<T>(items: T[], cmp: (a: T, b: T) => number, step: number): G
     [a, b] = [b, a];
   }
   return a;
-}
-
-function blockingReference(
-  manager: DiagnosisSource,
-  diagnosis: ReferenceDiagnosis,
-  r: ReferrerEntity,
-): ReferenceExplanation | undefined {
-  let firstNotReady: ReferenceExplanation | undefined;
-  for (const ref of manager.registry.referencesOf(r.controller, r.key)) {
-    const plain = diagnosis.explain(ref, manager.controller(r.controller)?.namespaceFieldOf(ref.fieldPath));
-    const e = withNote(plain, noteOf(manager, r.controller, r.key, plain));
-    if (e.blocking === false) continue;
-    if (e.state === 'NotFound') return e;
-    if (e.state !== 'Ready') firstNotReady ??= e;
-  }
-  return firstNotReady;
 }
 
 function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, now: number): StuckEntry {

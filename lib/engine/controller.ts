@@ -377,6 +377,11 @@ export class Controller {
     }
   }
 
+  /** cached reads an object of the controller's own kind from its cache (the cache's frozen object), or undefined. */
+  cached(key: ObjectKey): CachedObject | undefined {
+    return this.primaries.length === 0 ? undefined : this.ownObject(key);
+  }
+
   /** ownObject reads a referrer from the cache of its namespace (or the only one). */
   private ownObject(key: ObjectKey): CachedObject | undefined {
     if (this.primaries.length === 1) return this.primaries[0]!.store.get(key);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Explanation } from '../../diagnose';
+import { chainText, type Explanation } from '../../diagnose';
 import { EXIT } from '../errors';
 import { act, addCommonOptions, examples, resolveObject } from '../options';
 import { age, isGood, paintState, renderData, renderTable, type Printer } from '../output';
@@ -9,7 +9,8 @@ export function registerExplain(program: Command, bin: string): void {
     .command('explain')
     .summary('each reference of an object: its state, why, and what to do')
     .description(
-      "Explain each reference of OBJECT: the referent, its state, the reason and the fix, as the dashboard's side panel gives them.\nExits 0 when every reference is resolved, 1 when one is not, 2 on a usage or connection error.",
+      "Explain each reference of OBJECT: the referent, its state, the reason and the fix, as the dashboard's side panel gives them.\n" +
+        'Where the referent that blocks OBJECT is itself blocked, a "root cause" line follows the chain to the deepest cause.\nExits 0 when every reference is resolved, 1 when one is not, 2 on a usage or connection error.',
     )
     .argument(
       '<OBJECT>',
@@ -72,5 +73,10 @@ export function printExplanation(p: Printer, e: Explanation, now: number | undef
         : [r.referent, paintState(c, r.state), r.reason, fix];
     });
     p.write(renderTable(headers, rows, { noHeaders: p.noHeaders }));
+    const rc = view.rootCause;
+    if (rc) {
+      p.write(`${c.bold('root cause')}: ${chainText(rc)}`);
+      if (rc.fix && !rc.cycle) p.write(`${c.bold('fix')}: ${rc.fix}`);
+    }
   }
 }

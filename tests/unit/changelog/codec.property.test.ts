@@ -150,6 +150,22 @@ const stuckEntry: fc.Arbitrary<StuckEntry> = fc
     message: text,
     fix: text,
     referent: fc.option(key, { nil: undefined }),
+    rootCause: fc.option(
+      fc
+        .record({
+          path: fc.array(key, { minLength: 3, maxLength: 5 }),
+          referent: key,
+          state: fc.constantFrom('NotFound', 'NotReady'),
+          reason: text,
+          message: text,
+          fix: text,
+          cycle: fc.option(fc.constant(true), { nil: undefined }),
+          truncated: fc.option(fc.constant(true), { nil: undefined }),
+        })
+        .map((rc) => strip(rc) as unknown as StuckEntry['rootCause']),
+      { nil: undefined },
+    ),
+    workload: fc.option(key, { nil: undefined }),
   })
   .chain((s) =>
     maybeOther(`${s.controller}|${s.key}`, fc.string()).map((id) => strip({ ...s, id }) as unknown as StuckEntry),

@@ -341,6 +341,23 @@ describe('GET /api/v1/stuck', () => {
     expect(await keys('&kind=App')).toEqual([]);
   });
 
+  it('groupBy=rootCause adds the groups, each stuck referrer in one; a bad groupBy is a 400 naming it', async () => {
+    const r = await call(getStuck, '/api/v1/stuck?olderThan=0s&groupBy=rootCause');
+    expect(r.status).toBe(200);
+    const ids = r.body.items.map((s: any) => s.id);
+    expect(ids.length).toBeGreaterThan(0);
+    const grouped = r.body.groups.flatMap((g: any) => g.items.map((i: any) => i.id));
+    expect([...grouped].sort()).toEqual([...ids].sort());
+    const typo = r.body.groups.find((g: any) => g.items.some((i: any) => i.key === 'App.demo.refwatch.dev/shop/typo'));
+    expect(typo.title).toMatch(/^\d+ referrers? blocked by /);
+    expect(typo.fix.length).toBeGreaterThan(0);
+    expect((await call(getStuck, '/api/v1/stuck?olderThan=0s')).body.groups).toBeUndefined();
+    const bad = await call(getStuck, '/api/v1/stuck?groupBy=cause');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.field).toBe('groupBy');
+    expect(bad.body.error.message).toMatch(/rootCause/);
+  });
+
   it('a long threshold lists none; a bad duration is a 400 naming olderThan', async () => {
     expect((await call(getStuck, '/api/v1/stuck?olderThan=1h')).body.items).toEqual([]);
     const bad = await call(getStuck, '/api/v1/stuck?olderThan=soon');
