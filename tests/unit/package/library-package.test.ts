@@ -5,7 +5,18 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const lib = path.join(root, 'lib');
-const ENTRY_POINTS = ['engine', 'kube', 'log', 'registry', 'queue', 'model', 'changelog', 'diagnose', 'rules'];
+const ENTRY_POINTS = [
+  'engine',
+  'kube',
+  'log',
+  'registry',
+  'queue',
+  'model',
+  'changelog',
+  'diagnose',
+  'rules',
+  'admission',
+];
 /** lib/demo holds the demo API's wire shapes for the server and the dashboard: it is not the library's. */
 const DASHBOARD_ONLY = 'demo';
 
