@@ -1,5 +1,5 @@
 import type { InformerSource, ReadinessPredicate } from '../engine';
-import { keyOfChecked, type KubeObject, type ObjectKey } from '../model';
+import { keyOfChecked, parseKindKey, type KubeObject, type ObjectKey } from '../model';
 import type { RuleSet } from '../rules/rule-set';
 import { GraceTracker } from './grace';
 import { ReferentCaches } from './referent-caches';
@@ -39,15 +39,27 @@ export class Admission {
     });
   }
 
-  /** prime starts the Namespace cache and the caches of the referent kinds the rules name, before the first review. */
-  prime(): void {
+  /**
+   * prime starts the Namespace cache and the caches of the referent kinds the
+   * rules name, before the first review; kinds the cluster does not serve
+   * are left to their first lookup, so a missing CRD costs no failing watch.
+   */
+  async prime(): Promise<void> {
     const kinds = new Set<string>(['Namespace']);
     for (const [, rules] of this.opts.ruleSet.rules)
       for (const r of rules) {
         if (r.kind === undefined || typeof r.group !== 'string') continue;
         kinds.add(r.group === '' ? r.kind : `${r.kind}.${r.group}`);
       }
-    this.caches.prime(kinds);
+    const served = await Promise.all(
+      [...kinds].map(async (kind) => {
+        const gk = parseKindKey(kind);
+        if (!gk.ok) return undefined;
+        const namespaced = this.opts.source.namespaced ? await this.opts.source.namespaced(gk.value) : true;
+        return namespaced === undefined ? undefined : kind;
+      }),
+    );
+    this.caches.prime(served.filter((k) => k !== undefined));
   }
 
   /** review answers an AdmissionReview v1 body; never throws. */

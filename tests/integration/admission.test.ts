@@ -104,7 +104,7 @@ describe.runIf(found !== undefined && 'path' in found)('admission webhook on the
     const rules = builtinRuleSet(['core']);
     const observer = observeRuleSet(rules);
     admission = new Admission({ source: pool, ruleSet: rules, readiness: (k) => observer.readiness(k) });
-    admission.prime();
+    void admission.prime();
     ca = await generateAdmissionCertificate(['127.0.0.1']);
     port = 0;
     await startWebhook();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   Admission,
   ENFORCE_LABEL,
@@ -47,7 +47,7 @@ function review(object: unknown, extra: Record<string, unknown> = {}) {
   };
 }
 
-function setup(opts: { graceMs?: number; onResolved?: (e: { message: string }) => void } = {}) {
+async function setup(opts: { graceMs?: number; onResolved?: (e: { message: string }) => void } = {}) {
   const source = new MemoryInformerSource({ priming: 'sync' });
   source.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
   source.apply({
@@ -65,7 +65,7 @@ function setup(opts: { graceMs?: number; onResolved?: (e: { message: string }) =
     graceMs: opts.graceMs ?? 30_000,
     onResolved: opts.onResolved,
   });
-  admission.prime();
+  await admission.prime();
   return { source, admission };
 }
 
@@ -75,15 +75,15 @@ afterEach(async () => {
   stops = [];
 });
 
-function started(opts: Parameters<typeof setup>[0] = {}) {
-  const s = setup(opts);
+async function started(opts: Parameters<typeof setup>[0] = {}) {
+  const s = await setup(opts);
   stops.push(() => s.admission.stop());
   return s;
 }
 
 describe('Admission', () => {
-  it('warns in kubectl style about a typo, with the close name, and stays allowed', () => {
-    const { admission } = started();
+  it('warns in kubectl style about a typo, with the close name, and stays allowed', async () => {
+    const { admission } = await started();
     const out = admission.review(review(pod('shop', 'db-pasword')));
     expect(out.response).toEqual({
       uid: 'u-1',
@@ -92,34 +92,34 @@ describe('Admission', () => {
     });
   });
 
-  it('checks the Pod template of a Deployment, under its own field path', () => {
-    const { admission } = started();
+  it('checks the Pod template of a Deployment, under its own field path', async () => {
+    const { admission } = await started();
     const out = admission.review(review(deployment('shop', 'web-confg')));
     expect(out.response.warnings).toEqual([
       'spec.template.spec.containers[0].envFrom[0].configMapRef.name: ConfigMap shop/web-confg does not exist; did you mean web-config?',
     ]);
   });
 
-  it('says "does not exist yet" when no name is close', () => {
-    const { admission } = started();
+  it('says "does not exist yet" when no name is close', async () => {
+    const { admission } = await started();
     const out = admission.review(review(deployment('shop', 'orders-settings')));
     expect(out.response.warnings).toEqual([
       'spec.template.spec.containers[0].envFrom[0].configMapRef.name: ConfigMap shop/orders-settings does not exist yet',
     ]);
   });
 
-  it('answers a correct object without warnings', () => {
-    const { admission } = started();
+  it('answers a correct object without warnings', async () => {
+    const { admission } = await started();
     expect(admission.review(review(pod('shop', 'db-password'))).response).toEqual({ uid: 'u-1', allowed: true });
   });
 
-  it('respects optional: true', () => {
-    const { admission } = started();
+  it('respects optional: true', async () => {
+    const { admission } = await started();
     expect(admission.review(review(pod('shop', 'nope', { optional: true }))).response.warnings).toBeUndefined();
   });
 
-  it('gives a softer warning for a referent that exists but is not ready', () => {
-    const { source, admission } = started();
+  it('gives a softer warning for a referent that exists but is not ready', async () => {
+    const { source, admission } = await started();
     source.apply({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -136,7 +136,7 @@ describe('Admission', () => {
     expect(w[0]).not.toContain('does not exist');
   });
 
-  it('says nothing of a kind whose cache is forbidden or not primed', () => {
+  it('says nothing of a kind whose cache is forbidden or not primed', async () => {
     const source = new MemoryInformerSource({ priming: 'manual' });
     const admission = new Admission({ source, ruleSet: rules });
     stops.push(() => admission.stop());
@@ -148,8 +148,8 @@ describe('Admission', () => {
     expect(a2.review(review(pod('shop', 'db-pasword'))).response).toEqual({ uid: 'u-1', allowed: true });
   });
 
-  it('denies in a namespace labelled refwatch.dev/enforce=deny, listing the warnings', () => {
-    const { admission } = started();
+  it('denies in a namespace labelled refwatch.dev/enforce=deny, listing the warnings', async () => {
+    const { admission } = await started();
     const out = admission.review(review(pod('strict', 'db-pasword')));
     expect(out.response.allowed).toBe(false);
     expect(out.response.status?.code).toBe(403);
@@ -161,8 +161,8 @@ describe('Admission', () => {
     expect(ok.response.allowed).toBe(true);
   });
 
-  it('keeps warnings few and one line each', () => {
-    const { admission } = started();
+  it('keeps warnings few and one line each', async () => {
+    const { admission } = await started();
     const p = pod('shop', 'a');
     p.spec.volumes = Array.from({ length: 15 }, (_, i) => ({ name: `v${i}`, secret: { secretName: `missing-${i}` } }));
     const w = admission.review(review(p)).response.warnings ?? [];
@@ -170,9 +170,9 @@ describe('Admission', () => {
     expect(w.at(-1)).toBe('refwatch: 6 more dangling references not shown');
   });
 
-  it('records a warning that resolved itself when its referent appears within the grace', () => {
+  it('records a warning that resolved itself when its referent appears within the grace', async () => {
     const resolved: string[] = [];
-    const { source, admission } = started({ onResolved: (e) => resolved.push(e.message) });
+    const { source, admission } = await started({ onResolved: (e) => resolved.push(e.message) });
     admission.review(review(deployment('shop', 'late-config')));
     // A dry run is not remembered.
     admission.review(review(deployment('shop', 'dry-config'), { dryRun: true }));
@@ -185,7 +185,7 @@ describe('Admission', () => {
   });
 
   it('releases its caches at stop', async () => {
-    const { source, admission } = setup();
+    const { source, admission } = await setup();
     expect(source.openWatches('Secret')).toBe(1);
     await admission.stop();
     expect(source.openWatches('Secret')).toBe(0);
@@ -194,7 +194,7 @@ describe('Admission', () => {
 });
 
 describe('GraceTracker', () => {
-  it('forgets a warning after the grace, and stops its timer', () => {
+  it('forgets a warning after the grace, and stops its timer', async () => {
     vi.useFakeTimers();
     try {
       const seen: string[] = [];
@@ -220,7 +220,10 @@ describe('GraceTracker', () => {
 });
 
 describe('reviewAdmission on arbitrary input', () => {
-  const { admission } = setup();
+  let admission: Admission;
+  beforeAll(async () => {
+    admission = (await setup()).admission;
+  });
   afterAll(() => admission.stop());
   const labels = (ns: string) => (ns === 'strict' ? { [ENFORCE_LABEL]: 'deny' } : {});
   const throwing: AdmissionDeps = {
@@ -232,7 +235,7 @@ describe('reviewAdmission on arbitrary input', () => {
     },
   };
 
-  it('never throws and never denies outside a deny namespace', () => {
+  it('never throws and never denies outside a deny namespace', async () => {
     const namespace = fc.constantFrom('shop', 'strict', 'other', '', undefined);
     const object = fc.oneof(
       fc.jsonValue(),
