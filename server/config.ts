@@ -38,6 +38,17 @@ export interface Config {
   streamsPerClient: number;
   /** Streams the server holds open at once, of all clients. */
   streamsTotal: number;
+  /** The admission webhook's HTTPS listener (docs/admission.md); undefined: no webhook. */
+  admission?: AdmissionConfig;
+}
+
+export interface AdmissionConfig {
+  host: string;
+  port: number;
+  /** PEM files; both unset: a self-signed certificate is generated at start. */
+  certFile?: string;
+  keyFile?: string;
+  graceMs: number;
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -97,6 +108,26 @@ export const SETTINGS = {
     flag: '--streams-total',
     accepts: 'open streams of all clients, a whole number from 1 to 100000 (default 256)',
   },
+  admissionListen: {
+    env: 'REFWATCH_ADMISSION_LISTEN',
+    flag: '--admission-listen',
+    accepts: "host:port for the admission webhook's HTTPS listener, e.g. 0.0.0.0:8443 (default: no webhook)",
+  },
+  admissionTlsCert: {
+    env: 'REFWATCH_ADMISSION_TLS_CERT',
+    flag: '--admission-tls-cert',
+    accepts: 'a PEM certificate file for the webhook, with --admission-tls-key',
+  },
+  admissionTlsKey: {
+    env: 'REFWATCH_ADMISSION_TLS_KEY',
+    flag: '--admission-tls-key',
+    accepts: 'a PEM private key file for the webhook, with --admission-tls-cert',
+  },
+  admissionGrace: {
+    env: 'REFWATCH_ADMISSION_GRACE',
+    flag: '--admission-grace',
+    accepts: 'a duration such as 30s (default 30s): how long a warned, missing referent may take to appear',
+  },
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -139,6 +170,10 @@ const envSchema = z.object({
   REFWATCH_MUTATION_RATE: z.coerce.number().min(0.1).max(10_000).default(5),
   REFWATCH_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(16),
   REFWATCH_STREAMS_TOTAL: z.coerce.number().int().min(1).max(100_000).default(256),
+  REFWATCH_ADMISSION_LISTEN: z.string().optional(),
+  REFWATCH_ADMISSION_TLS_CERT: z.string().optional(),
+  REFWATCH_ADMISSION_TLS_KEY: z.string().optional(),
+  REFWATCH_ADMISSION_GRACE: z.string().default('30s'),
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -242,7 +277,45 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       `the example loads into the embedded cluster only; on ${cluster.mode} apply it yourself: kubectl apply -f deploy/demo/crds.yaml && kubectl apply -f ${example}`,
     );
   if (example !== 'none') cfg.example = example;
+  const admission = admissionSettings(e, wrap);
+  if (admission) cfg.admission = admission;
   return cfg;
+}
+
+const LISTEN = /^(\[[0-9a-fA-F:]+\]|[^:\s]*):(\d{1,5})$/;
+
+/** admissionSettings reads the webhook's listener and TLS files; the files go together. */
+function admissionSettings(
+  e: z.infer<typeof envSchema>,
+  wrap: (key: string, fn: () => number) => number,
+): AdmissionConfig | undefined {
+  const cert = e.REFWATCH_ADMISSION_TLS_CERT;
+  const key = e.REFWATCH_ADMISSION_TLS_KEY;
+  if (e.REFWATCH_ADMISSION_LISTEN === undefined) {
+    if (cert !== undefined || key !== undefined)
+      throw configError(
+        cert !== undefined ? 'REFWATCH_ADMISSION_TLS_CERT' : 'REFWATCH_ADMISSION_TLS_KEY',
+        'is set but the webhook is off; add --admission-listen 0.0.0.0:8443 to serve it',
+      );
+    return undefined;
+  }
+  const m = LISTEN.exec(e.REFWATCH_ADMISSION_LISTEN.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port < 1 || port > 65535)
+    throw configError('REFWATCH_ADMISSION_LISTEN', `"${e.REFWATCH_ADMISSION_LISTEN}" is not host:port`);
+  if ((cert === undefined) !== (key === undefined))
+    throw configError(
+      cert === undefined ? 'REFWATCH_ADMISSION_TLS_CERT' : 'REFWATCH_ADMISSION_TLS_KEY',
+      'is missing: give both --admission-tls-cert and --admission-tls-key, or neither for a generated certificate',
+    );
+  return {
+    host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0',
+    port,
+    ...(cert !== undefined && key !== undefined ? { certFile: cert, keyFile: key } : {}),
+    graceMs: wrap('REFWATCH_ADMISSION_GRACE', () =>
+      parseDurationMs(e.REFWATCH_ADMISSION_GRACE, 'REFWATCH_ADMISSION_GRACE'),
+    ),
+  };
 }
 
 /** namespaceList reads REFWATCH_NAMESPACES: namespace names, comma-separated, at least one. */

@@ -1,5 +1,6 @@
 import 'server-only';
 import { ChangeLog, type ChangeLogOptions, type ClusterInfo } from '../lib/changelog';
+import { startAdmission, type AdmissionService } from './admission';
 import { Manager, type FallbackNamespace } from '../lib/engine';
 import { SharedInformerPool, createLogger, type Logger } from '../lib/kube';
 import { parseConfig, type Config } from './config';
@@ -40,6 +41,8 @@ export interface Runtime {
   readonly demo?: DemoRunner;
   /** The example loaded into the embedded cluster (deploy/example), unless config.example is unset. */
   readonly example?: Example;
+  /** The admission check: the embedded cluster's Warning headers, and the webhook of --admission-listen. */
+  readonly admission?: AdmissionService;
   cluster(): ClusterInfo;
   onCluster(listener: (info: ClusterInfo) => void): () => void;
   /** What /readyz answers: see judgeReadiness. */
@@ -48,7 +51,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 7;
+const RUNTIME_VERSION = 8;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 const COMPACT_INTERVAL_MS = 10_000;
@@ -151,6 +154,11 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   metrics.attach(manager, pool);
   manager.start();
   const embedded = connection.embedded;
+  const admission =
+    embedded || config.admission
+      ? await startAdmission({ source: pool, observer, changelog, config: config.admission })
+      : undefined;
+  if (embedded && admission) embedded.setAdmission((op, object) => admission.admission.check(op, object).warnings);
   const demo = config.demo
     ? new DemoRunner({
         manager,
@@ -227,6 +235,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
+    ...(admission ? { admission } : {}),
     cluster: current,
     onCluster(listener) {
       listeners.add(listener);
@@ -249,6 +258,8 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await demo?.dispose();
         await example?.stop();
         await removeKubeconfig?.();
+        embedded?.setAdmission(undefined);
+        await admission?.stop();
         await manager.stop();
         history.stop();
         summaryFeed.stop();

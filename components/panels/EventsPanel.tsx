@@ -20,6 +20,7 @@ const GROUP_OF: Record<EventType, Exclude<EventGroup, 'all'>> = {
   ControllerReactivated: 'controllers',
   WatchError: 'problems',
   WatchRecovered: 'controllers',
+  AdmissionWarningResolved: 'resolution',
 };
 
 const GROUPS: { id: EventGroup; label: string }[] = [

@@ -144,7 +144,9 @@ export type EventType =
   | 'ControllerCancelled'
   | 'ControllerReactivated'
   | 'WatchError'
-  | 'WatchRecovered';
+  | 'WatchRecovered'
+  /** A referent that an admission warning named missing appeared within --admission-grace. */
+  | 'AdmissionWarningResolved';
 
 /** An event in the live timeline. Events expire from the log silently (no tombstones). */
 export interface EventEntity {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { registerCheck } from './commands/check';
 import { registerExplain } from './commands/explain';
 import { registerStuck } from './commands/stuck';
 import { registerTree } from './commands/tree';
@@ -16,7 +17,7 @@ export function buildProgram(invokedAs: string): Command {
   const bin = invokedAs.startsWith('kubectl-') ? `kubectl ${invokedAs.slice('kubectl-'.length)}` : 'refwatch';
   const program = new Command(bin)
     .description(
-      'Which Kubernetes reference is stuck, why, and what to do: explain, stuck, tree and watch, against a running refwatch server (--server URL) or standalone from your kubeconfig.',
+      'Which Kubernetes reference is stuck, why, and what to do: explain, stuck, tree and watch, against a running refwatch server (--server URL) or standalone from your kubeconfig; check finds dangling references in manifests before they are applied.',
     )
     .usage('<command> [flags]')
     .exitOverride()
@@ -27,9 +28,10 @@ export function buildProgram(invokedAs: string): Command {
   registerStuck(program, bin);
   registerTree(program, bin);
   registerWatch(program, bin);
+  registerCheck(program, bin);
   program.addHelpText(
     'after',
-    `\nEXAMPLES\n  $ ${bin} explain pod/web -n shop\n  $ ${bin} stuck -A --older-than 1m\n  $ ${bin} tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000\n  $ ${bin} watch -n shop\n\nEXIT CODES\n  0  everything asked about is resolved\n  1  something is unresolved or stuck\n  2  usage or connection error\n`,
+    `\nEXAMPLES\n  $ ${bin} explain pod/web -n shop\n  $ ${bin} stuck -A --older-than 1m\n  $ ${bin} tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000\n  $ ${bin} watch -n shop\n  $ ${bin} check -f deploy/ -R\n\nEXIT CODES\n  0  everything asked about is resolved\n  1  something is unresolved or stuck\n  2  usage or connection error\n`,
   );
   for (const c of program.commands)
     c.exitOverride().showHelpAfterError(`(run ${bin} ${c.name()} --help for every flag and examples)`);

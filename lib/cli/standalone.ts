@@ -96,23 +96,7 @@ export class StandaloneBackend implements Backend {
   }
 
   static async open(opts: StandaloneOptions): Promise<StandaloneBackend> {
-    const env = opts.env ?? process.env;
-    const file =
-      opts.kubeconfig ??
-      env.KUBECONFIG?.split(path.delimiter).find(Boolean) ??
-      path.join(os.homedir(), '.kube', 'config');
-    const flag = opts.kubeconfig ? '--kubeconfig' : env.KUBECONFIG ? 'KUBECONFIG' : 'the default kubeconfig';
-    let client: KubeClient;
-    try {
-      client = KubeClient.fromFile(file, opts.context ? { context: opts.context } : {});
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      const hint =
-        /context/i.test(message) && opts.context
-          ? 'check --context'
-          : 'pass --kubeconfig PATH, or ask a running server with --server URL';
-      throw new CliError(`cannot use ${flag} ${file}: ${message}; ${hint}`);
-    }
+    const { client, where } = openKubeClient(opts);
     let observer: RulesObserver;
     try {
       observer = observeRuleSet(await loadRuleSet(opts.packs, opts.rules));
@@ -120,12 +104,7 @@ export class StandaloneBackend implements Backend {
       client.close();
       throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
     }
-    return new StandaloneBackend(
-      client,
-      observer,
-      opts,
-      `${flag === 'the default kubeconfig' ? file : `${flag} ${file}`}, context ${client.describe().context}`,
-    );
+    return new StandaloneBackend(client, observer, opts, where);
   }
 
   async explain(key: ObjectKey): Promise<Explanation> {
@@ -333,6 +312,36 @@ export class StandaloneBackend implements Backend {
     }
     return waiting;
   }
+}
+
+/**
+ * openKubeClient loads the kubeconfig a headless command uses (--kubeconfig,
+ * else $KUBECONFIG's first file, else ~/.kube/config) and says which, with
+ * the context, for messages.
+ */
+export function openKubeClient(opts: Pick<StandaloneOptions, 'kubeconfig' | 'context' | 'env'>): {
+  client: KubeClient;
+  where: string;
+} {
+  const env = opts.env ?? process.env;
+  const file =
+    opts.kubeconfig ??
+    env.KUBECONFIG?.split(path.delimiter).find(Boolean) ??
+    path.join(os.homedir(), '.kube', 'config');
+  const flag = opts.kubeconfig ? '--kubeconfig' : env.KUBECONFIG ? 'KUBECONFIG' : 'the default kubeconfig';
+  let client: KubeClient;
+  try {
+    client = KubeClient.fromFile(file, opts.context ? { context: opts.context } : {});
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    const hint =
+      /context/i.test(message) && opts.context
+        ? 'check --context'
+        : 'pass --kubeconfig PATH, or ask a running server with --server URL';
+    throw new CliError(`cannot use ${flag} ${file}: ${message}; ${hint}`);
+  }
+  const where = `${flag === 'the default kubeconfig' ? file : `${flag} ${file}`}, context ${client.describe().context}`;
+  return { client, where };
 }
 
 function scopeKey(kind: GroupKind, namespace: string | undefined): string {

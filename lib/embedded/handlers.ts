@@ -67,12 +67,14 @@ export interface HandlerContext {
   /** sleep waits ms on a timer the server can cancel at stop; it resolves false when cancelled. */
   sleep(ms: number): Promise<boolean>;
   isStopping(): boolean;
+  /** Warnings for a create or update, sent as Warning headers (see EmbeddedServer.setAdmission). */
+  admission: ((operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>) => string[]) | undefined;
 }
 
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
 const PROBES = new Set(['/healthz', '/readyz', '/livez']);
 
-function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(code, {
@@ -82,6 +84,22 @@ function send(res: ServerResponse, code: number, body: unknown, headers: Record<
     ...headers,
   });
   res.end(text);
+}
+
+/** warningHeaders runs the admission check on a body, as kube-apiserver relays a webhook's warnings: `299 - "text"`. */
+function warningHeaders(
+  ctx: HandlerContext,
+  operation: 'CREATE' | 'UPDATE',
+  body: Record<string, unknown>,
+  namespace: string | undefined,
+): Record<string, string[]> {
+  if (!ctx.admission) return {};
+  const meta = (typeof body.metadata === 'object' && body.metadata !== null ? body.metadata : {}) as object;
+  // An object posted to a namespace's URL may leave its own namespace out.
+  const object = namespace ? { ...body, metadata: { namespace, ...meta } } : body;
+  const warnings = ctx.admission(operation, object);
+  if (warnings.length === 0) return {};
+  return { Warning: warnings.map((w) => `299 - "${w.replace(/["\\]/g, (c) => `\\${c}`)}"`) };
 }
 
 function sendError(res: ServerResponse, e: ApiError): void {
@@ -405,12 +423,14 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
     case 'create': {
       checkBodyType(req);
       const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
-      return send(res, 201, one(registry.create(target, body)));
+      const warnings = warningHeaders(ctx, 'CREATE', body, target.namespace);
+      return send(res, 201, one(registry.create(target, body)), warnings);
     }
     case 'update': {
       checkBodyType(req);
       const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
-      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)));
+      const warnings = r.sub ? {} : warningHeaders(ctx, 'UPDATE', body, target.namespace);
+      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)), warnings);
     }
     case 'patch': {
       const contentType = mediaType(req);

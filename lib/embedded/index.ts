@@ -50,7 +50,16 @@ export interface EmbeddedServer {
   requestCount(): Record<string, number>;
   /** A kubeconfig (cluster, user and context named "embedded") pointing at this server. */
   kubeconfig(): object;
+  /**
+   * setAdmission makes create and update answer with the warnings `check`
+   * returns, as HTTP Warning headers (kube-apiserver's way of passing on a
+   * webhook's warnings), so kubectl prints them; undefined turns it off.
+   */
+  setAdmission(check: AdmissionCheck | undefined): void;
 }
+
+/** AdmissionCheck returns the warnings for an object being created or updated; it must not throw. */
+export type AdmissionCheck = (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>) => string[];
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -112,6 +121,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
         sleeps.set(t, resolve);
       }),
     isStopping: () => stopping,
+    admission: undefined,
   };
 
   const certificate = opts.tls ? await selfSignedCertificate() : undefined;
@@ -171,6 +181,9 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     port,
     stop,
     faults: hooks,
+    setAdmission: (check) => {
+      ctx.admission = check;
+    },
     openWatches: () => hub.counts(),
     requestCount: () => Object.fromEntries(counts),
     kubeconfig: () => ({

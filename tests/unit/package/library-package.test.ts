@@ -16,6 +16,7 @@ const ENTRY_POINTS = [
   'diagnose',
   'rules',
   'testing',
+  'admission',
 ];
 /** lib/demo holds the demo API's wire shapes for the server and the dashboard: it is not the library's. */
 const DASHBOARD_ONLY = 'demo';

@@ -1,0 +1,92 @@
+import type { InformerSource, ReadinessPredicate } from '../engine';
+import { keyOfChecked, parseKindKey, type KubeObject, type ObjectKey } from '../model';
+import type { RuleSet } from '../rules/rule-set';
+import { GraceTracker } from './grace';
+import { ReferentCaches } from './referent-caches';
+import { admit, reviewAdmission, type AdmissionReviewOut, type AdmissionVerdict } from './review';
+
+export interface AdmissionOptions {
+  source: InformerSource;
+  ruleSet: RuleSet;
+  readiness?: (kind: string) => ReadinessPredicate | undefined;
+  /** How long a warned, missing referent may take to appear and count as resolved (default 30 s; 0: not tracked). */
+  graceMs?: number;
+  /** Told when a warning resolved itself within the grace (the server records a dashboard event). */
+  onResolved?: (event: { referent: ObjectKey; referrer: string; message: string }) => void;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Admission answers "does what this object names exist, and is it ready?"
+ * for objects being created or updated: the rule set's references checked
+ * against the shared caches, in the webhook's AdmissionReview form or as
+ * the warnings of one object (the embedded API server). stop releases its
+ * caches and grace timer.
+ */
+export class Admission {
+  readonly caches: ReferentCaches;
+  private readonly grace: GraceTracker;
+
+  constructor(private readonly opts: AdmissionOptions) {
+    this.grace = new GraceTracker({
+      graceMs: opts.graceMs ?? 30_000,
+      onResolved: (e) => opts.onResolved?.(e),
+    });
+    this.caches = new ReferentCaches({
+      source: opts.source,
+      readiness: opts.readiness,
+      onAdded: (key) => this.grace.appeared(key),
+    });
+  }
+
+  /**
+   * prime starts the Namespace cache and the caches of the referent kinds the
+   * rules name, before the first review; kinds the cluster does not serve
+   * are left to their first lookup, so a missing CRD costs no failing watch.
+   */
+  async prime(): Promise<void> {
+    const kinds = new Set<string>(['Namespace']);
+    for (const [, rules] of this.opts.ruleSet.rules)
+      for (const r of rules) {
+        if (r.kind === undefined || typeof r.group !== 'string') continue;
+        kinds.add(r.group === '' ? r.kind : `${r.kind}.${r.group}`);
+      }
+    const served = await Promise.all(
+      [...kinds].map(async (kind) => {
+        const gk = parseKindKey(kind);
+        if (!gk.ok) return undefined;
+        const namespaced = this.opts.source.namespaced ? await this.opts.source.namespaced(gk.value) : true;
+        return namespaced === undefined ? undefined : kind;
+      }),
+    );
+    this.caches.prime(served.filter((k) => k !== undefined));
+  }
+
+  /** review answers an AdmissionReview v1 body; never throws. */
+  review(body: unknown): AdmissionReviewOut {
+    return reviewAdmission(this.deps(), body);
+  }
+
+  /** check judges one object of a create or update, as the webhook would; never throws. */
+  check(operation: 'CREATE' | 'UPDATE', object: unknown, opts: { dryRun?: boolean } = {}): AdmissionVerdict {
+    return admit(this.deps(), { operation, object, dryRun: opts.dryRun === true });
+  }
+
+  async stop(): Promise<void> {
+    this.grace.stop();
+    await this.caches.stop();
+  }
+
+  private deps() {
+    return {
+      ruleSet: this.opts.ruleSet,
+      lookup: this.caches,
+      namespaceLabels: (ns: string) => this.caches.namespaceLabels(ns),
+      onError: this.opts.onError,
+      onFindings: (object: KubeObject, findings: Parameters<GraceTracker['warned']>[1]) => {
+        const key = keyOfChecked(object);
+        this.grace.warned(key.ok ? key.value : `${object.kind} ${object.metadata.name}`, findings);
+      },
+    };
+  }
+}

@@ -1,0 +1,102 @@
+import type { InformerSource, InformerSubscription, ReadinessPredicate } from '../engine';
+import { defaultReadiness } from '../engine/readiness';
+import { SimilarNames } from '../diagnose/similar-names';
+import { kindOfKey, parseKindKey, splitKey, type ObjectKey } from '../model';
+import type { ReferentLookup, ReferentState } from './referent-lookup';
+
+export interface ReferentCachesOptions {
+  /** The engine's shared informers: a kind the engine already watches costs no new watch. */
+  source: InformerSource;
+  /** Readiness per referent kind key; default: Ready=True or no conditions. */
+  readiness?: (kind: string) => ReadinessPredicate | undefined;
+  /** Told of every referent that enters a cache, for warnings that resolve themselves. */
+  onAdded?: (key: ObjectKey) => void;
+}
+
+interface KindCache {
+  subscription: InformerSubscription;
+  similar?: { version: number | undefined; index: SimilarNames };
+}
+
+const NAMESPACE_KIND = 'Namespace';
+
+/**
+ * ReferentCaches answers lookups from shared informer caches, one per
+ * referent kind, acquired on the first lookup of a kind (or by prime) and
+ * held until stop. A lookup never makes a request: a kind whose cache is
+ * not primed, or whose watch fails (Forbidden, KindUnknown), is `unknown`.
+ */
+export class ReferentCaches implements ReferentLookup {
+  private readonly kinds = new Map<string, KindCache>();
+  private stopped = false;
+
+  constructor(private readonly opts: ReferentCachesOptions) {}
+
+  /** prime starts the caches of these kinds now, so that the first lookups find them primed. */
+  prime(kinds: Iterable<string>): void {
+    for (const k of kinds) this.cacheOf(k);
+  }
+
+  lookup(referent: ObjectKey): ReferentState {
+    const kind = kindOfKey(referent);
+    const c = this.cacheOf(kind);
+    if (!c) return { state: 'unknown' };
+    const sub = c.subscription;
+    if (!sub.isPrimed() || sub.status().lastError) return { state: 'unknown' };
+    const object = sub.store.get(referent);
+    if (object) {
+      const predicate = this.opts.readiness?.(kind) ?? defaultReadiness;
+      return { state: 'found', object, readiness: predicate(object) };
+    }
+    const parts = splitKey(referent);
+    if (!parts) return { state: 'missing', similar: [] };
+    const store = sub.store;
+    if (!c.similar || c.similar.version === undefined || c.similar.version !== store.keysVersion)
+      c.similar = { version: store.keysVersion, index: new SimilarNames(store.keys()) };
+    return {
+      state: 'missing',
+      similar: c.similar.index.similarIn(parts.namespace, parts.name).matches.map((m) => m.name),
+    };
+  }
+
+  /** namespaceLabels reads a namespace's labels from the Namespace cache; undefined while it is not known. */
+  namespaceLabels(namespace: string): Readonly<Record<string, string>> | undefined {
+    const c = this.cacheOf(NAMESPACE_KIND);
+    if (!c || !c.subscription.isPrimed()) return undefined;
+    return c.subscription.store.get(`${NAMESPACE_KIND}//${namespace}`)?.metadata.labels ?? undefined;
+  }
+
+  /** isPrimed: is the cache of this kind primed and healthy? */
+  isPrimed(kind: string): boolean {
+    const s = this.kinds.get(kind)?.subscription;
+    return s !== undefined && s.isPrimed() && !s.status().lastError;
+  }
+
+  /** stop releases every cache this lookup acquired; awaited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const subs = [...this.kinds.values()].map((c) => c.subscription);
+    this.kinds.clear();
+    await Promise.all(subs.map((s) => s.release()));
+  }
+
+  private cacheOf(kind: string): KindCache | undefined {
+    const existing = this.kinds.get(kind);
+    if (existing || this.stopped) return existing;
+    const gk = parseKindKey(kind);
+    if (!gk.ok) return undefined;
+    const predicate = kind === NAMESPACE_KIND ? undefined : (this.opts.readiness?.(kind) ?? defaultReadiness);
+    const onAdded = this.opts.onAdded;
+    const subscription = this.opts.source.acquire(
+      { group: gk.value.group, kind: gk.value.kind },
+      (e) => {
+        if (e.type === 'added' && onAdded) onAdded(e.key);
+      },
+      // Namespaces are read for their labels only; a kind whose readiness is existence needs no more either.
+      { metadataOnly: kind === NAMESPACE_KIND || predicate?.readsMetadataOnly === true },
+    );
+    const c: KindCache = { subscription };
+    this.kinds.set(kind, c);
+    return c;
+  }
+}

@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseConfig } from '@/server/config';
+import { startRuntime, type Runtime } from '@/server/runtime';
+import { kubectl, kubectlPath } from '../setup/kubectl';
+
+/*
+ * The embedded API server runs the admission check on create and update and
+ * sends its warnings as Warning headers: kubectl 1.35 applying the README's
+ * typo'd Pod prints them, as it would a webhook's on a real cluster.
+ */
+
+const kind = inject('refwatchCluster').kind;
+const found = kind === 'embedded' ? kubectlPath() : undefined;
+
+describe.runIf(found !== undefined && 'path' in found)('admission warnings from the embedded cluster', () => {
+  const bin = found && 'path' in found ? found.path : '';
+  let rt: Runtime;
+  let dir: string;
+  let kubeconfig: string;
+  const run = (args: string[], stdin?: string) => kubectl(bin, kubeconfig, args, stdin);
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-admission-embedded-'));
+    kubeconfig = path.join(dir, 'state', 'refwatch', 'embedded.kubeconfig');
+    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), {
+      kubeconfigFile: kubeconfig,
+    });
+  });
+
+  afterAll(async () => {
+    await rt?.dispose();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("prints the warning for the README's typo'd Pod, and creates it", async () => {
+    for (const f of ['00-namespaces.yaml', '10-config.yaml']) {
+      const r = await run(['apply', '-f', `deploy/example/${f}`]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const admission = rt.admission!.admission;
+    const deadline = Date.now() + 30_000;
+    while (admission.caches.lookup('Secret/refwatch-example/db-password').state !== 'found') {
+      if (Date.now() > deadline) throw new Error('the Secret cache never held db-password');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const pods = await run(['apply', '-f', 'deploy/example/20-pods.yaml']);
+    console.log(`kubectl apply -f deploy/example/20-pods.yaml (embedded):\n${pods.stderr}${pods.stdout}`);
+    expect(pods.code).toBe(0);
+    expect(pods.stderr).toContain(
+      'Warning: spec.volumes[0].secret.secretName: Secret refwatch-example/db-pasword does not exist; did you mean db-password?',
+    );
+    expect(pods.stdout).toContain('pod/worker created');
+    // web's references all resolve: the only other warning is reporter's ConfigMap, which lives in another namespace.
+    expect(pods.stderr.split('\n').filter((l) => l.startsWith('Warning:'))).toHaveLength(2);
+    expect(pods.stderr).toContain('configMap.name: ConfigMap refwatch-example/feature-flags does not exist yet');
+  });
+
+  it('warns nothing once the runtime stopped checking', async () => {
+    rt.connection.embedded!.setAdmission(undefined);
+    const r = await run(
+      ['apply', '-f', '-'],
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: refwatch-example}\n',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+});
