@@ -111,7 +111,6 @@ describe.runIf(bin !== '')(`kubectl 1.35 against the ${mode} cluster`, () => {
       args: ['explain', 'pod.spec.volumes'],
       code: 0,
       shape: /^FIELD:\s+volumes/m,
-      embedded: { code: 1, shape: /does not exist/ },
     },
     {
       args: ['apply', '--server-side', '-f', '-'],
