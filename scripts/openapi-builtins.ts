@@ -22,7 +22,7 @@ interface Gvk {
 
 const out = path.resolve(import.meta.dirname, '../lib/embedded/builtin-schemas.generated.ts');
 
-/** The built-in kinds the embedded server serves, per group version document path (api/v1, apis/apps/v1). */
+/** The built-in kinds a fresh embedded server (no CRDs) serves, per group version document path (api/v1, apis/apps/v1). */
 async function servedBuiltins(): Promise<Map<string, Gvk[]>> {
   const embedded = await startEmbeddedServer();
   try {
@@ -33,7 +33,7 @@ async function servedBuiltins(): Promise<Map<string, Gvk[]>> {
       const kinds = Object.values(doc.components?.schemas ?? {}).flatMap(
         (s) => (s['x-kubernetes-group-version-kind'] as Gvk[] | undefined) ?? [],
       );
-      if (gv !== 'apis/apiextensions.k8s.io/v1' || kinds.length > 0) served.set(gv, kinds);
+      if (kinds.length > 0) served.set(gv, kinds);
     }
     return served;
   } finally {
