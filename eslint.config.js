@@ -67,6 +67,40 @@ export default tseslint.config(
             '../kube/*',
             '@/lib/kube',
             '@/lib/kube/*',
+            '../embedded',
+            '../embedded/*',
+            '../testing',
+            '../testing/*',
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The embedded API server is the cluster's side of the wire: it reads the model, never the client, the engine
+    // or the test harness built on it.
+    files: ['lib/embedded/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            '@/server/*',
+            '@/components/*',
+            '@/app/*',
+            'next',
+            'next/*',
+            'react',
+            'react-dom',
+            '../engine',
+            '../engine/*',
+            '../kube',
+            '../kube/*',
+            '../testing',
+            '../testing/*',
+            '@/lib/engine*',
+            '@/lib/kube*',
+            '@/lib/testing*',
           ],
         },
       ],

@@ -36,6 +36,8 @@ import type { RequestTarget, Subresource } from './strategy';
 import { WatchStream, type WatchHub } from './watch';
 import { asPartialList, asPartialObject, negotiate, type Representation } from './negotiation';
 import { openApiFor, openApiIndex } from './openapi';
+import { decodeProtobuf, PROTOBUF } from './protobuf';
+import { AUTHORIZATION_GROUP, authorization } from './reviews';
 import { columnsFor, toTable } from './table';
 import { versionInfo } from './version';
 
@@ -141,7 +143,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-const BODY_TYPES = ['application/json', 'application/yaml'];
+const BODY_TYPES = ['application/json', 'application/yaml', PROTOBUF];
 
 function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -161,6 +163,13 @@ function parseJsonBody(buf: Buffer, kind: string, yaml = false): unknown {
       `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${(e as Error).message}`,
     );
   }
+}
+
+/** objectBody decodes a create or update body: JSON, YAML, or kubectl's protobuf for the kinds protobuf.ts knows. */
+function objectBody(req: IncomingMessage, buf: Buffer, kind: string): Record<string, unknown> {
+  const type = mediaType(req);
+  if (type === PROTOBUF) return decodeProtobuf(buf);
+  return parseObjectBody(buf, kind, type === 'application/yaml');
 }
 
 function parseObjectBody(buf: Buffer, kind: string, yaml = false): Record<string, unknown> {
@@ -354,6 +363,14 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
     return sendError(res, unauthorized());
   }
 
+  if (segments[0] === 'apis' && segments[1] === AUTHORIZATION_GROUP) {
+    ctx.countRequest(`${method.toLowerCase()} ${path}`);
+    const answer = await authorization(method, segments, async () =>
+      objectBody(req, await readBody(req), 'SelfSubjectAccessReview'),
+    );
+    return send(res, answer.code, answer.body);
+  }
+
   let routed: ResourceRequest | ApiError | undefined;
   try {
     routed = route(ctx.registry, method, segments, q);
@@ -422,18 +439,19 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       return startWatch(ctx, req, res, r, q, rep);
     case 'create': {
       checkBodyType(req);
-      const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
+      const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings = warningHeaders(ctx, 'CREATE', body, target.namespace);
       return send(res, 201, one(registry.create(target, body)), warnings);
     }
     case 'update': {
       checkBodyType(req);
-      const body = parseObjectBody(await readBody(req), r.rt.kind, mediaType(req) === 'application/yaml');
+      const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings = r.sub ? {} : warningHeaders(ctx, 'UPDATE', body, target.namespace);
       return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)), warnings);
     }
     case 'patch': {
       const contentType = mediaType(req);
+      if (contentType.startsWith('application/apply-patch')) throw serverSideApplyRefused(contentType);
       const patch = parseJsonBody(await readBody(req), r.rt.kind);
       return send(res, 200, one(registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub)));
     }
@@ -583,4 +601,20 @@ function propagationPolicyOf(value: unknown): PropagationPolicy | undefined {
   throw invalid('meta.k8s.io', 'DeleteOptions', '', [
     fieldNotSupported('propagationPolicy', value, [...PROPAGATION_POLICIES]),
   ]);
+}
+
+/**
+ * Server-side apply needs field managers, managedFields and structured merge by the schemas' list-map keys,
+ * which this server does not keep: it refuses, saying what to use instead, before looking the object up.
+ */
+function serverSideApplyRefused(contentType: string): ApiError {
+  const e = unsupportedMediaType(contentType, [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    'application/strategic-merge-patch+json',
+  ]);
+  e.status.message =
+    `${e.status.message}: server-side apply is not supported by the embedded API server; use client-side apply ` +
+    '(kubectl apply without --server-side), or a real cluster (REFWATCH_TEST_CLUSTER=real) for server-side apply';
+  return e;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Registry } from './registry';
 import { grKey, CRD_GROUP, type ResourceType } from './resources';
+import { BUILTIN_SCHEMAS } from './builtin-schemas.generated';
 import { GIT_VERSION } from './version';
 
 /**
@@ -9,8 +10,9 @@ import { GIT_VERSION } from './version';
  * what kubectl reads from them: each kind's PATCH operation, tagged with
  * x-kubernetes-group-version-kind and listing the fieldValidation parameter
  * (so `kubectl apply`/`create` validate on the server instead of downloading
- * /openapi/v2), and each kind's schema: a CRD's openAPIV3Schema, or an open
- * object for built-in kinds, whose own schemas are not served.
+ * /openapi/v2), and each kind's schema: a CRD's openAPIV3Schema, or for a
+ * built-in kind kube-apiserver's own, structure only, with every schema it
+ * references (builtin-schemas.generated.ts, from scripts/openapi-builtins.ts).
  */
 
 interface GroupVersion {
@@ -103,10 +105,13 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
   const paths: Record<string, object> = {};
   const schemas: Record<string, object> = {};
   const served = registry.table.all().filter((rt) => rt.group === gv.group && rt.versions.includes(gv.version));
+  const builtins = BUILTIN_SCHEMAS[gvPath(gv)] ?? {};
   for (const rt of served.sort((a, b) => a.resource.localeCompare(b.resource))) {
     const gvk = { group: rt.group, version: gv.version, kind: rt.kind };
-    const name = schemaName(rt, gv.version);
-    schemas[name] = { ...schemaOf(registry, rt, gv.version), 'x-kubernetes-group-version-kind': [gvk] };
+    const builtin = rt.crd ? undefined : builtinSchemaName(builtins, gvk);
+    const name = builtin ?? schemaName(rt, gv.version);
+    if (builtin) Object.assign(schemas, builtins);
+    else schemas[name] = { ...schemaOf(registry, rt, gv.version), 'x-kubernetes-group-version-kind': [gvk] };
     const ref = { $ref: `#/components/schemas/${name}` };
     const base = `/${gvPath(gv)}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.resource}`;
     const json = { content: { 'application/json': { schema: ref } } };
@@ -144,4 +149,16 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
     };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: GIT_VERSION }, paths, components: { schemas } };
+}
+
+/** builtinSchemaName is the name kube-apiserver gives a built-in kind's schema (io.k8s.api.core.v1.Pod), if generated. */
+function builtinSchemaName(
+  schemas: Record<string, Record<string, unknown>>,
+  gvk: { group: string; version: string; kind: string },
+): string | undefined {
+  for (const [name, s] of Object.entries(schemas)) {
+    const tags = (s['x-kubernetes-group-version-kind'] as { group: string; version: string; kind: string }[]) ?? [];
+    if (tags.some((t) => t.group === gvk.group && t.version === gvk.version && t.kind === gvk.kind)) return name;
+  }
+  return undefined;
 }

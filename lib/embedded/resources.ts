@@ -430,7 +430,8 @@ export function apiGroupList(table: ResourceTable): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: table.groups().map((g) => {
+    // authorization.k8s.io serves the self reviews only (reviews.ts), outside the table of stored resources.
+    groups: [...table.groups(), { name: 'authorization.k8s.io', versions: ['v1'] }].map((g) => {
       const { kind: _kind, apiVersion: _apiVersion, ...rest } = apiGroup(g) as Record<string, unknown>;
       return rest;
     }),
