@@ -1,5 +1,4 @@
-import type { ReferenceNote } from '../engine';
-import type { DiagnosisSource } from './source';
+import type { Manager, ReferenceNote } from '../engine';
 import type { ReferenceExplanation, ReferenceState } from './reference-diagnosis';
 
 /**
@@ -25,7 +24,7 @@ export function withNote(e: ReferenceExplanation, note: ReferenceNote | undefine
 
 /** noteOf asks the referrer's controller for its note on one reference; undefined when it has none. */
 export function noteOf(
-  manager: DiagnosisSource,
+  manager: Pick<Manager, 'controller'>,
   controller: string,
   key: string,
   e: ReferenceExplanation,

@@ -90,6 +90,7 @@ function gatewayCrds(): Obj[] {
     ['TCPRoute', 'tcproutes', 'Namespaced'],
     ['TLSRoute', 'tlsroutes', 'Namespaced'],
     ['UDPRoute', 'udproutes', 'Namespaced'],
+    ['ReferenceGrant', 'referencegrants', 'Namespaced'],
   ];
   return kinds.map(([k, plural, scope]) => ({
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -125,6 +126,8 @@ function referrers(ns: string): Obj[] {
       metadata: meta('web'),
       spec: {
         serviceAccountName: 'web',
+        // Bound to a node by hand: kube-apiserver does not check that it exists.
+        nodeName: 'node-a',
         containers: [
           {
             name: 'web',
@@ -133,6 +136,23 @@ function referrers(ns: string): Obj[] {
           },
         ],
         volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'web-data' } }],
+      },
+    },
+    {
+      // A Pod naming a missing PriorityClass or RuntimeClass is refused by admission; a template is not.
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta('web'),
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            priorityClassName: 'high',
+            runtimeClassName: 'gvisor',
+            containers: [{ name: 'web', image: 'example.invalid/web:1' }],
+          },
+        },
       },
     },
     {
@@ -513,7 +533,11 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     const server = await startInCluster('refwatch', 'refwatch', 'core,gateway');
     try {
       // Its referrer kinds are watched from the start; their referents never get a reference to watch.
-      const gatewayKinds = gatewayPack.rules.map((r) => `${r.referrer.kind}.${r.referrer.group}`).sort();
+      // ReferenceGrants too: the rules observer watches them to judge cross-namespace references.
+      const gatewayKinds = [
+        ...gatewayPack.rules.map((r) => `${r.referrer.kind}.${r.referrer.group}`),
+        `ReferenceGrant.${GATEWAY}`,
+      ].sort();
       let refused: string[] = [];
       const deadline = Date.now() + 30_000;
       while (refused.length < gatewayKinds.length && Date.now() < deadline) {
