@@ -15,10 +15,11 @@ export interface ReferentCachesOptions {
 
 interface KindCache {
   subscription: InformerSubscription;
-  similar?: { version: number | undefined; index: SimilarNames };
+  similar?: { version: number | undefined; builtAt: number; index: SimilarNames };
 }
 
 const NAMESPACE_KIND = 'Namespace';
+const INDEX_MAX_AGE_MS = 5_000;
 
 /**
  * ReferentCaches answers lookups from shared informer caches, one per
@@ -51,12 +52,16 @@ export class ReferentCaches implements ReferentLookup {
     const parts = splitKey(referent);
     if (!parts) return { state: 'missing', similar: [] };
     const store = sub.store;
-    if (!c.similar || c.similar.version === undefined || c.similar.version !== store.keysVersion)
-      c.similar = { version: store.keysVersion, index: new SimilarNames(store.keys()) };
-    return {
-      state: 'missing',
-      similar: c.similar.index.similarIn(parts.namespace, parts.name).matches.map((m) => m.name),
-    };
+    const now = Date.now();
+    // A busy cache gains keys all the time: its index is rebuilt at most every INDEX_MAX_AGE_MS, and a
+    // suggestion that has gone since is dropped, so a review never pays for indexing a large cache twice in a row.
+    if (!c.similar || (c.similar.version !== store.keysVersion && now - c.similar.builtAt >= INDEX_MAX_AGE_MS))
+      c.similar = { version: store.keysVersion, builtAt: now, index: new SimilarNames(store.keys()) };
+    const similar = c.similar.index
+      .similarIn(parts.namespace, parts.name)
+      .matches.map((m) => m.name)
+      .filter((name) => store.get(referent.slice(0, referent.length - parts.name.length) + name) !== undefined);
+    return { state: 'missing', similar };
   }
 
   /** namespaceLabels reads a namespace's labels from the Namespace cache; undefined while it is not known. */

@@ -58,6 +58,26 @@ describe.runIf(found !== undefined && 'path' in found)('admission warnings from 
     expect(pods.stderr).toContain('configMap.name: ConfigMap refwatch-example/feature-flags does not exist yet');
   });
 
+  it('records on the dashboard that a warning resolved itself when its referent appears within the grace', async () => {
+    const r = await run(
+      ['apply', '-f', '-'],
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: feature-flags, namespace: refwatch-example}\n',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const deadline = Date.now() + 30_000;
+    const resolved = () =>
+      rt.changelog
+        .snapshot({ entities: ['event'] })
+        .entities.event.filter((e) => e.type === 'AdmissionWarningResolved');
+    while (resolved().length === 0) {
+      if (Date.now() > deadline) throw new Error('no AdmissionWarningResolved event');
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(resolved()[0]!.message).toMatch(
+      /^admission warning resolved itself: ConfigMap refwatch-example\/feature-flags appeared [\d.]+s after Pod\/refwatch-example\/reporter named it in spec\.volumes\[0\]\.configMap\.name$/,
+    );
+  });
+
   it('warns nothing once the runtime stopped checking', async () => {
     rt.connection.embedded!.setAdmission(undefined);
     const r = await run(
