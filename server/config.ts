@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RefwatchError, validateNamespace } from '../lib/model';
 import { hostEntryProblem, isLoopback } from './http/hosts';
+import { HISTORY_SETTINGS, historyEnvShape, parseHistoryConfig, type HistoryConfig } from './history/config';
 
 /**
  * Config is refwatch's runtime configuration, parsed once from the
@@ -38,6 +39,8 @@ export interface Config {
   streamsPerClient: number;
   /** Streams the server holds open at once, of all clients. */
   streamsTotal: number;
+  /** Where state transitions are kept across restarts (see server/history/config.ts); unset: nowhere. */
+  history?: HistoryConfig;
 }
 
 /** Each setting: its variable, its flag, and what it accepts. */
@@ -97,6 +100,7 @@ export const SETTINGS = {
     flag: '--streams-total',
     accepts: 'open streams of all clients, a whole number from 1 to 100000 (default 256)',
   },
+  ...HISTORY_SETTINGS,
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -139,6 +143,7 @@ const envSchema = z.object({
   REFWATCH_MUTATION_RATE: z.coerce.number().min(0.1).max(10_000).default(5),
   REFWATCH_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(16),
   REFWATCH_STREAMS_TOTAL: z.coerce.number().int().min(1).max(100_000).default(256),
+  ...historyEnvShape,
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -230,6 +235,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     mutationRate: e.REFWATCH_MUTATION_RATE,
     streamsPerClient: e.REFWATCH_STREAMS_PER_CLIENT,
     streamsTotal: e.REFWATCH_STREAMS_TOTAL,
+    history: parseHistoryConfig(e, configError),
     ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;

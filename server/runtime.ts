@@ -7,6 +7,7 @@ import { connectCluster, probeCluster, type ClusterConnection } from './cluster'
 import { DemoRunner } from './demo';
 import { startExample, type Example } from './example';
 import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
+import { startHistory, withHistoryWarnings, type History } from './history';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 import { judgeReadiness, type Readiness } from './readiness';
@@ -34,6 +35,8 @@ export interface Runtime {
   readonly observer: Observer;
   /** Each tracked object's recent state transitions, for its details. */
   readonly history: StateHistory;
+  /** Transitions kept across restarts (SQLite or PostgreSQL); undefined with --history off. */
+  readonly store?: History;
   /** Where the library's watch and leadership lines go (REFWATCH_LOG_LEVEL). */
   readonly logger: Logger;
   /** The fast-vs-backoff demo, when config.demo is on. */
@@ -48,7 +51,7 @@ export interface Runtime {
 }
 
 /** Bumped whenever Runtime's shape changes, so a dev reload replaces an old instance. */
-const RUNTIME_VERSION = 7;
+const RUNTIME_VERSION = 8;
 const KEY = Symbol.for('refwatch.runtime');
 const PROBE_INTERVAL_MS = 10_000;
 const COMPACT_INTERVAL_MS = 10_000;
@@ -149,6 +152,23 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   });
   observer.attach(manager);
   metrics.attach(manager, pool);
+  // Before the engine starts, so the first transitions after a restart are compared with the stored ones.
+  const store = config.history
+    ? await startHistory({
+        config: config.history,
+        changelog,
+        client: connection.client,
+        embedded: connection.embedded !== undefined,
+        server: connection.info.server,
+        registry: metrics.registry,
+        logger,
+      }).catch(async (e: unknown) => {
+        // A history schema newer than this binary stops the start; what started so far is stopped with it.
+        metrics.detach();
+        await connection.stop();
+        throw e;
+      })
+    : undefined;
   manager.start();
   const embedded = connection.embedded;
   const demo = config.demo
@@ -224,6 +244,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     metrics,
     observer,
     history,
+    ...(store ? { store } : {}),
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
@@ -233,13 +254,16 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       return () => listeners.delete(listener);
     },
     readiness: () =>
-      judgeReadiness({
-        cluster: info,
-        everReachable,
-        watches: pool.watches(),
-        now: Date.now(),
-        scopeFallbacks: scopeFallbacks(),
-      }),
+      withHistoryWarnings(
+        judgeReadiness({
+          cluster: info,
+          everReachable,
+          watches: pool.watches(),
+          now: Date.now(),
+          scopeFallbacks: scopeFallbacks(),
+        }),
+        store?.warnings() ?? [],
+      ),
     dispose() {
       disposing ??= (async () => {
         abort.abort();
@@ -250,6 +274,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await example?.stop();
         await removeKubeconfig?.();
         await manager.stop();
+        await store?.stop();
         history.stop();
         summaryFeed.stop();
         summary.stop();

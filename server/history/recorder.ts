@@ -253,6 +253,8 @@ export class HistoryRecorder {
     const signature = `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`;
     const last = this.#last.get(key);
     const restored = this.#restored.delete(key);
+    if (restored && last && t.type === 'referrer' && last.state === t.state && last.at < t.at)
+      this.#continueSince(id, last.at);
     if (last && last.signature === signature) return;
     if (restored && last && t.type === 'referent') {
       // Seen for the first time since the restart, in another state: it changed while refwatch was down.
@@ -263,6 +265,25 @@ export class HistoryRecorder {
     this.#last.set(key, { signature, at: t.at, state: t.state });
     if (this.#opts.writable?.() === false) return;
     this.#enqueue(t);
+  }
+
+  /**
+   * #continueSince gives a referrer that is in the state it was in before the
+   * restart its since from then, in the change log itself, so the API, the
+   * dashboard and `refwatch stuck` show an age that survives the restart. The
+   * put waits for the change log's current put to end.
+   */
+  #continueSince(id: string, since: number): void {
+    queueMicrotask(() => {
+      const log = this.#opts.changelog;
+      const current = log.get('referrer', id);
+      if (!current || current.since <= since) return;
+      const restored = this.#last.get(
+        stateKey({ type: 'referrer', controller: current.controller, object: current.key }),
+      );
+      if (restored?.state !== current.state) return;
+      log.put('referrer', id, { ...current, since });
+    });
   }
 
   #enqueue(t: Transition): void {
@@ -389,7 +410,9 @@ function namespaceOf(key: string): string {
   return parts.length === 3 ? parts[1]! : '';
 }
 
-function referrerTransition(v: ReferrerEntity): Transition {
+function referrerTransition(v: ReferrerEntity): Transition | undefined {
+  // Waiting on a cache that is still loading is refwatch's own start, not a state of the object.
+  if (v.state === 'Waiting' && v.reason?.startsWith('NotPrimed')) return undefined;
   const t: Transition = {
     at: v.since,
     type: 'referrer',

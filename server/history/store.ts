@@ -464,6 +464,8 @@ function openChecked(path: string): Database.Database {
     database.pragma('journal_mode = WAL');
     // WAL with NORMAL sync loses at most the last transactions at a power cut, never the file.
     database.pragma('synchronous = NORMAL');
+    // Another process on the same file (a second refwatch) is waited for briefly; this blocks the event loop.
+    database.pragma('busy_timeout = 250');
     const check = database.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw Object.assign(new Error(`integrity check: ${String(check)}`), { code: 'SQLITE_CORRUPT' });
     return database;
