@@ -240,13 +240,17 @@ export class HistoryStore {
         .where('key', '=', q.object)
         .executeTakeFirst();
       if (!self) return { transitions: [] };
-      // The referents it ever named: their own transitions belong to its story.
-      const named = this.#db
+      // The referents it ever named: their own transitions belong to its story. Read first, so the timeline
+      // itself is a lookup of a few objects on the (object_id, id) index.
+      const named = await this.#db
         .selectFrom('transitions')
         .select('related_id')
+        .distinct()
         .where('object_id', '=', self.id)
-        .where('type', '=', 'reference');
-      query = query.where((eb) => eb.or([eb('t.object_id', '=', self.id), eb('t.object_id', 'in', named)]));
+        .where('type', '=', 'reference')
+        .execute();
+      const ids = [self.id, ...named.flatMap((n) => (n.related_id === null ? [] : [n.related_id]))];
+      query = query.where('t.object_id', 'in', ids);
     }
     if (q.namespace !== undefined) query = query.where('o.namespace', '=', q.namespace);
     if (q.since !== undefined) query = query.where('t.at', '>=', q.since);
