@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RefwatchError, validateNamespace } from '../lib/model';
 import { hostEntryProblem, isLoopback } from './http/hosts';
+import { HISTORY_SETTINGS, historyEnvShape, parseHistoryConfig, type HistoryConfig } from './history/config';
 
 /**
  * Config is refwatch's runtime configuration, parsed once from the
@@ -40,6 +41,8 @@ export interface Config {
   streamsTotal: number;
   /** The admission webhook's HTTPS listener (docs/admission.md); undefined: no webhook. */
   admission?: AdmissionConfig;
+  /** Where state transitions are kept across restarts (see server/history/config.ts); unset: nowhere. */
+  history?: HistoryConfig;
 }
 
 export interface AdmissionConfig {
@@ -128,6 +131,7 @@ export const SETTINGS = {
     flag: '--admission-grace',
     accepts: 'a duration such as 30s (default 30s): how long a warned, missing referent may take to appear',
   },
+  ...HISTORY_SETTINGS,
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -174,6 +178,7 @@ const envSchema = z.object({
   REFWATCH_ADMISSION_TLS_CERT: z.string().optional(),
   REFWATCH_ADMISSION_TLS_KEY: z.string().optional(),
   REFWATCH_ADMISSION_GRACE: z.string().default('30s'),
+  ...historyEnvShape,
 });
 
 const byEnv = new Map<string, (typeof SETTINGS)[keyof typeof SETTINGS]>(Object.values(SETTINGS).map((s) => [s.env, s]));
@@ -265,6 +270,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     mutationRate: e.REFWATCH_MUTATION_RATE,
     streamsPerClient: e.REFWATCH_STREAMS_PER_CLIENT,
     streamsTotal: e.REFWATCH_STREAMS_TOTAL,
+    history: parseHistoryConfig(e, configError),
     ...accessSettings(e),
   };
   if (e.REFWATCH_TOKEN) cfg.token = e.REFWATCH_TOKEN;

@@ -8,6 +8,7 @@ import { connectCluster, probeCluster, type ClusterConnection } from './cluster'
 import { DemoRunner } from './demo';
 import { startExample, type Example } from './example';
 import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
+import { startHistory, withHistoryWarnings, type History } from './history';
 import { createMetrics, type Metrics } from './metrics';
 import { observeWithRules, type Observer } from './observer';
 import { judgeReadiness, type Readiness } from './readiness';
@@ -35,6 +36,8 @@ export interface Runtime {
   readonly observer: Observer;
   /** Each tracked object's recent state transitions, for its details. */
   readonly history: StateHistory;
+  /** Transitions kept across restarts (SQLite or PostgreSQL); undefined with --history off. */
+  readonly store?: History;
   /** Where the library's watch and leadership lines go (REFWATCH_LOG_LEVEL). */
   readonly logger: Logger;
   /** The fast-vs-backoff demo, when config.demo is on. */
@@ -152,6 +155,23 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   });
   observer.attach(manager);
   metrics.attach(manager, pool);
+  // Before the engine starts, so the first transitions after a restart are compared with the stored ones.
+  const store = config.history
+    ? await startHistory({
+        config: config.history,
+        changelog,
+        client: connection.client,
+        embedded: connection.embedded !== undefined,
+        server: connection.info.server,
+        registry: metrics.registry,
+        logger,
+      }).catch(async (e: unknown) => {
+        // A history schema newer than this binary stops the start; what started so far is stopped with it.
+        metrics.detach();
+        await connection.stop();
+        throw e;
+      })
+    : undefined;
   manager.start();
   const embedded = connection.embedded;
   const admission =
@@ -232,6 +252,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     metrics,
     observer,
     history,
+    ...(store ? { store } : {}),
     logger,
     ...(demo ? { demo } : {}),
     ...(example ? { example } : {}),
@@ -242,13 +263,16 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       return () => listeners.delete(listener);
     },
     readiness: () =>
-      judgeReadiness({
-        cluster: info,
-        everReachable,
-        watches: pool.watches(),
-        now: Date.now(),
-        scopeFallbacks: scopeFallbacks(),
-      }),
+      withHistoryWarnings(
+        judgeReadiness({
+          cluster: info,
+          everReachable,
+          watches: pool.watches(),
+          now: Date.now(),
+          scopeFallbacks: scopeFallbacks(),
+        }),
+        store?.warnings() ?? [],
+      ),
     dispose() {
       disposing ??= (async () => {
         abort.abort();
@@ -261,6 +285,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         embedded?.setAdmission(undefined);
         await admission?.stop();
         await manager.stop();
+        await store?.stop();
         history.stop();
         summaryFeed.stop();
         summary.stop();

@@ -1,5 +1,6 @@
 import { apiFetch } from './access';
 import { apiErrorMessage } from './apiError';
+import type { TimelineTransition } from '../panels/timeline';
 
 /** Why the server could not read something; rule is the RBAC rule to grant when Forbidden. */
 export interface DetailsProblem {
@@ -53,6 +54,9 @@ export interface ObjectDetailsView {
   eventsProblem?: DetailsProblem;
   history: DetailsTransition[];
   fixes: DetailsFix[];
+  /** The stored timeline (docs/history.md), oldest first; absent when the server keeps no history. */
+  timeline?: TimelineTransition[];
+  timelineProblem?: string;
 }
 
 export async function fetchObjectDetails(key: string, signal?: AbortSignal): Promise<ObjectDetailsView> {

@@ -6,6 +6,7 @@ import { kindOfKey, nameOfKey, namespaceOfKey } from '@/lib/model/keys';
 import { fetchObjectDetails, type DetailsProblem, type ObjectDetailsView } from '../data/objectDetails';
 import { shortKind } from '../graph/model';
 import { formatAgo, formatIso } from '../ui/format';
+import { describeStored } from './timeline';
 import styles from './panels.module.css';
 
 export interface ObjectDetailsProps {
@@ -81,6 +82,7 @@ export function ObjectDetailsBody({
         <FixSection details={d} commandsOnly={commandsOnly} onSelectKey={onSelectKey} />
       ) : null}
       <EventsSection details={d} now={now} />
+      <TimelineSection details={d} />
       <HistorySection details={d} now={now} />
       {d.ownerReferences.length > 0 ? (
         <section className={styles.section} aria-labelledby="details-owners">
@@ -183,6 +185,37 @@ function EventsSection({ details, now }: { details: ObjectDetailsView; now: numb
           ))}
         </ol>
       ) : null}
+    </section>
+  );
+}
+
+/** TimelineSection shows the stored timeline, which survives restarts: the object's and its referents' transitions. */
+function TimelineSection({ details }: { details: ObjectDetailsView }) {
+  if (details.timeline === undefined && details.timelineProblem === undefined) return null;
+  return (
+    <section className={styles.section} aria-labelledby="details-timeline" data-testid="details-timeline">
+      <h3 id="details-timeline" className={styles.subhead}>
+        Timeline
+      </h3>
+      {details.timelineProblem ? (
+        <p className={styles.muted}>{details.timelineProblem}</p>
+      ) : details.timeline!.length === 0 ? (
+        <p className={styles.muted}>Nothing recorded in the last day.</p>
+      ) : (
+        <ol className={styles.detailsList}>
+          {details.timeline!.map((t) => (
+            <li key={t.id}>
+              <div className={styles.detailsLine}>
+                <span className={`mono ${styles.muted}`} title={formatIso(t.at)}>
+                  {new Date(t.at).toLocaleTimeString([], { hour12: false })}
+                </span>
+                <span>{describeStored(t)}</span>
+              </div>
+              {t.reason === 'WhileDown' && t.message ? <p className={styles.detailsText}>{t.message}</p> : null}
+            </li>
+          ))}
+        </ol>
+      )}
     </section>
   );
 }

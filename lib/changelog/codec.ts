@@ -156,6 +156,7 @@ const SCHEMAS = {
       f('referencedBy', 'num'),
       f('uid', 'raw'),
       f('resourceVersion', 'raw'),
+      f('manager', 'str'),
       f('changedAt', 'time'),
     ],
     derived: { id: same('key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },

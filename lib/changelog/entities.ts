@@ -55,6 +55,8 @@ export interface ReferentEntity {
   uid?: string;
   /** The object's resourceVersion when it reached this state; an update that changes no shown field leaves it. */
   resourceVersion?: string;
+  /** The field manager (managedFields) that changed the object last when it reached this state; its name only. */
+  manager?: string;
   /** When the state (or its message, or the object's uid) last changed. */
   changedAt: number;
 }

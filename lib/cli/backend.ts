@@ -22,6 +22,29 @@ export interface WatchScope {
 /** WatchMessage is what a backend's watch yields: a whole graph first (and after a resync), then changes. */
 export type WatchMessage = { type: 'snapshot'; graph: Graph } | { type: 'delta'; changes: Change[] };
 
+/** One recorded transition, as GET /api/v1/history returns it (docs/history.md). */
+export interface HistoryTransition {
+  id: number;
+  at: number;
+  type: 'referrer' | 'referent' | 'reference' | 'controller' | 'warning';
+  object: ObjectKey;
+  namespace: string;
+  state: string;
+  reason?: string;
+  message?: string;
+  related?: ObjectKey;
+  resourceVersion?: string;
+  manager?: string;
+  controller?: string;
+}
+
+export interface HistoryQuery {
+  key: ObjectKey;
+  /** Epoch ms. */
+  since?: number;
+  limit: number;
+}
+
 /**
  * Backend answers the CLI's questions, either from a running refwatch server
  * (API v1) or from an engine the CLI runs itself against a kubeconfig.
@@ -37,6 +60,8 @@ export interface Backend {
   /** graph holds root's references, transitively; with reverse, the references to root instead. */
   graph(root: ObjectKey, opts: { reverse: boolean; allNamespaces: boolean }): Promise<Graph>;
   watch(scope: WatchScope, signal: AbortSignal): AsyncIterable<WatchMessage>;
+  /** history reads a server's stored timeline of one object, oldest first; a server backend only. */
+  history?(q: HistoryQuery): Promise<HistoryTransition[]>;
   /** close stops every watch and request; awaited. */
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import {
 } from '../changelog';
 import type { Explanation } from '../diagnose';
 import { follow, type ObjectKey } from '../model';
-import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
+import type { Backend, Graph, HistoryQuery, HistoryTransition, StuckQuery, WatchMessage, WatchScope } from './backend';
 import { CliError, describeCause } from './errors';
 import { SnapshotKinds } from './kinds';
 
@@ -60,6 +60,23 @@ export class ServerBackend implements Backend {
       kind: q.kind,
     });
     return body.items;
+  }
+
+  /** history follows the API's cursor until it has q.limit transitions or the timeline ends. */
+  async history(q: HistoryQuery): Promise<HistoryTransition[]> {
+    const out: HistoryTransition[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.get<{ transitions: HistoryTransition[]; next?: string }>('/api/v1/history', {
+        object: q.key,
+        since: q.since !== undefined ? String(q.since) : undefined,
+        limit: String(Math.min(1000, q.limit - out.length)),
+        cursor,
+      });
+      out.push(...page.transitions);
+      cursor = page.next;
+    } while (cursor !== undefined && out.length < q.limit);
+    return out;
   }
 
   graph(): Promise<Graph> {

@@ -1,4 +1,4 @@
-import { kindOfKey, namespaceOfKey, parseKindKey, type CachedObject, type ObjectKey } from '../model';
+import { kindOfKey, lastManager, namespaceOfKey, parseKindKey, type CachedObject, type ObjectKey } from '../model';
 import type { ReferenceRegistry } from '../registry';
 import type {
   ChangeLog,
@@ -676,6 +676,7 @@ export class ReferenceControllers {
       referencedBy,
       uid,
       resourceVersion: same ? prev.resourceVersion : object?.metadata.resourceVersion,
+      manager: same ? prev.manager : object ? lastManager(object.metadata) : undefined,
       changedAt: same ? prev.changedAt : this.deps.clock.now(),
     };
     if (message !== undefined) value.message = message;

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../model';
+import { keepLastManager, type KubeObject } from '../model';
 
 /*
  * Metadata-only caches. kube-apiserver sends any resource as
@@ -23,8 +23,9 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 /**
  * toMetadataOnly keeps apiVersion, kind and metadata of an object, stamped
  * with the resource's own apiVersion and kind (the server sends
- * meta.k8s.io/v1 PartialObjectMetadata), without managedFields and without
- * the last-applied-configuration annotation.
+ * meta.k8s.io/v1 PartialObjectMetadata), without managedFields (but the
+ * last manager's name, keepLastManager) and without the
+ * last-applied-configuration annotation.
  */
 export function toMetadataOnly(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
   const { managedFields: _managed, annotations, ...metadata } = obj.metadata;
@@ -32,5 +33,7 @@ export function toMetadataOnly(obj: KubeObject, apiVersion: string, kind: string
     const { [LAST_APPLIED]: _applied, ...rest } = annotations;
     if (Object.keys(rest).length > 0) metadata.annotations = rest;
   }
+  const last = keepLastManager(obj.metadata);
+  if (last) metadata.managedFields = last;
   return { apiVersion, kind, metadata };
 }

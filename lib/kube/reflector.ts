@@ -5,6 +5,7 @@ import {
   deepFreeze,
   follow,
   formatKey,
+  keepLastManager,
   kindKey,
   type CachedObject,
   type KubeObject,
@@ -96,15 +97,17 @@ export interface ReflectorStatus extends WatchStatus {
 }
 
 /**
- * stripManagedFields drops metadata.managedFields, which is large and unread
- * by refwatch. It builds metadata anew rather than `delete` the field: a
- * deleted property turns an object into a hash table, which costs every
- * cached object about 400 bytes more than the object without it.
+ * stripManagedFields drops metadata.managedFields, which is large, except the
+ * last manager's name (keepLastManager), which the history records. It builds
+ * metadata anew rather than `delete` the field: a deleted property turns an
+ * object into a hash table, which costs every cached object about 400 bytes
+ * more than the object without it.
  */
 export function stripManagedFields(obj: KubeObject): KubeObject {
   if (obj.metadata && 'managedFields' in obj.metadata) {
     const { managedFields: _managed, ...metadata } = obj.metadata;
-    obj.metadata = metadata;
+    const last = keepLastManager(obj.metadata);
+    obj.metadata = last ? { ...metadata, managedFields: last } : metadata;
   }
   return obj;
 }

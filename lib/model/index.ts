@@ -5,3 +5,4 @@ export * from './keys';
 export * from './reference';
 export * from './readonly';
 export { follow } from './abort';
+export * from './managed-fields';

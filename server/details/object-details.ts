@@ -12,6 +12,7 @@ import {
 } from '../../lib/model';
 import { ApiError } from '../http/errors';
 import type { Runtime } from '../runtime';
+import type { StoredTransition } from '../history/store';
 import type { StateTransition } from '../state-history';
 import { getObject, listEvents, resolveResource, resourceName, type CoreEvent, type ReadProblem } from './read';
 import { presentable } from './redact';
@@ -52,6 +53,10 @@ export interface ObjectDetails {
   history: StateTransition[];
   /** What to do about each reference that holds it up; empty when nothing does. */
   fixes: FixStep[];
+  /** Its stored timeline of the last day (docs/history.md), oldest first; absent with --history off. */
+  timeline?: StoredTransition[];
+  /** Why the stored timeline could not be read, when it could not. */
+  timelineProblem?: string;
 }
 
 /**
@@ -72,6 +77,7 @@ export async function objectDetails(rt: Runtime, rawKey: string, signal?: AbortS
     fixesFor(rt, key),
   ]);
   const history = rt.history.of(key);
+  const stored = await storedTimeline(rt, key);
   if (!read.object && !read.problem && !tracked(rt, key)) {
     throw new ApiError(
       404,
@@ -91,7 +97,31 @@ export async function objectDetails(rt: Runtime, rawKey: string, signal?: AbortS
   if (read.object) details.yaml = stringify(presentable(read.object));
   if (read.problem) details.objectProblem = read.problem;
   if (events.problem) details.eventsProblem = events.problem;
+  if (stored.timeline) details.timeline = stored.timeline;
+  if (stored.problem) details.timelineProblem = stored.problem;
   return details;
+}
+
+const TIMELINE_MS = 86_400_000;
+const TIMELINE_ROWS = 1000;
+const TIMELINE_SHOWN = 50;
+
+/** storedTimeline reads the first TIMELINE_ROWS transitions of the last day of an object, and keeps their newest TIMELINE_SHOWN. */
+async function storedTimeline(
+  rt: Runtime,
+  key: ObjectKey,
+): Promise<{ timeline?: StoredTransition[]; problem?: string }> {
+  if (!rt.store) return {};
+  try {
+    const page = await rt.store.recorder.timeline({
+      object: key,
+      since: Date.now() - TIMELINE_MS,
+      limit: TIMELINE_ROWS,
+    });
+    return { timeline: page.transitions.slice(-TIMELINE_SHOWN) };
+  } catch (e) {
+    return { problem: e instanceof Error ? e.message : String(e) };
+  }
 }
 
 interface CachedOrRead {

@@ -74,6 +74,19 @@ describe('referent revisions', () => {
     expect(log.get('referent', dbKey('orders'))).toBe(before);
   });
 
+  it("a change of verdict records the manager that made it (managedFields' latest entry), and only its name", async () => {
+    const { source, log } = await rig('readiness');
+    const withManagers = db(false, 1, 'resizing volume');
+    withManagers.metadata.managedFields = [
+      { manager: 'helm', operation: 'Update', time: '2026-01-01T10:00:00Z', fieldsV1: { 'f:spec': {} } },
+      { manager: 'kubectl-client-side-apply', operation: 'Update', time: '2026-01-01T11:00:00Z' },
+    ];
+    source.apply(withManagers);
+    const referent = log.get('referent', dbKey('orders'))!;
+    expect(referent).toMatchObject({ state: 'NotReady', manager: 'kubectl-client-side-apply' });
+    expect(JSON.stringify(referent)).not.toContain('f:spec');
+  });
+
   it('a change of verdict or message writes, with changedAt and resourceVersion of that change', async () => {
     const { clock, source, log } = await rig('readiness');
     const first = log.get('referent', dbKey('orders'))!;

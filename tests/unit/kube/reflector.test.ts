@@ -108,24 +108,32 @@ describe('Reflector: list then watch', () => {
     await until(() => r.isPrimed(), 'primed');
     const o = r.store.get('Database.demo.refwatch.dev/shop/orders')!;
     expect(o.spec).toEqual({ engine: 'postgres', extra: { x: [1, 2] } });
-    expect(o.metadata.managedFields).toBeUndefined();
+    expect(o.metadata.managedFields).toEqual([{ manager: 'test' }]);
   });
 
-  it('stripManagedFields builds metadata anew without managedFields, keeping every other field', () => {
+  it('stripManagedFields builds metadata anew with only the last manager of managedFields, keeping every other field', () => {
     const obj = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: {
         name: 'c',
         namespace: 'shop',
-        managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+        managedFields: [
+          { manager: 'helm', operation: 'Update', time: '2026-01-01T10:00:00Z', fieldsV1: { 'f:data': {} } },
+          { manager: 'kubectl', operation: 'Apply', time: '2026-01-01T11:00:00Z', fieldsV1: { 'f:data': {} } },
+          { manager: 'kube-controller-manager', operation: 'Update', time: '2026-01-01T09:00:00Z' },
+        ],
         resourceVersion: '5',
       },
     };
     const metadata = obj.metadata;
     const out = stripManagedFields(obj);
-    expect(out.metadata).toEqual({ name: 'c', namespace: 'shop', resourceVersion: '5' });
-    expect('managedFields' in out.metadata).toBe(false);
+    expect(out.metadata).toEqual({
+      name: 'c',
+      namespace: 'shop',
+      resourceVersion: '5',
+      managedFields: [{ manager: 'kubectl' }],
+    });
     // A new object, not the old one with a property deleted (which would turn it into a hash table).
     expect(out.metadata).not.toBe(metadata);
     const bare = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };

@@ -1,0 +1,117 @@
+import 'server-only';
+import { sql, type Generated, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/**
+ * The history's tables, one schema for SQLite and PostgreSQL. Object keys are
+ * stored once in `objects` and transitions name them by number, which keeps a
+ * transition row to a few dozen bytes: the keys are most of a row otherwise.
+ */
+export interface HistoryTables {
+  objects: {
+    id: Generated<number>;
+    /** The cluster's identity (see clusterIdentity), so one database can hold several clusters. */
+    cluster: string;
+    key: string;
+    namespace: string;
+  };
+  transitions: {
+    /** Assigned by the database, increasing; the order and the cursor of a timeline. */
+    id: Generated<number>;
+    object_id: number;
+    /** Epoch ms. */
+    at: number;
+    type: TransitionType;
+    state: string;
+    reason: string | null;
+    message: string | null;
+    /** The other object: the referent that caused a referrer's state, or the referent a reference names. */
+    related_id: number | null;
+    resource_version: string | null;
+    /** The managedFields manager that made the change, and only its name. */
+    manager: string | null;
+    controller: string | null;
+  };
+  sessions: {
+    cluster: string;
+    started_at: number;
+    /** The last time this cluster's writer was alive: "last seen" for what changed while refwatch was down. */
+    seen_at: number;
+  };
+}
+
+/**
+ * What a transition is about: a referrer's or a referent's state, a reference
+ * that started or stopped, a reference controller's lifecycle, an admission
+ * warning (written by the admission handler through HistoryRecorder.warning).
+ */
+export type TransitionType = 'referrer' | 'referent' | 'reference' | 'controller' | 'warning';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * MIGRATIONS are applied in order at start. A name is never reused or
+ * changed; a new schema is a new entry at the end.
+ */
+export function migrations(dialect: Dialect): Record<string, Migration> {
+  // Ids are the database's own, so writers of several clusters never collide: SQLite's INTEGER PRIMARY KEY is
+  // its row id (no extra index), PostgreSQL's serial types a sequence, 64 bits for transitions so they never wrap.
+  const id = dialect === 'postgres' ? 'bigserial' : 'integer';
+  const objectId = dialect === 'postgres' ? 'serial' : 'integer';
+  return {
+    '0001_transitions': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('objects')
+          .addColumn('id', objectId, (c) => c.primaryKey())
+          .addColumn('cluster', 'text', (c) => c.notNull())
+          .addColumn('key', 'text', (c) => c.notNull())
+          .addColumn('namespace', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('objects_cluster_key').on('objects').columns(['cluster', 'key']).unique().execute();
+        await db.schema
+          .createIndex('objects_cluster_namespace')
+          .on('objects')
+          .columns(['cluster', 'namespace'])
+          .execute();
+        await db.schema
+          .createTable('transitions')
+          .addColumn('id', id, (c) => c.primaryKey())
+          .addColumn('object_id', 'integer', (c) => c.notNull())
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('reason', 'text')
+          .addColumn('message', 'text')
+          .addColumn('related_id', 'integer')
+          .addColumn('resource_version', 'text')
+          .addColumn('manager', 'text')
+          .addColumn('controller', 'text')
+          .execute();
+        await db.schema.createIndex('transitions_object').on('transitions').columns(['object_id', 'id']).execute();
+        await db.schema.createIndex('transitions_at').on('transitions').columns(['at']).execute();
+        await db.schema
+          .createTable('sessions')
+          .addColumn('cluster', 'text', (c) => c.primaryKey())
+          .addColumn('started_at', 'bigint', (c) => c.notNull())
+          .addColumn('seen_at', 'bigint', (c) => c.notNull())
+          .execute();
+      },
+    },
+  };
+}
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return { getMigrations: () => Promise.resolve(migrations(dialect)) };
+}
+
+/** The migrator's own table; read before migrating to refuse a schema newer than this binary. */
+export const MIGRATION_TABLE = 'refwatch_migration';
+export const MIGRATION_LOCK_TABLE = 'refwatch_migration_lock';
+
+/** appliedMigrations lists the migrations a database has, or [] when it has none yet. */
+export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
+  const tables = await db.introspection.getTables();
+  if (!tables.some((t) => t.name === MIGRATION_TABLE)) return [];
+  const rows = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db);
+  return rows.rows.map((r) => r.name);
+}

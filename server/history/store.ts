@@ -1,0 +1,505 @@
+import 'server-only';
+import { mkdirSync, renameSync, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { RefwatchError } from '../../lib/model';
+import {
+  MIGRATION_LOCK_TABLE,
+  MIGRATION_TABLE,
+  appliedMigrations,
+  migrationProvider,
+  migrations,
+  type Dialect,
+  type HistoryTables,
+  type TransitionType,
+} from './schema';
+
+/** Where the history lives: a SQLite file, or a PostgreSQL database shared by replicas and clusters. */
+export type HistoryTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
+
+/** Transition is one recorded change, as written and as read back. */
+export interface Transition {
+  at: number;
+  type: TransitionType;
+  object: string;
+  namespace: string;
+  state: string;
+  reason?: string;
+  message?: string;
+  /** The referent that caused a referrer's state, or the referent a reference names. */
+  related?: string;
+  resourceVersion?: string;
+  manager?: string;
+  controller?: string;
+}
+
+export interface StoredTransition extends Transition {
+  id: number;
+}
+
+export interface TimelineQuery {
+  /** One object's timeline, with the transitions of every referent it named interleaved. */
+  object?: string;
+  /** Every transition of the objects in one namespace. */
+  namespace?: string;
+  since?: number;
+  until?: number;
+  limit: number;
+  /** The `next` of the previous page: transitions after it. */
+  cursor?: number;
+}
+
+export interface TimelinePage {
+  transitions: StoredTransition[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  next?: number;
+}
+
+export interface HistoryStats {
+  rows: number;
+  /** Bytes the database uses (SQLite: pages in use; PostgreSQL: the tables and their indexes). */
+  bytes: number;
+  oldestAt?: number;
+}
+
+export interface OpenOptions {
+  /** The cluster's identity: rows carry it, so one database can hold several clusters. */
+  cluster: string;
+  /** Where a moved-aside corrupt file and other notices are said. */
+  log?: (line: string) => void;
+}
+
+/**
+ * HistoryStore reads and writes the history through Kysely, one schema for
+ * SQLite and PostgreSQL. It migrates at open and refuses a database whose
+ * schema is newer than this binary. A SQLite file that is not a database, or
+ * fails its integrity check, is moved aside and a fresh one started.
+ */
+export class HistoryStore {
+  readonly dialect: Dialect;
+  readonly cluster: string;
+  readonly where: string;
+  readonly #db: Kysely<HistoryTables>;
+  readonly #sqlite: Database.Database | undefined;
+  readonly #objectIds = new Map<string, number>();
+  #closed = false;
+
+  private constructor(
+    db: Kysely<HistoryTables>,
+    dialect: Dialect,
+    cluster: string,
+    where: string,
+    sqlite?: Database.Database,
+  ) {
+    this.#db = db;
+    this.dialect = dialect;
+    this.cluster = cluster;
+    this.where = where;
+    this.#sqlite = sqlite;
+  }
+
+  static async open(target: HistoryTarget, opts: OpenOptions): Promise<HistoryStore> {
+    let store: HistoryStore;
+    if (target.dialect === 'sqlite') {
+      const [db, sqlite] = sqliteDb(target.path, opts.log ?? console.warn);
+      store = new HistoryStore(db, 'sqlite', opts.cluster, target.path, sqlite);
+    } else store = new HistoryStore(postgresDb(target.url), 'postgres', opts.cluster, redactUrl(target.url));
+    try {
+      await store.#migrate();
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  async #migrate(): Promise<void> {
+    const db = this.#db as unknown as Kysely<unknown>;
+    const known = Object.keys(migrations(this.dialect));
+    const unknown = (await appliedMigrations(db)).filter((m) => !known.includes(m));
+    if (unknown.length > 0)
+      throw new RefwatchError(
+        'HistorySchemaNewer',
+        `history database ${this.where} has schema ${unknown.join(', ')}, newer than this refwatch knows (up to ${known.at(-1)}); ` +
+          'upgrade refwatch, or point --history at another database (or --history off)',
+        { field: 'REFWATCH_HISTORY' },
+      );
+    const migrator = new Migrator({
+      db,
+      provider: migrationProvider(this.dialect),
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    });
+    const { error } = await migrator.migrateToLatest();
+    if (error)
+      throw new RefwatchError(
+        'HistoryMigration',
+        `history database ${this.where}: migration failed: ${error instanceof Error ? error.message : String(error)}`,
+        { field: 'REFWATCH_HISTORY', cause: error },
+      );
+  }
+
+  /** write stores transitions in one database transaction. */
+  async write(rows: readonly Transition[]): Promise<void> {
+    if (rows.length === 0) return;
+    // By hand rather than db.transaction(): SQLite rolls back by itself on some errors (SQLITE_FULL at commit),
+    // the rollback that follows then fails, and the first error is the one to report.
+    await this.#db.connection().execute(async (conn) => {
+      await sql`begin`.execute(conn);
+      try {
+        await this.#insert(conn, rows);
+        await sql`commit`.execute(conn);
+      } catch (e) {
+        await sql`rollback`.execute(conn).catch(() => {});
+        throw e;
+      }
+    });
+  }
+
+  async #insert(tx: Kysely<HistoryTables>, rows: readonly Transition[]): Promise<void> {
+    {
+      const ids = await this.#ids(tx, rows);
+      // SQLite takes at most 32,766 bound values per statement; ten per row.
+      for (let i = 0; i < rows.length; i += 1000) {
+        await tx
+          .insertInto('transitions')
+          .values(
+            rows.slice(i, i + 1000).map((r) => ({
+              object_id: ids.get(r.object)!,
+              at: r.at,
+              type: r.type,
+              state: r.state,
+              reason: r.reason ?? null,
+              message: r.message ?? null,
+              related_id: r.related !== undefined ? ids.get(r.related)! : null,
+              resource_version: r.resourceVersion ?? null,
+              manager: r.manager ?? null,
+              controller: r.controller ?? null,
+            })),
+          )
+          .execute();
+      }
+    }
+  }
+
+  /** #ids finds (or adds) the row of every object the transitions name. */
+  async #ids(tx: Kysely<HistoryTables>, rows: readonly Transition[]): Promise<Map<string, number>> {
+    const namespaces = new Map<string, string>();
+    for (const r of rows) {
+      if (!this.#objectIds.has(r.object)) namespaces.set(r.object, r.namespace);
+      if (r.related !== undefined && !this.#objectIds.has(r.related)) namespaces.set(r.related, namespaceOf(r.related));
+    }
+    if (namespaces.size > 0) {
+      const missing = [...namespaces.keys()];
+      await tx
+        .insertInto('objects')
+        .values(missing.map((key) => ({ cluster: this.cluster, key, namespace: namespaces.get(key)! })))
+        .onConflict((oc) => oc.columns(['cluster', 'key']).doNothing())
+        .execute();
+      for (let i = 0; i < missing.length; i += 500) {
+        const found = await tx
+          .selectFrom('objects')
+          .select(['id', 'key'])
+          .where('cluster', '=', this.cluster)
+          .where('key', 'in', missing.slice(i, i + 500))
+          .execute();
+        for (const o of found) this.#objectIds.set(o.key, Number(o.id));
+      }
+    }
+    return this.#objectIds;
+  }
+
+  /** timeline reads transitions oldest first, a page at a time. */
+  async timeline(q: TimelineQuery): Promise<TimelinePage> {
+    let query = this.#db
+      .selectFrom('transitions as t')
+      .innerJoin('objects as o', 'o.id', 't.object_id')
+      .leftJoin('objects as r', 'r.id', 't.related_id')
+      .select([
+        't.id',
+        't.at',
+        't.type',
+        't.state',
+        't.reason',
+        't.message',
+        't.resource_version',
+        't.manager',
+        't.controller',
+        'o.key as object',
+        'o.namespace',
+        'r.key as related',
+      ])
+      .where('o.cluster', '=', this.cluster);
+    if (q.object !== undefined) {
+      const self = await this.#db
+        .selectFrom('objects')
+        .select('id')
+        .where('cluster', '=', this.cluster)
+        .where('key', '=', q.object)
+        .executeTakeFirst();
+      if (!self) return { transitions: [] };
+      // The referents it ever named: their own transitions belong to its story. Read first, so the timeline
+      // itself is a lookup of a few objects on the (object_id, id) index.
+      const named = await this.#db
+        .selectFrom('transitions')
+        .select('related_id')
+        .distinct()
+        .where('object_id', '=', self.id)
+        .where('type', '=', 'reference')
+        .execute();
+      const ids = [self.id, ...named.flatMap((n) => (n.related_id === null ? [] : [n.related_id]))];
+      query = query.where('t.object_id', 'in', ids);
+    }
+    if (q.namespace !== undefined) query = query.where('o.namespace', '=', q.namespace);
+    if (q.since !== undefined) query = query.where('t.at', '>=', q.since);
+    if (q.until !== undefined) query = query.where('t.at', '<=', q.until);
+    if (q.cursor !== undefined) query = query.where('t.id', '>', q.cursor);
+    const rows = await query
+      .orderBy('t.id')
+      .limit(q.limit + 1)
+      .execute();
+    const more = rows.length > q.limit;
+    const transitions = rows.slice(0, q.limit).map((r) => {
+      const t: StoredTransition = {
+        id: Number(r.id),
+        at: Number(r.at),
+        type: r.type,
+        object: r.object,
+        namespace: r.namespace,
+        state: r.state,
+      };
+      if (r.reason !== null) t.reason = r.reason;
+      if (r.message !== null) t.message = r.message;
+      if (r.related !== null) t.related = r.related;
+      if (r.resource_version !== null) t.resourceVersion = r.resource_version;
+      if (r.manager !== null) t.manager = r.manager;
+      if (r.controller !== null) t.controller = r.controller;
+      return t;
+    });
+    return more ? { transitions, next: transitions.at(-1)!.id } : { transitions };
+  }
+
+  /**
+   * lastStates returns the newest transition of every referrer (per
+   * controller), referent, reference and reference controller of this
+   * cluster, keyed by stateKey: what refwatch knew when it stopped.
+   */
+  async lastStates(): Promise<Map<string, StoredTransition>> {
+    const latest = this.#db
+      .selectFrom('transitions as t')
+      .innerJoin('objects as o', 'o.id', 't.object_id')
+      .select((eb) => [eb.fn.max('t.id').as('id')])
+      .where('o.cluster', '=', this.cluster)
+      .where('t.type', '!=', 'warning')
+      .groupBy(['t.object_id', 't.type', 't.controller', 't.related_id']);
+    const rows = await this.#db
+      .selectFrom('transitions as t')
+      .innerJoin('objects as o', 'o.id', 't.object_id')
+      .leftJoin('objects as r', 'r.id', 't.related_id')
+      .select([
+        't.id',
+        't.at',
+        't.type',
+        't.state',
+        't.reason',
+        't.message',
+        't.controller',
+        'o.key',
+        'o.namespace',
+        'r.key as related',
+      ])
+      .where('t.id', 'in', latest)
+      .execute();
+    const out = new Map<string, StoredTransition>();
+    for (const r of rows) {
+      const t: StoredTransition = {
+        id: Number(r.id),
+        at: Number(r.at),
+        type: r.type,
+        object: r.key,
+        namespace: r.namespace,
+        state: r.state,
+      };
+      if (r.reason !== null) t.reason = r.reason;
+      if (r.message !== null) t.message = r.message;
+      if (r.controller !== null) t.controller = r.controller;
+      if (r.related !== null) t.related = r.related;
+      const key = stateKey(t);
+      // A referrer's rows differ by the referent that held it up; its latest is the newest of them.
+      if ((out.get(key)?.id ?? -1) < t.id) out.set(key, t);
+    }
+    return out;
+  }
+
+  /** lastSeen is when this cluster's writer was last alive (see touch), or undefined for a new history. */
+  async lastSeen(): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('sessions')
+      .select('seen_at')
+      .where('cluster', '=', this.cluster)
+      .executeTakeFirst();
+    return row ? Number(row.seen_at) : undefined;
+  }
+
+  /** touch records that the writer is alive at `now`; `started` marks a new session. */
+  async touch(now: number, started = false): Promise<void> {
+    await this.#db
+      .insertInto('sessions')
+      .values({ cluster: this.cluster, started_at: now, seen_at: now })
+      .onConflict((oc) =>
+        oc.column('cluster').doUpdateSet(started ? { started_at: now, seen_at: now } : { seen_at: now }),
+      )
+      .execute();
+  }
+
+  /**
+   * prune deletes transitions older than `before`, then, when maxBytes is set
+   * (SQLite), the oldest tenth at a time until the database uses less. It
+   * returns the rows deleted.
+   */
+  async prune(before: number, maxBytes?: number): Promise<number> {
+    const aged = await this.#db
+      .deleteFrom('transitions')
+      .where('object_id', 'in', this.#clusterObjects())
+      .where('at', '<', before)
+      .executeTakeFirst();
+    let deleted = Number(aged.numDeletedRows);
+    if (maxBytes === undefined || this.dialect !== 'sqlite') return deleted;
+    for (;;) {
+      const { rows, bytes } = await this.stats();
+      if (bytes <= maxBytes || rows === 0) break;
+      const cut = await this.#db
+        .selectFrom('transitions')
+        .select('id')
+        .where('object_id', 'in', this.#clusterObjects())
+        .orderBy('id')
+        .offset(Math.max(1, Math.floor(rows / 10)) - 1)
+        .limit(1)
+        .executeTakeFirst();
+      if (!cut) break;
+      const r = await this.#db
+        .deleteFrom('transitions')
+        .where('object_id', 'in', this.#clusterObjects())
+        .where('id', '<=', cut.id)
+        .executeTakeFirst();
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted;
+  }
+
+  /** stats counts this cluster's transitions; bytes are the whole database's. */
+  async stats(): Promise<HistoryStats> {
+    const agg = await this.#db
+      .selectFrom('transitions')
+      .select((eb) => [eb.fn.countAll<number>().as('rows'), eb.fn.min('at').as('oldest')])
+      .where('object_id', 'in', this.#clusterObjects())
+      .executeTakeFirstOrThrow();
+    let bytes: number;
+    if (this.#sqlite) {
+      const pragma = (name: string) => Number(this.#sqlite!.pragma(name, { simple: true }));
+      bytes = (pragma('page_count') - pragma('freelist_count')) * pragma('page_size');
+    } else {
+      const r = await sql<{
+        bytes: string;
+      }>`select pg_total_relation_size('transitions') + pg_total_relation_size('objects') as bytes`.execute(this.#db);
+      bytes = Number(r.rows[0]!.bytes);
+    }
+    const s: HistoryStats = { rows: Number(agg.rows), bytes };
+    if (agg.oldest !== null && agg.oldest !== undefined) s.oldestAt = Number(agg.oldest);
+    return s;
+  }
+
+  #clusterObjects() {
+    return this.#db.selectFrom('objects').select('id').where('cluster', '=', this.cluster);
+  }
+
+  /** ping checks that the database answers. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.#db);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#db.destroy().catch(() => {});
+  }
+}
+
+/**
+ * stateKey names what one transition is the latest state of: a referrer per
+ * controller, a referent, a reference (referrer, controller and referent), a
+ * reference controller.
+ */
+export function stateKey(t: Pick<Transition, 'type' | 'object' | 'controller' | 'related'>): string {
+  return `${t.type}|${t.controller ?? ''}|${t.object}|${t.type === 'reference' ? (t.related ?? '') : ''}`;
+}
+
+function namespaceOf(key: string): string {
+  const parts = key.split('/');
+  return parts.length === 3 ? parts[1]! : '';
+}
+
+/** SQLite errors that mean the file is not a usable database. */
+const CORRUPT = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB']);
+
+function sqliteDb(path: string, log: (line: string) => void): [Kysely<HistoryTables>, Database.Database] {
+  mkdirSync(dirname(path), { recursive: true });
+  let database: Database.Database;
+  try {
+    database = openChecked(path);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (!code || !CORRUPT.has(code)) throw e;
+    const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+    log(
+      `refwatch: history: ${path} is corrupt (${(e as Error).message}); moved it to ${aside} and started a new history`,
+    );
+    database = openChecked(path);
+  }
+  return [new Kysely<HistoryTables>({ dialect: new SqliteDialect({ database }) }), database];
+}
+
+function openChecked(path: string): Database.Database {
+  const database = new Database(path);
+  try {
+    database.pragma('journal_mode = WAL');
+    // WAL with NORMAL sync loses at most the last transactions at a power cut, never the file.
+    database.pragma('synchronous = NORMAL');
+    // Another process on the same file (a second refwatch) is waited for briefly; this blocks the event loop.
+    database.pragma('busy_timeout = 250');
+    const check = database.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw Object.assign(new Error(`integrity check: ${String(check)}`), { code: 'SQLITE_CORRUPT' });
+    return database;
+  } catch (e) {
+    database.close();
+    throw e;
+  }
+}
+
+function postgresDb(url: string): Kysely<HistoryTables> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 4,
+    connectionTimeoutMillis: 5_000,
+    // int8 (ids, epoch ms) as numbers: both stay far below 2^53.
+    types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) },
+  });
+  // A client whose server went away emits 'error', idle or not; the query in flight, or the next one, reports it.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** redactUrl drops the password from a connection URL, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
