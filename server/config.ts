@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RefwatchError, validateNamespace } from '../lib/model';
+import { PACK_NAMES } from '../lib/rules/packs/names';
 import { hostEntryProblem, isLoopback } from './http/hosts';
 
 /**
@@ -68,7 +69,7 @@ export const SETTINGS = {
   packs: {
     env: 'REFWATCH_RULE_PACKS',
     flag: '--packs',
-    accepts: 'comma-separated packs: core, gateway, crossplane, or none',
+    accepts: `comma-separated packs: ${PACK_NAMES.join(', ')}, or none`,
   },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
   namespaces: {
@@ -115,7 +116,7 @@ export function parseDurationMs(text: string, field: string): number {
   return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
 }
 
-const KNOWN_PACKS = ['core', 'gateway', 'crossplane'];
+const KNOWN_PACKS: readonly string[] = PACK_NAMES;
 
 const envSchema = z.object({
   REFWATCH_CLUSTER: z.enum(['embedded', 'kubeconfig', 'in-cluster']).optional(),
