@@ -5,3 +5,4 @@ export * from './reference-diagnosis';
 export * from './explain';
 export * from './stuck';
 export * from './kubectl';
+export * from './producers';

@@ -5,9 +5,10 @@ import {
   type Manager,
   type ReadinessPredicate,
 } from '../engine';
+import { ProducerIndex, registerProducers } from '../diagnose/producers';
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
-import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
+import { namespaceFieldOf, referrerKinds, scanReferences } from './extract';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -26,6 +27,8 @@ export interface RulesObserver {
   /** attach adds one controller per referrer kind the rules name (or per kind of `kinds`, narrowed to `namespace`). */
   attach(manager: Manager, scope?: ObserveScope): void;
   controllers(): string[];
+  /** Who produces which referent, as the rules' `produces` references say; diagnosis over the Manager reads it. */
+  producers: ProducerIndex;
 }
 
 /** ObserveScope narrows what an observer watches: a headless command watches only what its question needs. */
@@ -55,8 +58,10 @@ export async function loadRuleSet(packs: readonly PackName[], files: readonly st
 export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
   const names: string[] = [];
   const cache = new Map<string, ReadinessPredicate>();
+  const producers = new ProducerIndex();
   return {
     ruleSet,
+    producers,
     readiness(kind) {
       let p = cache.get(kind);
       if (p) return p;
@@ -79,6 +84,17 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
     },
     attach(manager, scope = {}) {
       const only = scope.only;
+      registerProducers(manager.referenceControllers, {
+        // A deleted referrer is dropped by the engine without a reconcile: its production ends with it.
+        producersOf: (referent) =>
+          producers.producersOf(referent).filter((p) => {
+            if (manager.changelog.get('referrer', `${p.controller}|${p.producer}`)) return true;
+            producers.set(p.controller, p.producer, []);
+            return false;
+          }),
+        referencesOf: (controller, referrer) => manager.registry.referencesOf(controller, referrer),
+        namespaceFieldOf: (controller, fieldPath) => manager.controller(controller)?.namespaceFieldOf(fieldPath),
+      });
       for (const gk of scope.kinds ?? referrerKinds(ruleSet)) {
         const name = `rules/${kindKey(gk)}${scope.nameSuffix ?? ''}`;
         names.push(name);
@@ -88,9 +104,13 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           workers: 1,
           namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
           reconcile: (ctx) => {
-            if (!ctx.object || (only && !only(ctx.key))) return;
-            for (const ref of extractReferences(ruleSet, ctx.object))
-              ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
+            if (!ctx.object || (only && !only(ctx.key))) {
+              producers.set(name, ctx.key, []);
+              return;
+            }
+            const scan = scanReferences(ruleSet, ctx.object);
+            producers.set(name, ctx.key, scan.produced ?? []);
+            for (const ref of scan.references) ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
           },
         });
       }
