@@ -59,6 +59,7 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
   const names: string[] = [];
   const cache = new Map<string, ReadinessPredicate>();
   const producers = new ProducerIndex();
+  const registered = new WeakSet<Manager>();
   return {
     ruleSet,
     producers,
@@ -84,17 +85,21 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
     },
     attach(manager, scope = {}) {
       const only = scope.only;
-      registerProducers(manager.referenceControllers, {
-        // A deleted referrer is dropped by the engine without a reconcile: its production ends with it.
-        producersOf: (referent) =>
-          producers.producersOf(referent).filter((p) => {
-            if (manager.changelog.get('referrer', `${p.controller}|${p.producer}`)) return true;
-            producers.set(p.controller, p.producer, []);
-            return false;
-          }),
-        referencesOf: (controller, referrer) => manager.registry.referencesOf(controller, referrer),
-        namespaceFieldOf: (controller, fieldPath) => manager.controller(controller)?.namespaceFieldOf(fieldPath),
-      });
+      // One producer source per Manager, however many times kinds are attached to it.
+      if (!registered.has(manager)) {
+        registered.add(manager);
+        registerProducers(manager.referenceControllers, {
+          // A deleted referrer is dropped by the engine without a reconcile: its production ends with it.
+          producersOf: (referent) =>
+            producers.producersOf(referent).filter((p) => {
+              if (manager.changelog.get('referrer', `${p.controller}|${p.producer}`)) return true;
+              producers.set(p.controller, p.producer, []);
+              return false;
+            }),
+          referencesOf: (controller, referrer) => manager.registry.referencesOf(controller, referrer),
+          namespaceFieldOf: (controller, fieldPath) => manager.controller(controller)?.namespaceFieldOf(fieldPath),
+        });
+      }
       for (const gk of scope.kinds ?? referrerKinds(ruleSet)) {
         const name = `rules/${kindKey(gk)}${scope.nameSuffix ?? ''}`;
         names.push(name);

@@ -6,7 +6,7 @@ import type { StuckEntry } from '@/lib/changelog';
 import { stuck } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
-import type { PackName } from '@/lib/rules';
+import { PackSwitch, builtinRuleSet, observeRuleSet, referrerKinds, type PackName, type PackState } from '@/lib/rules';
 import { observeWithRules } from '@/server/observer';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
@@ -29,6 +29,11 @@ let client: KubeClient;
 const managers: Manager[] = [];
 const crdNames: string[] = [];
 const clusterObjects: string[] = [];
+
+/** The CRD documents of one pack's fixture file. */
+function crdsOf(pack: string): Crd[] {
+  return parseAllDocuments(readFileSync(path.join(CRDS, `${pack}.yaml`), 'utf8')).map((d) => d.toJS() as Crd);
+}
 
 interface Crd {
   metadata: { name: string };
@@ -383,4 +388,106 @@ describe(`project packs on the ${clusterKind} cluster`, () => {
     });
     await expect.poll(() => state(manager, 'rules/Alertmanager.monitoring.coreos.com', amKey), POLL).toBe('Resolved');
   });
+});
+
+describe(`--packs auto on the ${clusterKind} cluster`, () => {
+  it("turns cert-manager's pack off when its CRDs are removed and on when they are installed, with no restart", async () => {
+    const observer = observeRuleSet(builtinRuleSet());
+    const pool = new SharedInformerPool({ client });
+    const manager = new Manager({
+      source: pool,
+      grace: 1_000,
+      statsIntervalMs: 0,
+      readiness: (kind) => observer.readiness(kind),
+    });
+    managers.push(manager);
+    const alwaysOn = referrerKinds(builtinRuleSet(['core']));
+    observer.attach(manager, { kinds: alwaysOn });
+    const seen: PackState[][] = [];
+    const packs = new PackSwitch({
+      manager,
+      source: pool,
+      observer,
+      packs: ['cert-manager', 'keda', 'gateway'],
+      alwaysOn,
+      onChange: (states) => seen.push(states),
+    });
+    manager.start();
+    packs.start();
+    const certManager = () => packs.packStates().find((s) => s.pack === 'cert-manager');
+    const CERT = `rules/Certificate.${CM}`;
+    try {
+      // Installed by this file's beforeAll: on from the first CRD list.
+      await expect
+        .poll(certManager, POLL)
+        .toEqual({ pack: 'cert-manager', on: true, why: 'cert-manager: on, cert-manager.io/v1 served' });
+      expect(packs.packStates().find((s) => s.pack === 'gateway')).toEqual({
+        pack: 'gateway',
+        on: false,
+        why: 'gateway: off, gateway.networking.k8s.io not served',
+      });
+      expect(manager.controllerNames()).toContain(CERT);
+      expect(manager.controllerNames()).toContain('rules/ScaledObject.keda.sh');
+
+      const crds = crdsOf('cert-manager');
+      for (const crd of crds)
+        await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+      await expect.poll(certManager, POLL).toEqual({
+        pack: 'cert-manager',
+        on: false,
+        why: 'cert-manager: off, cert-manager.io not served',
+      });
+      await expect.poll(() => manager.controllerNames().includes(CERT), POLL).toBe(false);
+      // Only cert-manager switched: core's and KEDA's controllers stay.
+      expect(manager.controllerNames()).toContain('rules/Pod');
+      expect(manager.controllerNames()).toContain('rules/ScaledObject.keda.sh');
+
+      // Deleting a CRD finishes once its objects are gone; install again once it has.
+      for (const crd of crds)
+        await expect
+          .poll(
+            () =>
+              client
+                .request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`)
+                .then(
+                  () => 'present',
+                  () => 'gone',
+                ),
+            { timeout: 60_000 },
+          )
+          .toBe('gone');
+      for (const crd of crds)
+        await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+      await expect.poll(certManager, POLL).toMatchObject({ on: true });
+      await expect.poll(() => manager.controllerNames().includes(CERT), POLL).toBe(true);
+
+      // The pack's controller works again: a Certificate with a missing Issuer is seen as such.
+      const ns = await cluster.newNamespace('packs-auto');
+      await expect
+        .poll(
+          () =>
+            client
+              .request('POST', `/apis/${CM}/v1/namespaces/${ns}/certificates`, {
+                body: {
+                  apiVersion: `${CM}/v1`,
+                  kind: 'Certificate',
+                  metadata: { name: 'web' },
+                  spec: { secretName: 'web-tls', issuerRef: { name: 'ca' } },
+                },
+              })
+              .then(
+                () => true,
+                () => false,
+              ),
+          POLL,
+        )
+        .toBe(true);
+      await expect
+        .poll(() => stuckIn(manager, ns).map((e) => [e.key, e.referent]), POLL)
+        .toEqual([[`Certificate.${CM}/${ns}/web`, `Issuer.${CM}/${ns}/ca`]]);
+      expect(seen.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await packs.stop();
+    }
+  }, 120_000);
 });

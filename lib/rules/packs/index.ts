@@ -11,7 +11,7 @@ import { kedaPack } from './keda';
 import { prometheusPack } from './prometheus';
 import { PACK_NAMES, type PackName } from './names';
 
-export { PACK_NAMES, type PackName } from './names';
+export { PACK_GROUPS, PACK_NAMES, type PackName } from './names';
 
 export { corePack, gatewayPack, crossplanePack };
 export { certManagerPack, externalSecretsPack, fluxPack, argocdPack, kedaPack, prometheusPack };
