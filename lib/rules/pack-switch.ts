@@ -63,8 +63,8 @@ export class PackSwitch {
           if (this.sub?.isPrimed()) this.evaluate();
       }
     });
-    // A source that primes during acquire told the handler before this.sub was set.
-    if (this.sub.isPrimed()) this.evaluate();
+    // A source that primes or fails during acquire told the handler before this.sub was set.
+    this.evaluate();
   }
 
   /** packStates lists every switched pack, in the order given. */

@@ -83,6 +83,22 @@ describe('PackSwitch (--packs auto)', () => {
     ]);
   });
 
+  it('a Forbidden CRD watch leaves every pack off, saying which rule to grant', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    source.forbid('CustomResourceDefinition.apiextensions.k8s.io');
+    const observer = observeRuleSet(builtinRuleSet());
+    manager = new Manager({ source, statsIntervalMs: 0, readiness: (k) => observer.readiness(k) });
+    packs = new PackSwitch({ manager, source, observer, packs: ['keda'], alwaysOn: [] });
+    manager.start();
+    packs.start();
+    await vi.waitFor(() => expect(packs!.packStates()[0]!.why).toContain('undecided'));
+    const [keda] = packs.packStates();
+    expect(keda).toMatchObject({ pack: 'keda', on: false });
+    expect(keda!.why).toMatch(
+      /^keda: off, undecided: the CustomResourceDefinition watch fails with Forbidden: .*; grant apiGroups: \["apiextensions.k8s.io"\], resources: \["customresourcedefinitions"\], verbs: \["list","watch"\], or give --packs explicitly$/,
+    );
+  });
+
   it('stop releases the CRD watch', async () => {
     const { source, packs } = start([]);
     expect(source.openWatches('CustomResourceDefinition.apiextensions.k8s.io')).toBe(1);
