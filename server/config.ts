@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RefwatchError, validateNamespace } from '../lib/model';
+import { PACK_NAMES } from '../lib/rules/packs/names';
 import { hostEntryProblem, isLoopback } from './http/hosts';
 import { HISTORY_SETTINGS, historyEnvShape, parseHistoryConfig, type HistoryConfig } from './history/config';
 
@@ -25,7 +26,10 @@ export interface Config {
   graceMs: number;
   stuckThresholdMs: number;
   rulesFiles: string[];
+  /** The packs always on: the explicit --packs list, or core under auto. */
   rulePacks: string[];
+  /** --packs auto: every other pack on while discovery serves its API group (lib/rules PackSwitch). */
+  packsAuto?: boolean;
   demo: boolean;
   /** The directory of manifests loaded into the embedded cluster at start; undefined starts bare. */
   example?: string;
@@ -82,7 +86,7 @@ export const SETTINGS = {
   packs: {
     env: 'REFWATCH_RULE_PACKS',
     flag: '--packs',
-    accepts: 'comma-separated packs: core, gateway, crossplane, or none',
+    accepts: `auto (the default), or comma-separated packs: ${PACK_NAMES.join(', ')}, or none`,
   },
   demo: { env: 'REFWATCH_DEMO', flag: '--demo', accepts: 'on | off' },
   namespaces: {
@@ -150,7 +154,7 @@ export function parseDurationMs(text: string, field: string): number {
   return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
 }
 
-const KNOWN_PACKS = ['core', 'gateway', 'crossplane'];
+const KNOWN_PACKS: readonly string[] = PACK_NAMES;
 
 const envSchema = z.object({
   REFWATCH_CLUSTER: z.enum(['embedded', 'kubeconfig', 'in-cluster']).optional(),
@@ -166,7 +170,7 @@ const envSchema = z.object({
   REFWATCH_GRACE: z.string().default('30s'),
   REFWATCH_STUCK_THRESHOLD: z.string().default('30s'),
   REFWATCH_RULES: z.string().default(''),
-  REFWATCH_RULE_PACKS: z.string().default('core'),
+  REFWATCH_RULE_PACKS: z.string().default('auto'),
   REFWATCH_DEMO: z.enum(['on', 'off']).optional(),
   REFWATCH_EXAMPLE: z.string().optional(),
   REFWATCH_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -239,12 +243,15 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   } else {
     cluster = { mode: 'embedded' };
   }
+  const packsAuto = e.REFWATCH_RULE_PACKS.trim() === 'auto';
   const packs =
     e.REFWATCH_RULE_PACKS === 'none'
       ? []
-      : e.REFWATCH_RULE_PACKS.split(',')
-          .map((p) => p.trim())
-          .filter(Boolean);
+      : packsAuto
+        ? ['core']
+        : e.REFWATCH_RULE_PACKS.split(',')
+            .map((p) => p.trim())
+            .filter(Boolean);
   for (const p of packs) if (!KNOWN_PACKS.includes(p)) throw configError('REFWATCH_RULE_PACKS', `unknown pack "${p}"`);
   const wrap = (key: string, fn: () => number) => {
     try {
@@ -265,6 +272,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       .map((f) => f.trim())
       .filter(Boolean),
     rulePacks: packs,
+    packsAuto,
     demo: (e.REFWATCH_DEMO ?? (cluster.mode === 'embedded' ? 'on' : 'off')) === 'on',
     logLevel: e.REFWATCH_LOG_LEVEL,
     mutationRate: e.REFWATCH_MUTATION_RATE,

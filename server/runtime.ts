@@ -10,7 +10,8 @@ import { startExample, type Example } from './example';
 import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { startHistory, withHistoryWarnings, type History } from './history';
 import { createMetrics, type Metrics } from './metrics';
-import { observeWithRules, type Observer } from './observer';
+import { observeAuto, observeWithRules, type Observer } from './observer';
+import { PackSwitch } from '../lib/rules/pack-switch';
 import { judgeReadiness, type Readiness } from './readiness';
 import { StateHistory } from './state-history';
 import { ReferrerSummary } from './summary';
@@ -136,8 +137,10 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   const logger = createLogger(config.logLevel ? { level: config.logLevel } : {});
   const pool = new SharedInformerPool({ client: connection.client, logger });
   const metrics = createMetrics();
-  const observer = await observeWithRules(config);
+  const auto = config.packsAuto ? await observeAuto(config) : undefined;
+  const observer = auto ? auto.observer : await observeWithRules(config);
   let onScopeFallback = () => {};
+  let onPacks = () => {};
   const manager = new Manager({
     source: pool,
     changelog,
@@ -153,7 +156,21 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       onScopeFallback: () => onScopeFallback(),
     },
   });
-  observer.attach(manager);
+  observer.attach(manager, auto ? { kinds: auto.alwaysOn } : {});
+  const packSwitch = auto
+    ? new PackSwitch({
+        manager,
+        source: pool,
+        observer,
+        packs: auto.switched,
+        alwaysOn: auto.alwaysOn,
+        onChange: (states) => {
+          for (const s of states) logger.info(`rule pack ${s.why}`, { pack: s.pack, on: s.on });
+          onPacks();
+        },
+        onError: (what, e) => logger.warn(`rule packs: ${what} failed: ${e instanceof Error ? e.message : String(e)}`),
+      })
+    : undefined;
   metrics.attach(manager, pool);
   // Before the engine starts, so the first transitions after a restart are compared with the stored ones.
   const store = config.history
@@ -173,6 +190,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
       })
     : undefined;
   manager.start();
+  packSwitch?.start();
   const embedded = connection.embedded;
   const admission =
     embedded || config.admission
@@ -216,13 +234,19 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   let everReachable = info.reachable;
   const listeners = new Set<(info: ClusterInfo) => void>();
   const scopeFallbacks = () => manager.scopeFallbacks().map((f) => f.message);
+  const packLines = (): string[] => [
+    ...config.rulePacks.map((p) => `${p}: on, ${config.packsAuto ? 'always' : 'listed in --packs'}`),
+    ...(packSwitch?.packStates().map((s) => s.why) ?? []),
+  ];
   const current = (): ClusterInfo => {
     const fallbacks = scopeFallbacks();
-    return fallbacks.length > 0 ? { ...info, scopeFallbacks: fallbacks } : info;
+    const withPacks = { ...info, packs: packLines() };
+    return fallbacks.length > 0 ? { ...withPacks, scopeFallbacks: fallbacks } : withPacks;
   };
   onScopeFallback = () => {
     for (const l of listeners) l(current());
   };
+  onPacks = onScopeFallback;
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const probe = async () => {
@@ -281,6 +305,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         listeners.clear();
         await demo?.dispose();
         await example?.stop();
+        await packSwitch?.stop();
         await removeKubeconfig?.();
         embedded?.setAdmission(undefined);
         await admission?.stop();

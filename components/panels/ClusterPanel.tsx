@@ -44,6 +44,18 @@ export const ClusterPanel = memo(function ClusterPanel({
         </dd>
         <dt>Version</dt>
         <dd className="mono">{cluster.version ?? 'unknown'}</dd>
+        {cluster.packs && cluster.packs.length > 0 ? (
+          <>
+            <dt>Rule packs</dt>
+            <dd>
+              <ul className={styles.scopeFallbacks} aria-label="Rule packs, on or off and why">
+                {cluster.packs.map((m) => (
+                  <li key={m}>{m}</li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        ) : null}
         {cluster.scopeFallbacks && cluster.scopeFallbacks.length > 0 ? (
           <>
             <dt>Scope</dt>

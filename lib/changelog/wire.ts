@@ -25,6 +25,8 @@ export interface ClusterInfo {
    * namespace team-a (from the context)".
    */
   scopeFallbacks?: string[];
+  /** Which rule packs are on and why: "cert-manager: on, cert-manager.io/v1 served", "core: on, always". */
+  packs?: string[];
 }
 
 /** A stuck referrer: unresolved for longer than the threshold. */

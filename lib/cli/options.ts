@@ -77,7 +77,7 @@ export function addCommonOptions(cmd: Command, opts: { allNamespaces?: boolean }
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'))
     .addOption(new Option('--context <name>', 'kubeconfig context to use (default: its current-context)'))
     .addOption(
-      new Option('--packs <list>', 'built-in reference rule packs, comma-separated: core, gateway, crossplane, or none')
+      new Option('--packs <list>', `built-in reference rule packs, comma-separated: ${PACK_NAMES.join(', ')}, or none`)
         .argParser(packs)
         .default(['core'], 'core'),
     )

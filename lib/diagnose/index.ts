@@ -8,3 +8,4 @@ export * from './kubectl';
 export * from './root-cause';
 export * from './owners';
 export * from './grouping';
+export * from './producers';

@@ -16,6 +16,7 @@ import type {
   WatchErrorReason,
 } from '../engine';
 import { formatDuration } from './duration';
+import { producerSourcesOf, type Producer, type ProducerSource } from './producers';
 import { MAX_COMPARISONS_PER_LOOKUP, SimilarNames } from './similar-names';
 
 /**
@@ -42,6 +43,8 @@ export interface ReferenceExplanation {
   suggestions?: ObjectKey[];
   /** false: the referrer does not wait on it (an owner, a back-pointer), so it is never why the referrer is stuck. */
   blocking?: false;
+  /** The object that creates the missing referent (a Certificate its Secret), as a rule with `produces` says. */
+  producedBy?: ObjectKey;
 }
 
 interface NearMisses {
@@ -90,6 +93,8 @@ export class ReferenceDiagnosis {
   private readonly indexes = new Map<string, SimilarNames>();
   private readonly nearMisses = new Map<ObjectKey, NearMisses>();
   private comparisonsLeft = COMPARISON_BUDGET;
+  /** Producers whose references are being explained: a cycle of producers ends there. */
+  private readonly tracing = new Set<ObjectKey>();
 
   constructor(
     private readonly referenceControllers: ReferenceControllers,
@@ -140,14 +145,16 @@ export class ReferenceDiagnosis {
     const sub = view?.subscription;
     if (!view || !sub || !sub.isPrimed()) return this.unprimed(ref, kind, view);
     const object = sub.store.get(ref.referent);
-    if (!object)
-      return this.notFound(
+    if (!object) {
+      const missing = this.notFound(
         ref,
         view.id,
         sub.store,
         view.failing,
         namespaceField === undefined ? namespacePath(ref.fieldPath) : namespaceField,
       );
+      return this.producedBy(missing) ?? missing;
+    }
     const readiness = this.referenceControllers.readinessOf(kind)(object);
     if (readiness.ready)
       return {
@@ -316,6 +323,55 @@ export class ReferenceDiagnosis {
     const out: ReferenceExplanation = { referent, fieldPath, state: 'NotFound', reason: 'NotFound', message, fix };
     if (suggestions.length > 0) out.suggestions = suggestions;
     return out;
+  }
+
+  /**
+   * producedBy explains a missing referent that another object produces (a
+   * Secret a Certificate creates): the producer, and what blocks it, followed
+   * down to the deepest cause. Undefined when no rule names a producer.
+   */
+  private producedBy(missing: ReferenceExplanation): ReferenceExplanation | undefined {
+    let found: { source: ProducerSource; producer: Producer } | undefined;
+    for (const source of producerSourcesOf(this.referenceControllers)) {
+      const producer = source.producersOf(missing.referent)[0];
+      if (producer) {
+        found = { source, producer };
+        break;
+      }
+    }
+    if (!found || this.tracing.has(found.producer.producer)) return undefined;
+    const { source, producer } = found;
+    const by = `it is produced by ${producer.producer} (${producer.fieldPath})`;
+    this.tracing.add(producer.producer);
+    let blocking: ReferenceExplanation | undefined;
+    try {
+      for (const ref of source.referencesOf(producer.controller, producer.producer)) {
+        const e = this.explain(ref, source.namespaceFieldOf(producer.controller, ref.fieldPath));
+        if (e.state === 'NotFound') {
+          blocking = e;
+          break;
+        }
+        if (e.state !== 'Ready') blocking ??= e;
+      }
+    } finally {
+      this.tracing.delete(producer.producer);
+    }
+    const base = { referent: missing.referent, fieldPath: missing.fieldPath, producedBy: producer.producer };
+    if (blocking)
+      return {
+        ...base,
+        state: 'NotFound',
+        reason: 'NotProduced',
+        message: `${missing.referent} not found: ${by}, which waits on ${blocking.referent}: ${blocking.message}`,
+        fix: blocking.fix,
+      };
+    return {
+      ...base,
+      state: 'NotFound',
+      reason: 'NotProduced',
+      message: `${missing.referent} not found: ${by}, whose references are all ready`,
+      fix: `wait for the controller of ${kindOfKey(producer.producer)} to create it; if it does not, see what it reports (${describeCommand(producer.producer)})`,
+    };
   }
 
   private nearMissesOf(referent: ObjectKey, scope: string, store: ObjectStore): NearMisses {

@@ -39,6 +39,8 @@ export interface UnresolvedReference {
 
 export interface ReferenceScan {
   references: RuleReference[];
+  /** Referents the object creates (rules with `produces`): not waited on, named as produced by it in diagnosis. Set when any. */
+  produced?: RuleReference[];
   unresolved: UnresolvedReference[];
 }
 
@@ -150,7 +152,7 @@ function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
   }
 }
 
-function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
+function resolve(ctx: Context, t: ReferenceTarget & { produces?: boolean }, m: FieldMatch): void {
   ctx.seenPaths.add(m.path);
   const name = m.value;
   if (name === undefined || name === null || name === '') return;
@@ -188,7 +190,10 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   }
   const gk = { group, kind };
   const scope = ctx.opts.scopeOf?.(gk) ?? t.scope ?? kindInfoOf(ctx.rs, gk)?.scope ?? 'Namespaced';
-  const namespace = scope === 'Cluster' ? '' : (nonEmptyString(t.namespaceField?.get(holder)) ?? ctx.namespace);
+  const namespace =
+    scope === 'Cluster'
+      ? ''
+      : (nonEmptyString(t.namespaceField?.get(holder)) ?? (ctx.namespace === '' ? (t.namespace ?? '') : ctx.namespace));
 
   const invalid = checkParts(gk, namespace, name, m.path);
   if (invalid) {
@@ -200,6 +205,10 @@ function resolve(ctx: Context, t: ReferenceTarget, m: FieldMatch): void {
   const id = referenceId(ref);
   if (ctx.seen.has(id)) return;
   ctx.seen.add(id);
+  if (t.produces) {
+    (ctx.out.produced ??= []).push(ref);
+    return;
+  }
   if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
   if (t.severity === 'warn') ref.severity = 'warn';
   if (t.needsGrant && namespace !== '' && ctx.namespace !== '' && namespace !== ctx.namespace) ref.needsGrant = true;

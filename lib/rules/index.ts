@@ -9,3 +9,4 @@ export * from './packs';
 export * from './observer';
 export * from './impact';
 export * from './reference-grant';
+export * from './pack-switch';

@@ -19,11 +19,12 @@ import {
   type ObjectKey,
   type Reference,
 } from '../model';
+import { ProducerIndex, registerProducers } from '../diagnose/producers';
 import { isRecord } from './field-path';
 import { GATEWAY_GROUP } from './packs/gateway';
 import { grantAllows, grantRequest, notPermitted, REFERENCE_GRANT, type GrantRequest } from './reference-grant';
 import { evaluate, predicateFor } from './readiness';
-import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
+import { namespaceFieldOf, referrerKinds, scanReferences } from './extract';
 import { referenceNote } from './impact';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
@@ -43,6 +44,8 @@ export interface RulesObserver {
   /** attach adds one controller per referrer kind the rules name (or per kind of `kinds`, narrowed to `namespace`). */
   attach(manager: Manager, scope?: ObserveScope): void;
   controllers(): string[];
+  /** Who produces which referent, as the rules' `produces` references say; diagnosis over the Manager reads it. */
+  producers: ProducerIndex;
 }
 
 /** ObserveScope narrows what an observer watches: a headless command watches only what its question needs. */
@@ -72,8 +75,11 @@ export async function loadRuleSet(packs: readonly PackName[], files: readonly st
 export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
   const names: string[] = [];
   const cache = new Map<string, ReadinessPredicate>();
+  const producers = new ProducerIndex();
+  const registered = new WeakSet<Manager>();
   return {
     ruleSet,
+    producers,
     readiness(kind) {
       let p = cache.get(kind);
       if (p) return p;
@@ -96,6 +102,21 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
     },
     attach(manager, scope = {}) {
       const only = scope.only;
+      // One producer source per Manager, however many times kinds are attached to it.
+      if (!registered.has(manager)) {
+        registered.add(manager);
+        registerProducers(manager.referenceControllers, {
+          // A deleted referrer is dropped by the engine without a reconcile: its production ends with it.
+          producersOf: (referent) =>
+            producers.producersOf(referent).filter((p) => {
+              if (manager.changelog.get('referrer', `${p.controller}|${p.producer}`)) return true;
+              producers.set(p.controller, p.producer, []);
+              return false;
+            }),
+          referencesOf: (controller, referrer) => manager.registry.referencesOf(controller, referrer),
+          namespaceFieldOf: (controller, fieldPath) => manager.controller(controller)?.namespaceFieldOf(fieldPath),
+        });
+      }
       const kinds = scope.kinds ?? referrerKinds(ruleSet);
       const grants = kinds.some((gk) => needsGrants(ruleSet, gk))
         ? attachGrants(manager, `rules/${REFERENCE_GRANT}${scope.nameSuffix ?? ''}`, names)
@@ -111,9 +132,14 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
           describeReference: (referrer, ref, state) =>
             grantOverride(grants, referrer, ref) ?? referenceNote(ruleSet, referrer, ref.fieldPath, state),
           reconcile: (ctx) => {
-            if (!ctx.object || (only && !only(ctx.key))) return;
+            if (!ctx.object || (only && !only(ctx.key))) {
+              producers.set(name, ctx.key, []);
+              return;
+            }
             let waitForGrants = false;
-            for (const ref of extractReferences(ruleSet, ctx.object)) {
+            const scan = scanReferences(ruleSet, ctx.object);
+            producers.set(name, ctx.key, scan.produced ?? []);
+            for (const ref of scan.references) {
               const reference = { referent: ref.referent, fieldPath: ref.fieldPath };
               const req = ref.needsGrant ? grantRequest(ctx.object, ref.referent) : undefined;
               if (!req) {

@@ -50,6 +50,12 @@ export function evaluate(p: CompiledPredicate, obj: KubeObject): Readiness {
     }
     case 'condition':
       return judgeCondition(conditionsOf(obj), p.type, p.status, `no ${p.type} condition yet`);
+    case 'all':
+      for (const one of p.of) {
+        const r = evaluate(one, obj);
+        if (!r.ready) return r;
+      }
+      return { ready: true };
     case 'field': {
       const v = p.path.get(obj);
       if (p.equals.some((e) => e === v)) return { ready: true };

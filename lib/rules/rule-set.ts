@@ -22,6 +22,8 @@ export interface ReferenceTarget {
   group: string | ((referrerGroup: string) => string);
   scope: Scope | undefined;
   namespaceField: FieldPath | undefined;
+  /** The referent's namespace for a cluster-scoped referrer when namespaceField gives none. */
+  namespace: string | undefined;
   kindField: FieldPath | undefined;
   groupField: FieldPath | undefined;
   apiVersionField: FieldPath | undefined;
@@ -37,6 +39,8 @@ export interface ReferenceTarget {
 
 export interface ReferenceRule extends ReferenceTarget {
   path: FieldPath;
+  /** The referrer creates the referent rather than waiting on it. */
+  produces: boolean;
 }
 
 export interface Convention {
@@ -52,7 +56,8 @@ export type CompiledPredicate =
   | { kind: 'exists' }
   | { kind: 'default' }
   | { kind: 'condition'; type: string; status: 'True' | 'False' | 'Unknown' }
-  | { kind: 'field'; path: FieldPath; equals: readonly (string | number | boolean)[] };
+  | { kind: 'field'; path: FieldPath; equals: readonly (string | number | boolean)[] }
+  | { kind: 'all'; of: readonly CompiledPredicate[] };
 
 export interface KindInfo {
   scope: Scope | undefined;
@@ -98,6 +103,7 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
         list.push({
           ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`),
           path: compileFieldPath(ref.path),
+          produces: ref.produces ?? false,
         });
       });
     });
@@ -145,6 +151,7 @@ function compileTarget(spec: ReferenceRuleSpec | ConventionFieldSpec, origin: st
     group: compileGroup(spec.referent?.group ?? ''),
     scope: spec.scope,
     namespaceField: opt(spec.namespaceField),
+    namespace: spec.namespace,
     kindField: opt(spec.kindField),
     groupField: opt(spec.groupField),
     apiVersionField: opt(spec.apiVersionField),
@@ -172,6 +179,7 @@ function compileGroup(g: ReferentSpec['group']): ReferenceTarget['group'] {
 function compilePredicate(p: ReadinessPredicate): CompiledPredicate {
   if (p === 'exists') return { kind: 'exists' };
   if (p === 'default') return { kind: 'default' };
+  if ('all' in p) return { kind: 'all', of: p.all.map(compilePredicate) };
   if ('condition' in p) return { kind: 'condition', type: p.condition, status: p.status };
   return { kind: 'field', path: compileFieldPath(p.field), equals: Array.isArray(p.equals) ? p.equals : [p.equals] };
 }

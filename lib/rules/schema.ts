@@ -74,6 +74,14 @@ const targetShape = {
   scope: scopeSchema.optional(),
   /** Field holding the referent's namespace; when absent or empty, the referrer's namespace. */
   namespaceField: fieldPath.optional(),
+  /**
+   * The referent's namespace when namespaceField gives none and the referrer is cluster-scoped: where a
+   * cluster-scoped referrer's controller keeps its Secrets (cert-manager's ClusterIssuer reads them from `cert-manager`).
+   */
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'namespace must be a namespace name (cert-manager)' })
+    .optional(),
   /** Field holding the referent's kind; when absent, referent.kind. */
   kindField: fieldPath.optional(),
   /** Field holding the referent's group ('' is core); when absent, referent.group. */
@@ -132,8 +140,21 @@ export const referenceRuleSchema = z
     /** Field path to the name(s), e.g. spec.volumes[*].secret.secretName. */
     path: fieldPath,
     ...targetShape,
+    /**
+     * The referrer creates this referent (a Certificate its Secret), so it does not wait on it: the reference
+     * is not resolved for the referrer, and diagnosis names the referrer as the producer of a missing referent.
+     */
+    produces: z.boolean().optional(),
   })
-  .superRefine(checkTarget);
+  .superRefine(checkTarget)
+  .superRefine((v, ctx) => {
+    if (v.produces === true && (v.optional !== undefined || v.optionalField !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['produces'],
+        message: 'a produced referent is never waited on: drop optional/optionalField',
+      });
+  });
 
 export const ruleSchema = z.strictObject({
   referrer: kindRefSchema,
@@ -182,21 +203,33 @@ export const conventionSchema = z.strictObject({
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 
+const conditionPredicate = z.strictObject({
+  condition: z.string().min(1),
+  status: z.enum(['True', 'False', 'Unknown']).default('True'),
+});
+const fieldPredicate = z.strictObject({ field: fieldPath, equals: z.union([scalar, z.array(scalar).min(1)]) });
+
 /**
  * Readiness predicate:
  *   exists                         found in the cache is enough
  *   default                        condition Ready=True, or no conditions at all
  *   {condition: T, status?: S}     condition T has status S (default True)
  *   {field: P, equals: V | [V…]}   the value at P equals V (or one of them)
+ *   {all: [{condition…} | {field…}, …]}  every one holds (Argo CD: health Healthy and sync Synced)
  */
 export const predicateSchema = z.union(
   [
     z.literal('exists'),
     z.literal('default'),
-    z.strictObject({ condition: z.string().min(1), status: z.enum(['True', 'False', 'Unknown']).default('True') }),
-    z.strictObject({ field: fieldPath, equals: z.union([scalar, z.array(scalar).min(1)]) }),
+    conditionPredicate,
+    fieldPredicate,
+    z.strictObject({
+      all: z.array(z.union([conditionPredicate, fieldPredicate])).min(2, { error: 'all needs two predicates or more' }),
+    }),
   ],
-  { error: "ready must be 'exists', 'default', {condition: Type} or {field: path, equals: value}" },
+  {
+    error: "ready must be 'exists', 'default', {condition: Type}, {field: path, equals: value} or {all: [predicates]}",
+  },
 );
 export type ReadinessPredicate = z.output<typeof predicateSchema>;
 

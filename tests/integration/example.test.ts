@@ -35,10 +35,16 @@ async function applyManifests(client: KubeClient, objects: readonly object[]): P
     const url = r.namespaced
       ? `${base}/namespaces/${obj.metadata.namespace ?? 'default'}/${r.resource}`
       : `${base}/${r.resource}`;
-    try {
-      await client.request('POST', url, { body: obj });
-    } catch (e) {
-      if (!(e instanceof KubeRequestError && e.status === 409)) throw e;
+    // A kind whose CRD was just created may take a moment to be served: 404 until then.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.request('POST', url, { body: obj });
+        break;
+      } catch (e) {
+        if (e instanceof KubeRequestError && e.status === 409) break;
+        if (!(e instanceof KubeRequestError && e.status === 404 && attempt < 100)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
   }
 }
@@ -83,7 +89,7 @@ async function stuckInExample(): Promise<Record<string, StuckItem>> {
   return Object.fromEntries((res.body.items as StuckItem[]).map((s) => [s.key.split('/').pop()!, s]));
 }
 
-it(`lists the example's four dangling references with their reasons (${clusterKind})`, async () => {
+it(`lists the example's dangling references with their reasons, the cert-manager and External Secrets scene's among them (${clusterKind})`, async () => {
   await vi.waitFor(
     async () => {
       const stuck = await stuckInExample();
@@ -91,6 +97,8 @@ it(`lists the example's four dangling references with their reasons (${clusterKi
       expect(stuck.reporter?.reason).toBe('NotFound');
       expect(stuck.analytics?.reason).toBe('KindUnknown');
       expect(stuck.checkout?.reason).toBe('NotFound');
+      expect(stuck.storefront?.reason).toBe('NotFound');
+      expect(stuck['payments-db']?.reason).toBe('NotFound');
     },
     { timeout: 15_000, interval: 200 },
   );
@@ -102,6 +110,14 @@ it(`lists the example's four dangling references with their reasons (${clusterKi
   // A Deployment's Pod template is read: its missing ServiceAccount is why it would create no Pods.
   expect(stuck.checkout!.referent).toBe('ServiceAccount/refwatch-example/checkout');
   expect(stuck.checkout!.fix).toContain('create ServiceAccount/refwatch-example/checkout');
+  // The cert-manager + External Secrets scene: --packs auto turned both packs on from their CRDs.
+  expect(stuck.storefront!.message).toBe(
+    'ClusterIssuer.cert-manager.io//letsencrypt-prd not found; did you mean letsencrypt-prod?',
+  );
+  expect(stuck.storefront!.fix).toBe(
+    'set spec.issuerRef.name to letsencrypt-prod, or create ClusterIssuer.cert-manager.io//letsencrypt-prd',
+  );
+  expect(stuck['payments-db']!.message).toBe('SecretStore.external-secrets.io/refwatch-example/vault not found');
   // Pod web's ServiceAccount, ConfigMap and Secret all resolve: it is never stuck.
   expect(stuck.web).toBeUndefined();
   await vi.waitFor(
@@ -118,5 +134,12 @@ it(`App shop resolves by itself once Database orders turns Ready (${clusterKind}
   });
   const stuck = await stuckInExample();
   expect(stuck.shop).toBeUndefined();
-  expect(Object.keys(stuck).sort()).toEqual(['analytics', 'checkout', 'reporter', 'worker']);
+  expect(Object.keys(stuck).sort()).toEqual([
+    'analytics',
+    'checkout',
+    'payments-db',
+    'reporter',
+    'storefront',
+    'worker',
+  ]);
 });

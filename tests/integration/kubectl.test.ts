@@ -41,6 +41,10 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
     const crds = await run(['apply', '-f', 'deploy/demo/crds.yaml']);
     expect(crds.stderr).not.toMatch(/error/i);
     expect(crds.code).toBe(0);
+    // The cert-manager and External Secrets scene's CRDs go first, as the demo's do: kubectl validates each object against a served kind.
+    const sceneCrds = await run(['apply', '-f', 'deploy/example/05-crds.yaml']);
+    expect(sceneCrds.stderr).toBe('');
+    expect(sceneCrds.code).toBe(0);
     const applied = await run(['apply', '-f', 'deploy/example/']);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);

@@ -149,6 +149,18 @@ describe.runIf(clusterKind === 'real')('a user whose RBAC allows two namespaces,
     expect(r.cluster().scopeFallbacks).toContain(
       `Pod: cluster-wide list forbidden; watching namespace ${teamA} (from the context)`,
     );
+    // --packs auto without RBAC on CRDs: a warning naming the rule, the other packs off and saying why, still ready.
+    expect(body.warnings).toContainEqual(
+      expect.stringMatching(
+        /^CustomResourceDefinition\.apiextensions\.k8s\.io is not watched: .*resources: \[customresourcedefinitions\]\} cluster-wide$/,
+      ),
+    );
+    await expect
+      .poll(() => r.cluster().packs?.find((p) => p.startsWith('cert-manager:')), { timeout: 10_000 })
+      .toMatch(
+        /^cert-manager: off, undecided: the CustomResourceDefinition watch fails with Forbidden: .*grant apiGroups: \["apiextensions\.k8s\.io"\], resources: \["customresourcedefinitions"\]/,
+      );
+    expect(r.cluster().packs?.[0]).toBe('core: on, always');
     // team-b is not the context's namespace: nothing there is seen without --namespaces.
     expect(referrerState(r, `Pod/${teamB}/app`)).toBeUndefined();
     expect(await splitClusterScoped(r)).toEqual([]);

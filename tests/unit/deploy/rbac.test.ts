@@ -121,7 +121,7 @@ describe('ClusterRole derived from the rule packs', () => {
     expect(blocks).toHaveLength(all.length);
     for (const [, cond, group, resource, verbs] of blocks) {
       expect(verbs).toBe('"get", "list", "watch"');
-      const packs = [...cond!.matchAll(/has "(\w+)" \$packs/g)].map((m) => m[1]).sort();
+      const packs = [...cond!.matchAll(/has "([\w-]+)" \$packs/g)].map((m) => m[1]).sort();
       const needing = PACK_NAMES.filter((p) =>
         grantsFor([p]).some((g) => JSON.stringify(g.apiGroup) === group && JSON.stringify(g.resource) === resource),
       ).sort();

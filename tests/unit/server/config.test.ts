@@ -11,9 +11,19 @@ describe('config', () => {
       graceMs: 30_000,
       stuckThresholdMs: 30_000,
       rulePacks: ['core'],
+      packsAuto: true,
       demo: true,
     });
     expect(c.token).toBeUndefined();
+  });
+
+  it('packs default to auto (core always on); an explicit list wins', () => {
+    expect(parseConfig({})).toMatchObject({ rulePacks: ['core'], packsAuto: true });
+    expect(parseConfig({ REFWATCH_RULE_PACKS: 'core,cert-manager' })).toMatchObject({
+      rulePacks: ['core', 'cert-manager'],
+      packsAuto: false,
+    });
+    expect(parseConfig({ REFWATCH_RULE_PACKS: 'none' })).toMatchObject({ rulePacks: [], packsAuto: false });
   });
 
   it('selects a kubeconfig context, with the demo off by default', () => {
