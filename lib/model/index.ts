@@ -4,3 +4,4 @@ export * from './gvk';
 export * from './keys';
 export * from './reference';
 export * from './readonly';
+export * from './selector';
