@@ -89,6 +89,7 @@ const REFERRER_STATE: Record<ReferrerState, ObjectNodeState> = {
   Resolved: 'resolved',
   Waiting: 'waiting',
   NotFound: 'notfound',
+  NoMatch: 'notfound',
   Error: 'error',
 };
 

@@ -186,6 +186,16 @@ export class SelectorWatches {
     if (b.keyless.size === 0 && b.byKey.size === 0) this.buckets.delete(id);
   }
 
+  /** forEachWatch visits every registered selector once. */
+  forEachWatch(visit: (w: SelectorWatch) => void): void {
+    const seen = new Set<SelectorWatch>();
+    for (const b of this.buckets.values()) {
+      b.keyless.forEach((w) => seen.add(w));
+      for (const set of b.byKey.values()) set.forEach((w) => seen.add(w));
+    }
+    seen.forEach(visit);
+  }
+
   /** forEach visits every selector looking in the namespace (those of every namespace included). */
   forEach(namespace: string, visit: (w: SelectorWatch) => void): void {
     for (const id of [namespace, ALL_NAMESPACES]) {
