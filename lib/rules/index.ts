@@ -7,3 +7,4 @@ export * from './extract';
 export * from './readiness';
 export * from './packs';
 export * from './observer';
+export * from './selectors';

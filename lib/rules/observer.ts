@@ -8,6 +8,7 @@ import {
 import { kindKey, parseKindKey, type GroupKind, type ObjectKey } from '../model';
 import { evaluate, predicateFor } from './readiness';
 import { extractReferences, namespaceFieldOf, referrerKinds } from './extract';
+import { extractSelectors } from './selectors';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -91,6 +92,19 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
             if (!ctx.object || (only && !only(ctx.key))) return;
             for (const ref of extractReferences(ruleSet, ctx.object))
               ctx.resolve({ referent: ref.referent, fieldPath: ref.fieldPath });
+            for (const found of extractSelectors(ruleSet, ctx.object))
+              ctx.select({
+                kind: found.kind,
+                selector: found.selector,
+                form: found.form,
+                empty: found.empty,
+                namespaceSelector: found.namespaceSelector,
+                fieldPath: found.fieldPath,
+                minReady: found.minReady,
+                minMatches: found.minMatches,
+                onNoMatch: found.onNoMatch,
+                unreadyMeans: found.unreadyMeans,
+              });
           },
         });
       }

@@ -1,5 +1,6 @@
 import { definePack } from '../rule-set';
 import type { RulesDocumentInput } from '../schema';
+import { coreSelectorRules } from './core-selectors';
 
 type ReferenceInput = NonNullable<RulesDocumentInput['rules']>[number]['references'][number];
 
@@ -91,6 +92,7 @@ export const corePack = definePack('core', {
         },
       ],
     },
+    ...coreSelectorRules,
   ],
   kinds: [
     { kind: 'Secret', ready: 'exists' },

@@ -285,6 +285,9 @@ describe('core pack: kinds', () => {
       { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding' },
       { group: '', kind: 'PersistentVolumeClaim' },
       { group: 'autoscaling', kind: 'HorizontalPodAutoscaler' },
+      { group: '', kind: 'Service' },
+      { group: 'policy', kind: 'PodDisruptionBudget' },
+      { group: 'networking.k8s.io', kind: 'NetworkPolicy' },
     ]);
   });
 
