@@ -9,7 +9,7 @@ import {
   type ObjectRef,
   type Result,
 } from '../model';
-import type { ReferrerState } from '../changelog';
+import type { ReferrerState, SelectionSummary } from '../changelog';
 import type { Manager } from '../engine';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { SimilarNames } from './similar-names';
@@ -29,6 +29,10 @@ export interface ReferrerExplanation {
   /** What its last reconcile reported, when not Resolved (a reconcile error's message, for state Error). */
   reason?: string;
   message?: string;
+  /** What does not block it but deserves a look (a NetworkPolicy selecting no Pod). */
+  warning?: string;
+  /** Its label selectors: what each selects, where, how many it matched and how many are Ready. */
+  selections?: SelectionSummary[];
   references: ReferenceExplanation[];
 }
 
@@ -103,6 +107,8 @@ export function explain(
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;
+    if (entity?.warning !== undefined) view.warning = entity.warning;
+    if (entity?.selections !== undefined) view.selections = entity.selections;
     controllers.push(view);
   }
   if (controllers.length === 0) return err(notAReferrer(manager, parsed.value, key, opts.controller));

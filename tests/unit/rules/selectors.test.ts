@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { explain } from '@/lib/diagnose';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
 import type { KubeObject } from '@/lib/model';
 import { builtinRuleSet, compileRuleSet, extractSelectors, observeRuleSet, parseRulesText } from '@/lib/rules';
@@ -109,6 +110,14 @@ describe('selector rules', () => {
         message: '0 Pods in shop match app=web-v2; 2 Pods have app=web: did you mean app=web?',
       }),
     );
+    const r = explain(manager!, 'Service/shop/web');
+    if (!r.ok) throw r.error;
+    expect(r.value.controllers[0]).toMatchObject({
+      state: 'NoMatch',
+      message: '0 Pods in shop match app=web-v2; 2 Pods have app=web: did you mean app=web?',
+      selections: [{ fieldPath: 'spec.selector', kind: 'Pod', selector: 'app=web-v2', state: 'NoMatch', matched: 0 }],
+      references: [],
+    });
   });
 
   it('core: a Service whose Pods are all NotReady waits, and resolves when one is Ready', async () => {
