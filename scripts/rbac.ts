@@ -22,6 +22,9 @@ const RESOURCES: Record<string, string> = {
   Secret: 'secrets',
   ServiceAccount: 'serviceaccounts',
   Service: 'services',
+  Namespace: 'namespaces',
+  'PodDisruptionBudget.policy': 'poddisruptionbudgets',
+  'NetworkPolicy.networking.k8s.io': 'networkpolicies',
   PersistentVolume: 'persistentvolumes',
   PersistentVolumeClaim: 'persistentvolumeclaims',
   Node: 'nodes',
@@ -125,7 +128,11 @@ export function packGrants(doc: RulesDocument): Grant[] {
   };
   for (const rule of doc.rules) {
     add(rule.referrer.group, rule.referrer.kind);
-    for (const ref of rule.references) add(ref.referent?.group, ref.referent?.kind);
+    for (const ref of rule.references) {
+      add(ref.referent?.group, ref.referent?.kind);
+      // A namespace selector in label form reads the Namespaces' labels.
+      if ('namespaceSelector' in ref && ref.namespaceSelector !== undefined) add('', 'Namespace');
+    }
   }
   for (const c of doc.conventions) for (const f of c.fields) add(f.referent?.group, f.referent?.kind);
   for (const k of doc.kinds) add(k.group, k.kind);

@@ -19,7 +19,7 @@ const PROMOTE_BUDGET_MS = 10;
 function emptyCounts(): Counts {
   return {
     referrers: 0,
-    states: { Resolved: 0, Waiting: 0, NotFound: 0, Error: 0 },
+    states: { Resolved: 0, Waiting: 0, NotFound: 0, NoMatch: 0, Error: 0 },
     references: 0,
     stuck: 0,
     stuckReferences: 0,

@@ -41,6 +41,9 @@ export const Legend = memo(function Legend() {
           <span className={styles.lineSolid} aria-hidden="true" /> reference
         </li>
         <li>
+          <span className={styles.lineDotted} aria-hidden="true" /> selector match
+        </li>
+        <li>
           <span className={styles.lineDashed} aria-hidden="true" /> watched by
         </li>
       </ul>

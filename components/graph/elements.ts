@@ -28,5 +28,6 @@ export function edgeData(e: GraphEdge, context: boolean): Record<string, unknown
     type: e.type,
     label: e.count > 1 && !e.label.includes('refs') ? `${e.label} ×${e.count}` : e.label,
     context,
+    ...(e.selector !== undefined ? { selector: e.selector } : {}),
   };
 }

@@ -89,6 +89,8 @@ export function classifyChange(prev: ModelState, next: Snapshot, now: number, st
       if (a === b) continue;
       if (a.id !== b.id || a.key !== b.key || a.kind !== b.kind || a.namespace !== b.namespace)
         return { kind: 'structural', why: `referrer ${b.key} replaced` };
+      // A selector that starts or stops matching nothing adds or removes its selector node.
+      if (noMatchOf(a) !== noMatchOf(b)) return { kind: 'structural', why: `referrer ${b.key}'s selections changed` };
       keys.add(b.key);
     }
   }
@@ -186,6 +188,14 @@ function recomputeObject(
   const referent = prev.referentByKey.get(old.key);
   if (referent !== undefined) add(referentContribution(snapshot.referents[referent]!));
   return node;
+}
+
+/** noMatchOf names a referrer's selectors that match nothing: what its selector nodes are drawn from. */
+function noMatchOf(r: Snapshot['referrers'][number]): string {
+  return (r.selections ?? [])
+    .filter((s) => s.state === 'NoMatch')
+    .map((s) => `${s.fieldPath}|${s.kind}|${s.selector}|${s.where}`)
+    .join(',');
 }
 
 function sameEntities<T>(a: readonly T[], b: readonly T[]): boolean {

@@ -56,7 +56,15 @@ export interface GraphEdge {
   type: 'reference' | 'watch';
   label: string;
   count: number;
+  /** Set on a reference a label selector made (the selector, kubectl form): drawn dotted. */
+  selector?: string;
 }
+
+/** At most this many edges are drawn per selector; the rest are one "+k more" node, and the referrer's details list them. */
+export const SELECTOR_EDGE_CAP = 20;
+
+/** selectorNodeId names the node standing for a selector's undrawn matches, or for a selector matching nothing. */
+export const selectorNodeId = (referrer: string, fieldPath: string) => `sel:${referrer}#${fieldPath}`;
 
 export interface GraphModel {
   nodes: GraphNode[];
@@ -82,6 +90,8 @@ export const controllerNodeId = (kind: string) => `ctl:${kind}`;
 
 /** keyOfNodeId maps a node id back to the key used in URLs (`?select=`). */
 export function keyOfNodeId(id: string): string {
+  // A selector node stands for its referrer's selector: selecting it selects the referrer.
+  if (id.startsWith('sel:')) return id.slice(4, id.lastIndexOf('#'));
   return id.slice(id.indexOf(':') + 1);
 }
 
@@ -89,6 +99,7 @@ const REFERRER_STATE: Record<ReferrerState, ObjectNodeState> = {
   Resolved: 'resolved',
   Waiting: 'waiting',
   NotFound: 'notfound',
+  NoMatch: 'notfound',
   Error: 'error',
 };
 
@@ -266,16 +277,20 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
     const id = `ref:${objectNodeId(ref.referrer)}>${objectNodeId(ref.referent)}#${ref.fieldPath}`;
     const existing = edges.get(id);
     if (existing) existing.count += ref.count;
-    else
-      edges.set(id, {
+    else {
+      const edge: GraphEdge = {
         id,
         source: objectNodeId(ref.referrer),
         target: objectNodeId(ref.referent),
         type: 'reference',
         label: ref.fieldPath,
         count: ref.count,
-      });
+      };
+      if (ref.selector !== undefined) edge.selector = ref.selector;
+      edges.set(id, edge);
+    }
   }
+  capSelectorEdges(nodes, edges, snapshot.referrers ?? []);
   for (const n of nodes.values()) {
     if (n.type !== 'object' || !n.roles.includes('referent')) continue;
     const ctl = controllerNodeId(n.kind);
@@ -284,6 +299,95 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
     edges.set(id, { id, source: n.id, target: ctl, type: 'watch', label: '', count: 1 });
   }
   return { nodes: [...nodes.values()], edges: [...edges.values()] };
+}
+
+/**
+ * capSelectorEdges keeps a selector's first SELECTOR_EDGE_CAP edges (by
+ * referent key) and draws the rest as one "+k more" node; a selector that
+ * matches nothing, which has no edge, gets a node labelled with the selector.
+ * Matched objects no drawn edge reaches are dropped with their edges.
+ */
+function capSelectorEdges(
+  nodes: Map<string, GraphNode>,
+  edges: Map<string, GraphEdge>,
+  referrers: readonly ReferrerEntity[],
+): void {
+  const bySelector = new Map<string, GraphEdge[]>();
+  for (const e of edges.values()) {
+    if (e.selector === undefined) continue;
+    const id = selectorNodeId(keyOfNodeId(e.source), e.label);
+    const list = bySelector.get(id);
+    if (list) list.push(e);
+    else bySelector.set(id, [e]);
+  }
+  for (const [id, list] of bySelector) {
+    if (list.length <= SELECTOR_EDGE_CAP) continue;
+    list.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+    const hidden = list.slice(SELECTOR_EDGE_CAP);
+    for (const e of hidden) edges.delete(e.id);
+    const first = hidden[0]!;
+    const target = nodes.get(first.target);
+    const referrer = keyOfNodeId(first.source);
+    nodes.set(id, {
+      id,
+      type: 'object',
+      key: referrer,
+      label: `+${hidden.length} more`,
+      kind: target?.kind ?? '',
+      namespace: namespaceOfKey(referrer),
+      // Not the hidden objects' worst state: a status change patches drawn nodes only (incremental.ts).
+      state: 'resolved',
+      roles: ['referent'],
+      reason: `${hidden.length} more matches of ${first.selector || 'the empty selector'}: the details list them`,
+      size: hidden.length,
+    });
+    edges.set(`ref:${first.source}>${id}`, {
+      id: `ref:${first.source}>${id}`,
+      source: first.source,
+      target: id,
+      type: 'reference',
+      label: first.label,
+      count: hidden.length,
+      selector: first.selector,
+    });
+  }
+  const reached = new Set<string>();
+  for (const e of edges.values()) reached.add(e.target);
+  for (const list of bySelector.values())
+    for (const e of list) if (!reached.has(e.target) && !hasOwnRole(nodes.get(e.target))) nodes.delete(e.target);
+  for (const r of referrers) {
+    for (const s of r.selections ?? []) {
+      if (s.state !== 'NoMatch') continue;
+      const source = objectNodeId(r.key);
+      const id = selectorNodeId(r.key, s.fieldPath);
+      if (nodes.has(id) || !nodes.has(source)) continue;
+      nodes.set(id, {
+        id,
+        type: 'object',
+        key: r.key,
+        label: `${shortKind(s.kind)}: ${s.selector === '' ? '(every object)' : s.selector}`,
+        kind: s.kind,
+        namespace: r.namespace,
+        state: 'notfound',
+        roles: ['referent'],
+        reason: `no ${shortKind(s.kind)} in ${s.where} matches ${s.selector || 'the empty selector'}`,
+      });
+      edges.set(`ref:${source}>${id}`, {
+        id: `ref:${source}>${id}`,
+        source,
+        target: id,
+        type: 'reference',
+        label: s.fieldPath,
+        count: 1,
+        selector: s.selector,
+      });
+    }
+  }
+}
+
+/** hasOwnRole says whether a node is also a referrer: it stays on the graph for its own references. */
+function hasOwnRole(node: GraphNode | undefined): boolean {
+  return node !== undefined && node.roles.includes('referrer');
 }
 
 const PLACEHOLDER_REFERRER: ObjectContribution = { state: 'waiting', reason: 'not reconciled yet', since: undefined };

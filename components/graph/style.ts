@@ -285,6 +285,8 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
         opacity: 0.7,
       },
     },
+    // A selector's match: dotted, so it reads apart from a reference that names its referent.
+    { selector: 'edge[selector]', style: { 'line-style': 'dotted', 'line-dash-pattern': [2, 3] } },
     { selector: 'edge[?context]', style: { opacity: 0.3 } },
     {
       selector: 'node.selected',

@@ -145,6 +145,8 @@ const SCHEMAS = {
       f('reconciles', 'num'),
       f('lastReconcileAt', 'time', 'since'),
       f('resolvedAt', 'time', 'since'),
+      f('warning', 'str'),
+      f('selections', 'raw'),
     ],
     derived: { id: joined('controller', 'key'), kind: kindOfField('key'), namespace: namespaceOfField('key') },
   },
@@ -168,6 +170,7 @@ const SCHEMAS = {
       f('referent', 'key'),
       f('fieldPath', 'str'),
       f('count', 'num'),
+      f('selector', 'str'),
     ],
     derived: {
       id: joined('controller', 'referrer', 'referent', 'fieldPath'),

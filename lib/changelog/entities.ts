@@ -20,7 +20,7 @@ export const ENTITY_KINDS: readonly EntityKind[] = [
 ];
 
 /** State of a referrer as its last reconcile saw it. "Stuck" is derived: unresolved longer than a threshold. */
-export type ReferrerState = 'Resolved' | 'Waiting' | 'NotFound' | 'Error';
+export type ReferrerState = 'Resolved' | 'Waiting' | 'NotFound' | 'NoMatch' | 'Error';
 
 /** State of a referent as seen from the shared cache. */
 export type ReferentState =
@@ -42,6 +42,24 @@ export interface ReferrerEntity {
   reconciles: number;
   lastReconcileAt?: number;
   resolvedAt?: number;
+  /** Something to look at that does not block it: a NetworkPolicy whose podSelector matches nothing. */
+  warning?: string;
+  /** Its selector references, from its last reconcile: what each selects, where, and how many it matched. */
+  selections?: SelectionSummary[];
+}
+
+/** SelectionSummary is one selector reference of a referrer as the change log keeps it. */
+export interface SelectionSummary {
+  fieldPath: string;
+  /** The selected kind, `Kind.group`. */
+  kind: string;
+  /** kubectl form (`app=web,tier in (a,b)`); '' selects everything. */
+  selector: string;
+  /** Where it looked: a namespace, `any namespace`, `namespaces with team=shop`, `the cluster`. */
+  where: string;
+  state: 'Ready' | 'NoMatch' | 'NotReady' | 'NotPrimed' | 'NoSelector';
+  matched: number;
+  ready: number;
 }
 
 export interface ReferentEntity {
@@ -69,6 +87,8 @@ export interface ReferenceEntity {
   fieldPath: string;
   /** Multiplicity: the same referent named twice from one field path counts twice. */
   count: number;
+  /** Set when a label selector declared it (the referent is one of its matches): the selector in kubectl form. */
+  selector?: string;
   kind: string; // the referent's kind
   namespace: string; // the referrer's namespace
 }

@@ -15,7 +15,7 @@ export interface TreeNode {
   children: TreeNode[];
 }
 
-const SEVERITY: Record<ReferrerState, number> = { Resolved: 0, Waiting: 1, NotFound: 2, Error: 3 };
+const SEVERITY: Record<ReferrerState, number> = { Resolved: 0, Waiting: 1, NotFound: 2, NoMatch: 2, Error: 3 };
 
 /** The worst state any controller gives a referrer, or undefined when it is no referrer. */
 function referrerState(g: Graph, key: ObjectKey): ReferrerState | undefined {

@@ -9,7 +9,7 @@ import {
   type ObjectRef,
   type Result,
 } from '../model';
-import type { ReferrerState, RootCause } from '../changelog';
+import type { ReferrerState, RootCause, SelectionSummary } from '../changelog';
 import type { DiagnosisSource } from './source';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { noteOf, withNote } from './reference-note';
@@ -27,6 +27,10 @@ export interface ReferrerExplanation {
   /** What its last reconcile reported, when not Resolved (a reconcile error's message, for state Error). */
   reason?: string;
   message?: string;
+  /** What does not block it but deserves a look (a NetworkPolicy selecting no Pod). */
+  warning?: string;
+  /** Its label selectors: what each selects, where, how many it matched and how many are Ready. */
+  selections?: SelectionSummary[];
   references: ReferenceExplanation[];
   /** Where the chain of blocked referrers ends, when the blocking referent is itself a blocked referrer. */
   rootCause?: RootCause;
@@ -106,6 +110,8 @@ export function explain(
     };
     if (entity?.reason !== undefined) view.reason = entity.reason;
     if (entity?.message !== undefined) view.message = entity.message;
+    if (entity?.warning !== undefined) view.warning = entity.warning;
+    if (entity?.selections !== undefined) view.selections = entity.selections;
     const rc = rootCause(blockers, key, controller);
     if (rc) view.rootCause = rc;
     controllers.push(view);

@@ -13,6 +13,7 @@ import { targetsIn, type InformerSubscription, type WatchTarget } from './inform
 import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
+import { select, SelectorReferences, summaryOf, type Selection, type SelectSpec } from './selection';
 import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type ResolveOptions } from './wake';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
@@ -54,6 +55,14 @@ export interface ReconcileContext {
    */
   resolve(ref: Reference, opts?: ResolveOptions): Resolution;
   resolve(referent: ObjectKey, fieldPath: string, opts?: ResolveOptions): Resolution;
+  /**
+   * select declares a selector reference (a Service's Pods) and answers it
+   * from the kind's shared cache and its label index: the matched objects
+   * and a verdict (NoMatch when it matches nothing). The referrer wakes when
+   * the match set changes, and when a matched object changes as wakeOn says.
+   * An invalid selector throws a RefwatchError naming the field.
+   */
+  select(spec: SelectSpec): Selection;
 }
 
 export type Reconciler = (ctx: ReconcileContext) => Promise<ReconcileResult | void> | ReconcileResult | void;
@@ -146,6 +155,7 @@ export class Controller {
   private stopping: Promise<void> | undefined;
   /** Set when stop gave up waiting: a reconcile that ends later changes nothing. */
   private abandoned = false;
+  private selectorRefs: SelectorReferences | undefined;
 
   constructor(
     private readonly engine: EngineContext,
@@ -304,6 +314,8 @@ export class Controller {
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
     if (!prev || prev.state === 'Resolved' || prev.state === 'Error' || this.inFlight.has(key)) return;
+    // A referrer with selectors is judged by its selections, which only a reconcile computes.
+    if (this.selectorRefs?.has(key)) return;
     const resolutions = this.engine.registry
       .referencesOf(this.name, key)
       .map((ref) => this.engine.referenceControllers.resolve(ref.referent, ref.fieldPath));
@@ -337,7 +349,18 @@ export class Controller {
     this.drop(key);
   }
 
+  /** selectors holds the controller's selector references, per referrer. */
+  private get selectors(): SelectorReferences {
+    return (this.selectorRefs ??= new SelectorReferences(this.name, this.engine.referenceControllers));
+  }
+
+  /** selectorAt is the selector behind a referrer's references of this field path, when a selector declared them. */
+  selectorAt(key: ObjectKey, fieldPath: string): string | undefined {
+    return this.selectorRefs?.selectorAt(key, fieldPath);
+  }
+
   private drop(key: ObjectKey): void {
+    this.selectorRefs?.drop(key);
     this.engine.registry.clear(this.name, key);
     this.engine.changelog.remove('referrer', `${this.name}|${key}`);
     this.queue.forget(key);
@@ -421,9 +444,27 @@ export class Controller {
     const collected: Reference[] = [];
     // What wakes this referrer, per referent: the union of this reconcile's resolve() calls.
     const masks = new Map<ObjectKey, number>();
+    const selections: Selection[] = [];
+    const keepSelectors = new Set<string>();
     let open = true;
     const engine = this.engine;
     const name = this.name;
+    const declare = (ref: Reference, mask: number): void => {
+      // Subscribe before read: register now, unless the previous set already holds this occurrence.
+      // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
+      if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
+        engine.registry.addReference(name, key, ref);
+      collected.push(ref);
+      masks.set(ref.referent, mask);
+      engine.wake.set(name, key, ref.referent, mask);
+    };
+    const selectCtx = {
+      referrer: key,
+      rcs: engine.referenceControllers,
+      selectors: this.selectors,
+      keep: keepSelectors,
+      reference: (ref: Reference, mask: number) => declare(ref, unionMask(masks.get(ref.referent), mask)),
+    };
     const ctx: ReconcileContext = {
       controller: name,
       key,
@@ -440,18 +481,18 @@ export class Controller {
           : refOrKey;
         const opts = byKey ? maybeOpts : (pathOrOpts as ResolveOptions | undefined);
         if (!open) throw new Error(`resolve(${ref.referent}) called after the reconcile of ${key} ended`);
-        const mask = unionMask(masks.get(ref.referent), wakeMask(opts?.wakeOn));
-        // Subscribe before read: register now, unless the previous set already holds this occurrence.
-        // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
-        if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
-          engine.registry.addReference(name, key, ref);
-        collected.push(ref);
-        masks.set(ref.referent, mask);
-        engine.wake.set(name, key, ref.referent, mask);
+        declare(ref, unionMask(masks.get(ref.referent), wakeMask(opts?.wakeOn)));
         const found = engine.referenceControllers.resolve(ref.referent, ref.fieldPath);
         const r: Resolution = opts?.deny ? { ...found, state: 'NotReady', ...opts.deny } : found;
         if (opts?.blocking !== false) resolutions.push(r);
         return r;
+      },
+      select(spec: SelectSpec): Selection {
+        if (!open)
+          throw new Error(`select(${spec.fieldPath ?? 'spec.selector'}) called after the reconcile of ${key} ended`);
+        const s = select(selectCtx, spec);
+        selections.push(s);
+        return s;
       },
     };
     this.stats.reconciles++;
@@ -487,17 +528,17 @@ export class Controller {
       return;
     }
     this.engine.registry.setReferences(this.name, key, collected);
+    this.selectorRefs?.keepOnly(key, keepSelectors);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
     this.queue.forget(key);
-    const blocking = blockingResolution(resolutions);
-    const state: ReferrerState = !blocking ? 'Resolved' : blocking.state === 'NotFound' ? 'NotFound' : 'Waiting';
-    this.publish(
-      key,
-      state,
-      startedAt,
-      collected.length,
-      blocking ? { reason: `${blocking.state}: ${blocking.referent}`, message: blocking.message } : {},
-    );
+    const { state, reason, message } = verdict(resolutions, selections);
+    const warning = selections.find((s) => !s.blocking && s.state === 'NoMatch');
+    this.publish(key, state, startedAt, collected.length, {
+      reason,
+      message,
+      warning: warning ? `${warning.fieldPath}: ${warning.message}` : undefined,
+      selections: selections.length > 0 ? selections.map(summaryOf) : undefined,
+    });
     if (result && result.requeueAfter !== undefined && result.requeueAfter > 0)
       this.queue.addAfter(key, result.requeueAfter);
   }
@@ -507,7 +548,7 @@ export class Controller {
     state: ReferrerState,
     at: number,
     references: number,
-    why: { reason?: string; message?: string },
+    why: { reason?: string; message?: string; warning?: string; selections?: ReferrerEntity['selections'] },
   ): void {
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
@@ -528,6 +569,8 @@ export class Controller {
     };
     if (why.reason !== undefined) value.reason = why.reason;
     if (why.message !== undefined) value.message = why.message;
+    if (why.warning !== undefined) value.warning = why.warning;
+    if (why.selections !== undefined) value.selections = why.selections;
     if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
     this.engine.changelog.put('referrer', id, value);
     if (prev?.state !== state) {
@@ -550,6 +593,32 @@ export class Controller {
       });
     }
   }
+}
+
+/**
+ * verdict is a referrer's state from one reconcile: a missing referent first,
+ * then a selector matching nothing, then anything else not Ready.
+ */
+function verdict(
+  resolutions: readonly Resolution[],
+  selections: readonly Selection[],
+): { state: ReferrerState; reason?: string; message?: string } {
+  const missing = resolutions.find((r) => r.state === 'NotFound');
+  const noMatch = selections.find((s) => s.blocking && s.state === 'NoMatch');
+  const blocking = missing ?? (noMatch ? undefined : resolutions.find((r) => r.state !== 'Ready'));
+  if (blocking)
+    return {
+      state: blocking.state === 'NotFound' ? 'NotFound' : 'Waiting',
+      reason: `${blocking.state}: ${blocking.referent}`,
+      message: blocking.message,
+    };
+  const s = noMatch ?? selections.find((x) => x.blocking);
+  if (!s) return { state: 'Resolved' };
+  return {
+    state: s.state === 'NoMatch' ? 'NoMatch' : 'Waiting',
+    reason: `${s.state}: ${s.kind} ${s.selector === '' ? '(every object)' : s.selector} in ${s.where} (${s.fieldPath})`,
+    message: s.message,
+  };
 }
 
 /** invalidRequeueAfter fails a reconcile whose requeueAfter is not a number of ms, naming the field. */

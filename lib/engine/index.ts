@@ -13,3 +13,5 @@ export * from './memory-source';
 export * from './clock';
 export * from './resource-lock';
 export * from './leader-election';
+export * from './selection';
+export * from './label-index';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ChangeLog, type QueueEntity, type WatchEntity } from '../changelog';
+import { ChangeLog, type QueueEntity, type ReferenceEntity, type WatchEntity } from '../changelog';
 import { defaultLogger, type Logger } from '../log';
 import { RefwatchError, kindKey, kindOfKey, namespaceOfKey, validateNamespace, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
@@ -482,7 +482,7 @@ export class Manager {
       touched.add(r.referent);
       if (count === 0) this.changelog.remove('reference', id);
       else {
-        this.changelog.put('reference', id, {
+        const value: ReferenceEntity = {
           id,
           controller,
           referrer: key,
@@ -491,7 +491,10 @@ export class Manager {
           count,
           kind: kindOfKey(r.referent),
           namespace: namespaceOfKey(key),
-        });
+        };
+        const selector = this.controllers.get(controller)?.selectorAt(key, r.fieldPath);
+        if (selector !== undefined) value.selector = selector;
+        this.changelog.put('reference', id, value);
       }
     }
     for (const referent of touched)

@@ -1,4 +1,13 @@
-import { kindOfKey, lastManager, namespaceOfKey, parseKindKey, type CachedObject, type ObjectKey } from '../model';
+import {
+  kindOfKey,
+  lastManager,
+  namespaceOfKey,
+  parseKindKey,
+  type CachedObject,
+  type Labels,
+  type ObjectKey,
+  type Selector,
+} from '../model';
 import type { ReferenceRegistry } from '../registry';
 import type {
   ChangeLog,
@@ -12,6 +21,7 @@ import type { InformerEvent, InformerSource, InformerSubscription, WatchError } 
 import type { ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
+import { LabelIndex, SelectorWatches, type SelectorWatch } from './label-index';
 import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
@@ -82,7 +92,15 @@ interface ReferenceController {
   /** The error the watch is failing with now; cleared when it recovers, primes or restarts. */
   failing?: WatchError;
   history: ReferenceControllerEntity['history'];
+  /** The selectors registered on this kind: they keep it watched, and its label index with it. */
+  selectors?: SelectorWatches;
+  /** The cache's label index, kept while selectors are registered and the cache is primed. */
+  labels?: LabelIndex;
 }
+
+/** SelectAnswer is a selector's match set from its kind's cache, or why the cache cannot answer yet. */
+export type SelectAnswer =
+  { primed: true; keys: ObjectKey[] } | { primed: false; error: WatchError | undefined; message: string };
 
 /** ReferenceControllerView is a read-only look at one reference controller, for diagnosis. */
 export interface ReferenceControllerView {
@@ -283,6 +301,81 @@ export class ReferenceControllers {
     }
   }
 
+  /**
+   * watchSelector registers a selector on its kind's scope: the kind is
+   * watched while a selector looks at it (a selector matching nothing keeps
+   * the watch too), its cache keeps a label index, and a change of an
+   * object's labels that changes the selector's match set queues the referrer.
+   */
+  watchSelector(scope: ReferenceScope, watch: SelectorWatch): void {
+    const rc = this.ensure(scope);
+    (rc.selectors ??= new SelectorWatches()).add(watch);
+    if (!rc.labels && rc.subscription?.isPrimed()) this.indexLabels(rc);
+    this.publish(rc);
+  }
+
+  /** unwatchSelector drops a selector; a kind left with neither references nor selectors begins its grace. */
+  unwatchSelector(scope: ReferenceScope, watch: SelectorWatch): void {
+    const rc = this.byId.get(scopeId(scope.kind, scope.namespace));
+    if (!rc?.selectors) return;
+    rc.selectors.delete(watch);
+    if (rc.selectors.size > 0) return;
+    rc.selectors = undefined;
+    rc.labels = undefined;
+    if (this.referenceCount(rc) === 0) this.beginGrace(rc);
+    else this.publish(rc);
+  }
+
+  /** select answers a registered selector from its scope's label index: the matching keys, or why not yet. */
+  select(scope: ReferenceScope, namespace: string | undefined, selector: Selector): SelectAnswer {
+    const rc = this.byId.get(scopeId(scope.kind, scope.namespace));
+    const sub = rc?.subscription;
+    if (!rc || !sub?.isPrimed() || !rc.labels) {
+      const error = rc?.errors.at(-1);
+      const what = rc ? label(rc) : scope.kind;
+      return {
+        primed: false,
+        error,
+        message: error?.message ?? `the ${what} cache is still loading its initial snapshot`,
+      };
+    }
+    return { primed: true, keys: rc.labels.select(namespace, selector) };
+  }
+
+  /** labelsIn lists the label sets of a scope's cached objects in a namespace, for explaining a selector that matches nothing. */
+  labelsIn(scope: ReferenceScope, namespace: string): Labels[] {
+    const labels = this.byId.get(scopeId(scope.kind, scope.namespace))?.labels;
+    if (!labels) return [];
+    const out: Labels[] = [];
+    for (const key of labels.keysIn(namespace)) out.push(labels.labels(key)!);
+    return out;
+  }
+
+  /** labelIndexOf exposes a scope's label index, for tests and benchmarks. */
+  labelIndexOf(kind: string, namespace?: string): LabelIndex | undefined {
+    return this.byId.get(scopeId(kind, namespace))?.labels;
+  }
+
+  private indexLabels(rc: ReferenceController): void {
+    const store = rc.subscription?.store;
+    if (!store) return;
+    const index = new LabelIndex();
+    for (const key of store.keys()) index.set(key, namespaceOfKey(key), store.get(key)?.metadata.labels);
+    rc.labels = index;
+  }
+
+  /** relabel keeps the label index in step with one event and queues the referrers whose selectors' answers it changed. */
+  private relabel(rc: ReferenceController, event: InformerEvent & { type: 'added' | 'updated' | 'deleted' }): void {
+    const labels = rc.labels!;
+    const namespace = namespaceOfKey(event.key);
+    const old = labels.labels(event.key);
+    const next = event.type === 'deleted' ? undefined : (event.object.metadata.labels ?? {});
+    if (next === undefined) labels.delete(event.key);
+    else labels.set(event.key, namespace, next);
+    if (old !== undefined && next !== undefined && old === next) return;
+    rc.selectors?.changed(namespace, old, next, (w) => this.deps.enqueue(w.controller, w.referrer));
+  }
+
   /** stop cancels every reference controller and awaits their releases. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -340,9 +433,9 @@ export class ReferenceControllers {
   }
 
   private referenceCount(rc: ReferenceController): number {
+    let n = rc.selectors?.size ?? 0;
     // A kind forbidden cluster-wide has its references counted by its per-namespace controllers.
-    if (!rc.referents) return this.forbiddenClusterWide.has(rc.kind) ? 0 : this.deps.registry.kindCount(rc.kind);
-    let n = 0;
+    if (!rc.referents) return n + (this.forbiddenClusterWide.has(rc.kind) ? 0 : this.deps.registry.kindCount(rc.kind));
     for (const referent of rc.referents) n += this.deps.registry.referrerCountOf(referent);
     return n;
   }
@@ -431,6 +524,7 @@ export class ReferenceControllers {
       case 'deleted':
         // Priming gate: the cache fills, but nothing is dispatched or judged until primed.
         if (!rc.subscription?.isPrimed()) return;
+        if (rc.labels) this.relabel(rc, event);
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
@@ -451,6 +545,10 @@ export class ReferenceControllers {
             'ControllerPrimed',
           );
         else this.publish(rc);
+        if (rc.selectors) {
+          this.indexLabels(rc);
+          rc.selectors.forEachWatch((w) => this.deps.enqueue(w.controller, w.referrer));
+        }
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of [...this.referentsOf(rc)]) {
           this.publishReferent(referent, rc.subscription?.store.get(referent));
@@ -494,6 +592,7 @@ export class ReferenceControllers {
 
   private beginGrace(rc: ReferenceController | undefined): void {
     if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
+    if (rc.selectors && rc.selectors.size > 0) return; // a selector still looks at the kind
     const grace = this.deps.grace;
     rc.graceUntil = this.deps.clock.now() + grace;
     this.transition(
@@ -556,6 +655,7 @@ export class ReferenceControllers {
   private release(rc: ReferenceController): void {
     const sub = rc.subscription;
     rc.subscription = undefined;
+    rc.labels = undefined; // rebuilt from the next subscription's snapshot
     rc.generation++;
     if (!sub) return;
     const p = sub.release().catch((e: unknown) => {

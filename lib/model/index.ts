@@ -6,3 +6,4 @@ export * from './reference';
 export * from './readonly';
 export { follow } from './abort';
 export * from './managed-fields';
+export * from './selector';

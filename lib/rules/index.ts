@@ -10,3 +10,4 @@ export * from './observer';
 export * from './impact';
 export * from './reference-grant';
 export * from './pack-switch';
+export * from './selectors';

@@ -26,6 +26,7 @@ import { grantAllows, grantRequest, notPermitted, REFERENCE_GRANT, type GrantReq
 import { evaluate, predicateFor } from './readiness';
 import { namespaceFieldOf, referrerKinds, scanReferences } from './extract';
 import { referenceNote } from './impact';
+import { extractSelectors } from './selectors';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -165,6 +166,19 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
                 });
               }
             }
+            for (const found of extractSelectors(ruleSet, ctx.object))
+              ctx.select({
+                kind: found.kind,
+                selector: found.selector,
+                form: found.form,
+                empty: found.empty,
+                namespaceSelector: found.namespaceSelector,
+                fieldPath: found.fieldPath,
+                minReady: found.minReady,
+                minMatches: found.minMatches,
+                onNoMatch: found.onNoMatch,
+                unreadyMeans: found.unreadyMeans,
+              });
             // A grant cache that primes with no grant wakes nobody: look again shortly.
             return waitForGrants ? { requeueAfter: GRANT_PRIMING_RETRY_MS } : undefined;
           },

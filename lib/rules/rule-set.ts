@@ -8,6 +8,7 @@ import type {
   ReferentSpec,
   ReferrerSelector,
   RulesDocument,
+  SelectorReferenceSpec,
   RulesDocumentInput,
   Scope,
 } from './schema';
@@ -43,6 +44,20 @@ export interface ReferenceRule extends ReferenceTarget {
   produces: boolean;
 }
 
+/** SelectorRule is a compiled selector reference: where the selector is, and what it selects. */
+export interface SelectorRule {
+  origin: string;
+  selector: FieldPath;
+  form: SelectorReferenceSpec['form'];
+  referent: GroupKind;
+  empty: SelectorReferenceSpec['empty'];
+  namespaceSelector: FieldPath | undefined;
+  minReady: number | undefined;
+  minMatchesField: FieldPath | undefined;
+  onNoMatch: SelectorReferenceSpec['onNoMatch'];
+  unreadyMeans: string | undefined;
+}
+
 export interface Convention {
   name: string;
   selector: ReferrerSelector | undefined;
@@ -71,6 +86,8 @@ export interface KindInfo {
 export interface RuleSet {
   /** Reference rules by referrer kind key (`Pod`, `HTTPRoute.gateway.networking.k8s.io`). */
   readonly rules: ReadonlyMap<string, readonly ReferenceRule[]>;
+  /** Selector rules by referrer kind key (`Service`, `PodDisruptionBudget.policy`). */
+  readonly selectors: ReadonlyMap<string, readonly SelectorRule[]>;
   /** Conventions in order; an object uses the first whose selector matches it. */
   readonly conventions: readonly Convention[];
   /** Kind facts by kind key; `Kind.*` entries apply to the kind in any group. */
@@ -86,6 +103,7 @@ export interface RuleSet {
  */
 export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
   const rules = new Map<string, ReferenceRule[]>();
+  const selectors = new Map<string, SelectorRule[]>();
   const referrerKinds: GroupKind[] = [];
   const conventions: Convention[] = [];
   const kinds = new Map<string, KindInfo>();
@@ -93,13 +111,17 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
     const label = doc.name ?? `document ${d}`;
     doc.rules.forEach((rule, r) => {
       const key = kindKey(rule.referrer);
-      let list = rules.get(key);
-      if (!list) {
-        list = [];
-        rules.set(key, list);
+      if (!rules.has(key) && !selectors.has(key))
         referrerKinds.push({ group: rule.referrer.group, kind: rule.referrer.kind });
-      }
-      rule.references.forEach((ref: ReferenceRuleSpec, i) => {
+      rule.references.forEach((ref: ReferenceRuleSpec | SelectorReferenceSpec, i) => {
+        if ('selector' in ref) {
+          const list = selectors.get(key) ?? [];
+          selectors.set(key, list);
+          list.push(compileSelectorRule(ref, `${label}: rules[${r}].references[${i}]`));
+          return;
+        }
+        const list = rules.get(key) ?? [];
+        rules.set(key, list);
         list.push({
           ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`),
           path: compileFieldPath(ref.path),
@@ -130,7 +152,22 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
       });
     }
   });
-  return { rules, conventions, kinds, referrerKinds };
+  return { rules, selectors, conventions, kinds, referrerKinds };
+}
+
+function compileSelectorRule(spec: SelectorReferenceSpec, origin: string): SelectorRule {
+  return {
+    origin,
+    selector: compileFieldPath(spec.selector),
+    form: spec.form,
+    referent: { group: spec.referent.group, kind: spec.referent.kind },
+    empty: spec.empty,
+    namespaceSelector: spec.namespaceSelector === undefined ? undefined : compileFieldPath(spec.namespaceSelector),
+    minReady: spec.minReady,
+    minMatchesField: spec.minMatchesField === undefined ? undefined : compileFieldPath(spec.minMatchesField),
+    onNoMatch: spec.onNoMatch,
+    unreadyMeans: spec.unreadyMeans,
+  };
 }
 
 /**

@@ -156,9 +156,37 @@ export const referenceRuleSchema = z
       });
   });
 
+/**
+ * A selector reference: the label selector at `selector` picks objects of
+ * the referent kind (a Service's Pods). `form` says how the API writes it,
+ * `empty` what `{}` means; the counts say when matches are not enough.
+ */
+export const selectorReferenceSchema = z.strictObject({
+  /** Field path to the selector, e.g. spec.selector or spec.podSelector. */
+  selector: fieldPath,
+  /** labelSelector: {matchLabels, matchExpressions}; map: a Service's plain key → value map. */
+  form: z.enum(['labelSelector', 'map'], { error: "form must be 'labelSelector' or 'map'" }).default('labelSelector'),
+  /** The kind it selects, in a fixed group ('' for core). */
+  referent: kindRefSchema,
+  /** What an empty selector matches: all (PDB, NetworkPolicy) or none, which is no reference (Service). */
+  empty: z.enum(['all', 'none'], { error: "empty must be 'all' or 'none'" }).optional(),
+  /** Field path to a namespaceSelector, in label form or the Prometheus Operator's {any}/{matchNames} form. */
+  namespaceSelector: fieldPath.optional(),
+  /** Fewer Ready matches than this is NotReady (1 for a Service: no ready endpoints). */
+  minReady: z.number().int().min(1).optional(),
+  /** Field path to an integer the matches must reach (a PDB's minAvailable); a percentage is not checked. */
+  minMatchesField: fieldPath.optional(),
+  /** A selector matching nothing: block (NoMatch, stuck after the threshold) or warn (a warning only). */
+  onNoMatch: z.enum(['block', 'warn'], { error: "onNoMatch must be 'block' or 'warn'" }).default('block'),
+  /** What too few Ready matches means, for the message (the Service has no ready endpoints). */
+  unreadyMeans: z.string().min(1).optional(),
+});
+
 export const ruleSchema = z.strictObject({
   referrer: kindRefSchema,
-  references: z.array(referenceRuleSchema).min(1, { error: 'give at least one reference' }),
+  references: z
+    .array(z.union([referenceRuleSchema, selectorReferenceSchema]))
+    .min(1, { error: 'give at least one reference' }),
 });
 
 /**
@@ -269,6 +297,7 @@ export type RulesDocumentInput = z.input<typeof rulesDocumentSchema>;
 /** RulesDocument is a validated document, defaults applied. */
 export type RulesDocument = z.output<typeof rulesDocumentSchema>;
 export type ReferenceRuleSpec = z.output<typeof referenceRuleSchema>;
+export type SelectorReferenceSpec = z.output<typeof selectorReferenceSchema>;
 export type ConventionSpec = z.output<typeof conventionSchema>;
 export type ConventionFieldSpec = z.output<typeof conventionFieldSchema>;
 export type ReferentSpec = z.output<typeof referentSchema>;

@@ -1,7 +1,12 @@
 import { definePack } from '../rule-set';
 import type { RulesDocumentInput } from '../schema';
+import { coreSelectorRules } from './core-selectors';
 
-type ReferenceInput = NonNullable<RulesDocumentInput['rules']>[number]['references'][number];
+/** A name reference as a pack writes it (selector references live in core-selectors.ts). */
+type ReferenceInput = Exclude<
+  NonNullable<RulesDocumentInput['rules']>[number]['references'][number],
+  { selector: string }
+>;
 
 const RBAC = 'rbac.authorization.k8s.io';
 const ADMISSION = 'admissionregistration.k8s.io';
@@ -207,6 +212,7 @@ export const corePack = definePack('core', {
         },
       ],
     },
+    ...coreSelectorRules,
   ],
   kinds: [
     { kind: 'Secret', ready: 'exists' },

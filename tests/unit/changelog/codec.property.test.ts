@@ -64,7 +64,7 @@ const referrer: fc.Arbitrary<ReferrerEntity> = fc
   .record({
     controller: fc.constantFrom('watch', 'demo/backoff'),
     key,
-    state: fc.constantFrom('Resolved', 'Waiting', 'NotFound', 'Error'),
+    state: fc.constantFrom('Resolved', 'Waiting', 'NotFound', 'NoMatch', 'Error'),
     reason: fc.option(text, { nil: undefined }),
     message: fc.option(text, { nil: undefined }),
     since: time,
@@ -72,6 +72,22 @@ const referrer: fc.Arbitrary<ReferrerEntity> = fc
     reconciles: count,
     lastReconcileAt: fc.option(time, { nil: undefined }),
     resolvedAt: fc.option(time, { nil: undefined }),
+    warning: fc.option(text, { nil: undefined }),
+    selections: fc.option(
+      fc.array(
+        fc.record({
+          fieldPath: fc.constantFrom('spec.selector', 'spec.podSelector'),
+          kind: fc.constantFrom('Pod', 'Namespace'),
+          selector: fc.constantFrom('', 'app=web', 'tier in (a,b),!canary'),
+          where: fc.constantFrom('shop', 'any namespace'),
+          state: fc.constantFrom('Ready', 'NoMatch', 'NotReady', 'NotPrimed', 'NoSelector'),
+          matched: count,
+          ready: count,
+        }),
+        { maxLength: 2 },
+      ),
+      { nil: undefined },
+    ),
     extra,
   })
   .chain((r) =>
@@ -114,6 +130,7 @@ const reference: fc.Arbitrary<ReferenceEntity> = fc
     referent: key,
     fieldPath: fc.constantFrom('spec.databaseRef', 'spec.volumes[0].secret.secretName'),
     count: fc.integer({ min: 1, max: 3 }),
+    selector: fc.option(fc.constantFrom('app=web', ''), { nil: undefined }),
   })
   .chain((r) =>
     fc
@@ -407,6 +424,7 @@ describe('lean wire format', () => {
       referent: [1],
       fieldPath: [5],
       count: [1],
+      selector: [0], // a name reference: no selector
     });
     expect(wire.keys.name).toEqual(['web', 'orders']);
     expect(wire.strings).toEqual([

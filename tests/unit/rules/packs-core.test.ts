@@ -300,6 +300,9 @@ describe('core pack: kinds', () => {
       { group: '', kind: 'PersistentVolume' },
       { group: '', kind: 'PersistentVolumeClaim' },
       { group: 'autoscaling', kind: 'HorizontalPodAutoscaler' },
+      { group: '', kind: 'Service' },
+      { group: 'policy', kind: 'PodDisruptionBudget' },
+      { group: 'networking.k8s.io', kind: 'NetworkPolicy' },
     ]);
   });
 

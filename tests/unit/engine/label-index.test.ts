@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { matchesSelector, selectorOf, type Labels, type Requirement, type Selector } from '@/lib/model';
+import { LabelIndex, SelectorWatches, type SelectorWatch } from '@/lib/engine/label-index';
+
+const KEYS = ['app', 'tier', 'team', 'track'];
+const VALUES = ['a', 'b', 'c'];
+const NAMESPACES = ['ns1', 'ns2'];
+const OBJECTS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
+
+const labelsArb: fc.Arbitrary<Labels> = fc.dictionary(fc.constantFrom(...KEYS), fc.constantFrom(...VALUES), {
+  maxKeys: 4,
+});
+const requirementArb: fc.Arbitrary<Requirement> = fc.oneof(
+  fc.record({
+    key: fc.constantFrom(...KEYS),
+    operator: fc.constantFrom('In' as const, 'NotIn' as const),
+    values: fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 2 }).map((v) => v.sort()),
+  }),
+  fc.record({
+    key: fc.constantFrom(...KEYS),
+    operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const),
+    values: fc.constant([] as string[]),
+  }),
+);
+const selectorArb: fc.Arbitrary<Selector> = fc.array(requirementArb, { maxLength: 3 }).map(selectorOf);
+
+type Edit = { op: 'set'; obj: string; ns: string; labels: Labels } | { op: 'delete'; obj: string; ns: string };
+const editArb: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({
+    op: fc.constant('set' as const),
+    obj: fc.constantFrom(...OBJECTS),
+    ns: fc.constantFrom(...NAMESPACES),
+    labels: labelsArb,
+  }),
+  fc.record({
+    op: fc.constant('delete' as const),
+    obj: fc.constantFrom(...OBJECTS),
+    ns: fc.constantFrom(...NAMESPACES),
+  }),
+);
+
+/** The naive model: every object with its namespace and labels, answered by a full scan. */
+function scan(objects: Map<string, { ns: string; labels: Labels }>, ns: string | undefined, s: Selector): string[] {
+  return [...objects]
+    .filter(([, o]) => (ns === undefined || o.ns === ns) && matchesSelector(s, o.labels))
+    .map(([k]) => k)
+    .sort();
+}
+
+describe('LabelIndex', () => {
+  it('answers every selector as a full scan does, over random creations, deletions and relabels', () => {
+    fc.assert(
+      fc.property(
+        fc.array(selectorArb, { minLength: 1, maxLength: 6 }),
+        fc.array(editArb, { maxLength: 40 }),
+        (selectors, edits) => {
+          const index = new LabelIndex();
+          const model = new Map<string, { ns: string; labels: Labels }>();
+          const watches = new SelectorWatches();
+          const registered: SelectorWatch[] = [];
+          for (const [i, selector] of selectors.entries()) {
+            const w = {
+              controller: 'c',
+              referrer: `r${i}`,
+              namespace: i % 3 === 2 ? undefined : NAMESPACES[i % 2],
+              selector,
+            };
+            watches.add(w);
+            registered.push(w);
+          }
+          for (const e of edits) {
+            const key = `Pod/${e.ns}/${e.obj}`;
+            const before = new Map(registered.map((w) => [w, scan(model, w.namespace, w.selector).join()]));
+            const prev = model.get(key);
+            const woken = new Set<SelectorWatch>();
+            if (e.op === 'delete') {
+              index.delete(key);
+              model.delete(key);
+              if (prev) watches.changed(prev.ns, prev.labels, undefined, (w) => woken.add(w));
+            } else {
+              index.set(key, e.ns, e.labels);
+              model.set(key, { ns: e.ns, labels: e.labels });
+              watches.changed(e.ns, prev?.labels, e.labels, (w) => woken.add(w));
+            }
+            for (const w of registered) {
+              const now = scan(model, w.namespace, w.selector);
+              expect(index.select(w.namespace, w.selector).sort()).toEqual(now);
+              // Exactly the selectors whose match set changed are re-checked positive.
+              expect(woken.has(w)).toBe(before.get(w) !== now.join());
+            }
+          }
+          for (const ns of [...NAMESPACES, undefined])
+            for (const s of selectors) expect(index.select(ns, s).sort()).toEqual(scan(model, ns, s));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('forgets empty sets, so a deleted object leaves nothing behind', () => {
+    const index = new LabelIndex();
+    index.set('Pod/a/x', 'a', { app: 'web' });
+    index.set('Pod/a/x', 'a', { app: 'api' });
+    index.delete('Pod/a/x');
+    expect(index.size).toBe(0);
+    expect([...index.namespaceNames()]).toEqual([]);
+    expect(index.select(undefined, selectorOf([]))).toEqual([]);
+  });
+});
+
+describe('SelectorWatches', () => {
+  it('visits on a relabel only the selectors naming a changed key', () => {
+    const watches = new SelectorWatches();
+    const byApp = {
+      controller: 'c',
+      referrer: 'Service/a/web',
+      namespace: 'a',
+      selector: selectorOf([{ key: 'app', operator: 'In', values: ['web'] }]),
+    };
+    const byTier = {
+      controller: 'c',
+      referrer: 'Service/a/tier',
+      namespace: 'a',
+      selector: selectorOf([{ key: 'tier', operator: 'Exists', values: [] }]),
+    };
+    const everything = {
+      controller: 'c',
+      referrer: 'PodDisruptionBudget/a/all',
+      namespace: 'a',
+      selector: selectorOf([]),
+    };
+    for (const w of [byApp, byTier, everything]) watches.add(w);
+    const seen: string[] = [];
+    watches.changed('a', { app: 'api', tier: 'x' }, { app: 'web', tier: 'x' }, (w) => seen.push(w.referrer));
+    expect(seen).toEqual(['Service/a/web']);
+    seen.length = 0;
+    watches.changed('a', undefined, { tier: 'x' }, (w) => seen.push(w.referrer));
+    expect(seen.sort()).toEqual(['PodDisruptionBudget/a/all', 'Service/a/tier']);
+    watches.delete(byTier);
+    expect(watches.size).toBe(2);
+  });
+});
