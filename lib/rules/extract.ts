@@ -243,7 +243,12 @@ export function referrerSelectors(rs: RuleSet): ({ convention: string } & Referr
   return rs.conventions.map((c) => ({ convention: c.name, ...c.selector }));
 }
 
-/** coversReferrer: would scanReferences look at objects of this kind at all? Give categories from discovery when known. */
+/** coversReferrer: do name rules, selector rules or a convention look at objects of this kind at all? Give categories from discovery when known. */
 export function coversReferrer(rs: RuleSet, gk: GroupKind, categories?: readonly string[]): boolean {
-  return rs.rules.has(kindKey(gk)) || rs.conventions.some((c) => selectorMatches(c.selector, gk, categories));
+  const key = kindKey(gk);
+  return (
+    rs.rules.has(key) ||
+    rs.selectors.has(key) ||
+    rs.conventions.some((c) => selectorMatches(c.selector, gk, categories))
+  );
 }
