@@ -20,6 +20,8 @@ interface KindCache {
 
 const NAMESPACE_KIND = 'Namespace';
 const INDEX_MAX_AGE_MS = 5_000;
+/** Up to this many objects, a cache's name index is rebuilt on every change of its keys. */
+const SMALL_CACHE = 5_000;
 
 /**
  * ReferentCaches answers lookups from shared informer caches, one per
@@ -53,9 +55,11 @@ export class ReferentCaches implements ReferentLookup {
     if (!parts) return { state: 'missing', similar: [] };
     const store = sub.store;
     const now = Date.now();
-    // A busy cache gains keys all the time: its index is rebuilt at most every INDEX_MAX_AGE_MS, and a
+    // A busy large cache gains keys all the time: its index is rebuilt at most every INDEX_MAX_AGE_MS, and a
     // suggestion that has gone since is dropped, so a review never pays for indexing a large cache twice in a row.
-    if (!c.similar || (c.similar.version !== store.keysVersion && now - c.similar.builtAt >= INDEX_MAX_AGE_MS))
+    // A small cache is indexed again whenever its keys changed: cheap, and a name created a moment ago is suggested.
+    const stale = c.similar !== undefined && c.similar.version !== store.keysVersion;
+    if (!c.similar || (stale && (store.size <= SMALL_CACHE || now - c.similar.builtAt >= INDEX_MAX_AGE_MS)))
       c.similar = { version: store.keysVersion, builtAt: now, index: new SimilarNames(store.keys()) };
     const similar = c.similar.index
       .similarIn(parts.namespace, parts.name)
