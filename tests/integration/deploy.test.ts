@@ -92,6 +92,9 @@ function gatewayCrds(): Obj[] {
     ['UDPRoute', 'udproutes', 'Namespaced'],
     ['ReferenceGrant', 'referencegrants', 'Namespaced'],
   ];
+  // ReferenceGrant is served as v1beta1, as the Gateway API's own CRD serves it (and as other test files install it
+  // on the shared real cluster, whose stored version must stay listed).
+  const versionOf = (kind: string) => (kind === 'ReferenceGrant' ? 'v1beta1' : 'v1');
   return kinds.map(([k, plural, scope]) => ({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -106,7 +109,7 @@ function gatewayCrds(): Obj[] {
       names: { kind: k, plural, singular: k.toLowerCase(), listKind: `${k}List` },
       versions: [
         {
-          name: 'v1',
+          name: versionOf(k),
           served: true,
           storage: true,
           schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },

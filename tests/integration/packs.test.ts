@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { StuckEntry } from '@/lib/changelog';
 import { stuck } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, SharedInformerPool } from '@/lib/kube';
+import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
 import { PackSwitch, builtinRuleSet, observeRuleSet, referrerKinds, type PackName, type PackState } from '@/lib/rules';
 import { observeWithRules } from '@/server/observer';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
@@ -47,8 +47,18 @@ beforeAll(async () => {
     parseAllDocuments(readFileSync(path.join(CRDS, `${p}.yaml`), 'utf8')).map((d) => d.toJS() as Crd),
   );
   for (const crd of crds) {
-    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
-    crdNames.push(crd.metadata.name);
+    // The real tier shares one cluster between files: the example's scene may have installed this CRD already,
+    // and then it is left to its owner rather than deleted here.
+    const created = await client
+      .request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })
+      .then(
+        () => true,
+        (e: unknown) => {
+          if (e instanceof KubeRequestError && e.status === 409) return false;
+          throw e;
+        },
+      );
+    if (created) crdNames.push(crd.metadata.name);
   }
   // Served once discovery lists the resource.
   for (const crd of crds) {
