@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 
 /**
@@ -7,6 +10,9 @@ import { defineConfig, devices } from '@playwright/test';
  */
 const external = process.env.REFWATCH_E2E_URL;
 const baseURL = external ?? 'http://127.0.0.1:3000';
+// The server's history starts empty on every run: stuck ages (and the README's screenshots) never carry
+// over from an earlier run on the same machine.
+const stateHome = mkdtempSync(path.join(os.tmpdir(), 'refwatch-e2e-state-'));
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -54,7 +60,12 @@ export default defineConfig({
           stdout: 'pipe',
           stderr: 'pipe',
           // Short grace and stuck threshold so cancellation and stuck diagnosis show within a test.
-          env: { NEXT_TELEMETRY_DISABLED: '1', REFWATCH_GRACE: '2s', REFWATCH_STUCK_THRESHOLD: '2s' },
+          env: {
+            NEXT_TELEMETRY_DISABLED: '1',
+            REFWATCH_GRACE: '2s',
+            REFWATCH_STUCK_THRESHOLD: '2s',
+            XDG_STATE_HOME: stateHome,
+          },
         },
       }),
 });
