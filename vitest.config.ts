@@ -11,6 +11,7 @@ export default defineConfig({
     ],
   },
   test: {
+    setupFiles: ['tests/setup/state-home.ts'],
     projects: [
       {
         extends: true,
