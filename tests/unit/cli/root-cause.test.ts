@@ -1,49 +1,32 @@
 import pc from 'picocolors';
 import { describe, expect, it } from 'vitest';
-import type { StuckEntry } from '@/lib/changelog';
 import { printExplanation } from '@/lib/cli/commands/explain';
 import { printStuck, printStuckGroups } from '@/lib/cli/commands/stuck';
 import { printTree } from '@/lib/cli/commands/tree';
 import type { Printer } from '@/lib/cli/output';
 import { markRootCause, type TreeNode } from '@/lib/cli/tree';
+import { SECRET, rootCauseChain, stuckEntry } from '@/tests/fixtures/stuck-entries';
 
 function printer(format: Printer['format']): Printer & { out: string[] } {
   const out: string[] = [];
   return { format, noHeaders: false, colors: pc.createColors(false), write: (t) => out.push(t), out };
 }
 
-const SECRET = 'Secret/shop/db-passwd';
-const CHAIN = {
-  path: ['Ingress.networking.k8s.io/shop/web', 'Service/shop/web', 'Pod/shop/web-7c9', SECRET],
-  referent: SECRET,
-  state: 'NotFound',
-  reason: 'NotFound',
-  message: `${SECRET} not found; did you mean db-password?`,
-  fix: 'set spec.volumes[0].secret.secretName to db-password, or create Secret/shop/db-passwd',
-};
-
-function entry(key: string, over: Partial<StuckEntry> = {}): StuckEntry {
-  return {
-    id: `c|${key}`,
-    key,
-    controller: 'c',
-    state: 'NotFound',
-    since: 0,
-    ageMs: 95_000,
-    reason: 'NotFound',
-    message: `${SECRET} not found`,
-    fix: 'create it',
-    referent: SECRET,
-    ...over,
-  };
-}
+const CHAIN = rootCauseChain(
+  ['Ingress.networking.k8s.io/shop/web', 'Service/shop/web', 'Pod/shop/web-7c9'],
+  'set spec.volumes[0].secret.secretName to db-password, or create Secret/shop/db-passwd',
+);
 
 const ITEMS = [
-  entry('Ingress.networking.k8s.io/shop/web', { referent: 'Service/shop/web', reason: 'NotReady', rootCause: CHAIN }),
-  entry('Deployment.apps/shop/web'),
-  entry('Pod/shop/web-7c9', { workload: 'Deployment.apps/shop/web' }),
-  entry('Pod/shop/web-8d1', { workload: 'Deployment.apps/shop/web' }),
-  entry('App.demo.refwatch.dev/shop/other', { referent: 'Secret/shop/other' }),
+  stuckEntry('Ingress.networking.k8s.io/shop/web', {
+    referent: 'Service/shop/web',
+    reason: 'NotReady',
+    rootCause: CHAIN,
+  }),
+  stuckEntry('Deployment.apps/shop/web'),
+  stuckEntry('Pod/shop/web-7c9', { workload: 'Deployment.apps/shop/web' }),
+  stuckEntry('Pod/shop/web-8d1', { workload: 'Deployment.apps/shop/web' }),
+  stuckEntry('App.demo.refwatch.dev/shop/other', { referent: 'Secret/shop/other' }),
 ];
 
 describe('refwatch stuck', () => {

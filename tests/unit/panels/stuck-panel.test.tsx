@@ -2,33 +2,12 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { parseExplanation } from '@/components/data/explain';
 import { StuckPanel } from '@/components/panels/StuckPanel';
-import type { StuckEntry } from '@/lib/changelog/wire';
+import { SECRET, rootCauseChain, stuckEntry } from '@/tests/fixtures/stuck-entries';
 
-const SECRET = 'Secret/shop/db-passwd';
-const CHAIN = {
-  path: ['App.demo.refwatch.dev/shop/web', 'Database.demo.refwatch.dev/shop/orders', SECRET],
-  referent: SECRET,
-  state: 'NotFound',
-  reason: 'NotFound',
-  message: `${SECRET} not found; did you mean db-password?`,
-  fix: 'set spec.secretRef to db-password, or create Secret/shop/db-passwd',
-};
-
-function entry(key: string, over: Partial<StuckEntry> = {}): StuckEntry {
-  return {
-    id: `c|${key}`,
-    key,
-    controller: 'c',
-    state: 'NotFound',
-    since: 0,
-    ageMs: 95_000,
-    reason: 'NotFound',
-    message: `${SECRET} not found`,
-    fix: 'create it',
-    referent: SECRET,
-    ...over,
-  };
-}
+const CHAIN = rootCauseChain(
+  ['App.demo.refwatch.dev/shop/web', 'Database.demo.refwatch.dev/shop/orders'],
+  'set spec.secretRef to db-password, or create Secret/shop/db-passwd',
+);
 
 const text = (html: string) => html.replace(/<[^>]+>/g, '');
 
@@ -37,15 +16,15 @@ describe('StuckPanel', () => {
     const html = renderToStaticMarkup(
       <StuckPanel
         stuck={[
-          entry('App.demo.refwatch.dev/shop/web', {
+          stuckEntry('App.demo.refwatch.dev/shop/web', {
             referent: CHAIN.path[1],
             reason: 'NotReady',
             rootCause: CHAIN,
           }),
-          entry('Deployment.apps/shop/api'),
-          entry('Pod/shop/api-7c9-a', { workload: 'Deployment.apps/shop/api' }),
-          entry('Pod/shop/api-7c9-b', { workload: 'Deployment.apps/shop/api' }),
-          entry('App.demo.refwatch.dev/shop/alone', { referent: 'Secret/shop/other' }),
+          stuckEntry('Deployment.apps/shop/api'),
+          stuckEntry('Pod/shop/api-7c9-a', { workload: 'Deployment.apps/shop/api' }),
+          stuckEntry('Pod/shop/api-7c9-b', { workload: 'Deployment.apps/shop/api' }),
+          stuckEntry('App.demo.refwatch.dev/shop/alone', { referent: 'Secret/shop/other' }),
         ]}
         onSelectKey={() => undefined}
       />,
