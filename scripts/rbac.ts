@@ -16,7 +16,7 @@ import { builtinPacks, PACK_NAMES, type PackName, type RulesDocument } from '../
 export const READ_VERBS = ['get', 'list', 'watch'] as const;
 
 /** The REST resource of every kind a built-in pack names. A pack that names a kind missing here fails generation. */
-const RESOURCES: Record<string, string> = {
+export const RESOURCES: Readonly<Record<string, string>> = {
   Pod: 'pods',
   ConfigMap: 'configmaps',
   Secret: 'secrets',
@@ -27,6 +27,7 @@ const RESOURCES: Record<string, string> = {
   'NetworkPolicy.networking.k8s.io': 'networkpolicies',
   PersistentVolume: 'persistentvolumes',
   PersistentVolumeClaim: 'persistentvolumeclaims',
+  ReplicationController: 'replicationcontrollers',
   Node: 'nodes',
   'Deployment.apps': 'deployments',
   'StatefulSet.apps': 'statefulsets',

@@ -25,7 +25,7 @@ export interface Finding {
  * later names the same template fields directly yields the same findings,
  * deduplicated by field path.
  */
-const POD_TEMPLATES: Readonly<Record<string, string>> = {
+export const POD_TEMPLATES: Readonly<Record<string, string>> = {
   'apps/Deployment': 'spec.template',
   'apps/StatefulSet': 'spec.template',
   'apps/DaemonSet': 'spec.template',

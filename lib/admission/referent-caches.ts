@@ -15,13 +15,21 @@ export interface ReferentCachesOptions {
 
 interface KindCache {
   subscription: InformerSubscription;
-  similar?: { version: number | undefined; builtAt: number; index: SimilarNames };
+  similar?: {
+    version: number | undefined;
+    builtAt: number;
+    index: SimilarNames;
+    /** Close names found per missing referent since the index was built: a typo is often reviewed again. */
+    found: Map<ObjectKey, string[]>;
+  };
 }
 
 const NAMESPACE_KIND = 'Namespace';
 const INDEX_MAX_AGE_MS = 5_000;
 /** Up to this many objects, a cache's name index is rebuilt on every change of its keys. */
 const SMALL_CACHE = 5_000;
+/** Missing referents whose close names one index remembers; past it, it starts over. */
+const MAX_REMEMBERED = 1_000;
 
 /**
  * ReferentCaches answers lookups from shared informer caches, one per
@@ -60,11 +68,17 @@ export class ReferentCaches implements ReferentLookup {
     // A small cache is indexed again whenever its keys changed: cheap, and a name created a moment ago is suggested.
     const stale = c.similar !== undefined && c.similar.version !== store.keysVersion;
     if (!c.similar || (stale && (store.size <= SMALL_CACHE || now - c.similar.builtAt >= INDEX_MAX_AGE_MS)))
-      c.similar = { version: store.keysVersion, builtAt: now, index: new SimilarNames(store.keys()) };
-    const similar = c.similar.index
-      .similarIn(parts.namespace, parts.name)
-      .matches.map((m) => m.name)
-      .filter((name) => store.get(referent.slice(0, referent.length - parts.name.length) + name) !== undefined);
+      c.similar = { version: store.keysVersion, builtAt: now, index: new SimilarNames(store.keys()), found: new Map() };
+    const { index, found } = c.similar;
+    let names = found.get(referent);
+    if (!names) {
+      // A did-you-mean search compares the name with every name of similar length in its namespace.
+      names = index.similarIn(parts.namespace, parts.name).matches.map((m) => m.name);
+      if (found.size >= MAX_REMEMBERED) found.clear();
+      found.set(referent, names);
+    }
+    const prefix = referent.slice(0, referent.length - parts.name.length);
+    const similar = names.filter((name) => store.get(prefix + name) !== undefined);
     return { state: 'missing', similar };
   }
 

@@ -69,8 +69,6 @@ export interface HandlerContext {
   /** sleep waits ms on a timer the server can cancel at stop; it resolves false when cancelled. */
   sleep(ms: number): Promise<boolean>;
   isStopping(): boolean;
-  /** Warnings for a create or update, sent as Warning headers (see EmbeddedServer.setAdmission). */
-  admission: ((operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>) => string[]) | undefined;
 }
 
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
@@ -88,18 +86,8 @@ function send(res: ServerResponse, code: number, body: unknown, headers: Record<
   res.end(text);
 }
 
-/** warningHeaders runs the admission check on a body, as kube-apiserver relays a webhook's warnings: `299 - "text"`. */
-function warningHeaders(
-  ctx: HandlerContext,
-  operation: 'CREATE' | 'UPDATE',
-  body: Record<string, unknown>,
-  namespace: string | undefined,
-): Record<string, string[]> {
-  if (!ctx.admission) return {};
-  const meta = (typeof body.metadata === 'object' && body.metadata !== null ? body.metadata : {}) as object;
-  // An object posted to a namespace's URL may leave its own namespace out.
-  const object = namespace ? { ...body, metadata: { namespace, ...meta } } : body;
-  const warnings = ctx.admission(operation, object);
+/** warningHeaders sends the admission check's warnings as kube-apiserver relays a webhook's: `299 - "text"`. */
+function warningHeaders(warnings: readonly string[]): Record<string, string[]> {
   if (warnings.length === 0) return {};
   return { Warning: warnings.map((w) => `299 - "${w.replace(/["\\]/g, (c) => `\\${c}`)}"`) };
 }
@@ -440,20 +428,24 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
     case 'create': {
       checkBodyType(req);
       const body = objectBody(req, await readBody(req), r.rt.kind);
-      const warnings = warningHeaders(ctx, 'CREATE', body, target.namespace);
-      return send(res, 201, one(registry.create(target, body)), warnings);
+      const warnings: string[] = [];
+      const created = registry.create(target, body, { warnings });
+      return send(res, 201, one(created), warningHeaders(warnings));
     }
     case 'update': {
       checkBodyType(req);
       const body = objectBody(req, await readBody(req), r.rt.kind);
-      const warnings = r.sub ? {} : warningHeaders(ctx, 'UPDATE', body, target.namespace);
-      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)), warnings);
+      const warnings: string[] = [];
+      const updated = registry.update({ ...target, name: r.name! }, body, r.sub, { warnings });
+      return send(res, 200, one(updated), warningHeaders(warnings));
     }
     case 'patch': {
       const contentType = mediaType(req);
       if (contentType.startsWith('application/apply-patch')) throw serverSideApplyRefused(contentType);
       const patch = parseJsonBody(await readBody(req), r.rt.kind);
-      return send(res, 200, one(registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub)));
+      const warnings: string[] = [];
+      const patched = registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub, { warnings });
+      return send(res, 200, one(patched), warningHeaders(warnings));
     }
     case 'delete': {
       const raw = await readBody(req);

@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { FaultState, type FaultHooks } from './faults';
 import { GarbageCollector } from './gc';
 import { handleRequest, type HandlerContext } from './handlers';
-import { Registry } from './registry';
+import { Registry, type AdmissionCheck } from './registry';
 import { ResourceTable } from './resources';
 import { ObjectStore } from './store';
 import { WatchHub } from './watch';
 
 export type { FaultHooks } from './faults';
+export type { AdmissionCheck } from './registry';
 
 export interface EmbeddedServerOptions {
   /** Loopback address to bind (default 127.0.0.1); anything else is refused. */
@@ -51,15 +52,13 @@ export interface EmbeddedServer {
   /** A kubeconfig (cluster, user and context named "embedded") pointing at this server. */
   kubeconfig(): object;
   /**
-   * setAdmission makes create and update answer with the warnings `check`
-   * returns, as HTTP Warning headers (kube-apiserver's way of passing on a
-   * webhook's warnings), so kubectl prints them; undefined turns it off.
+   * setAdmission makes every write of a client (create, update, and each
+   * kind of patch) answer with the warnings `check` returns for the object
+   * it stores, as HTTP Warning headers (kube-apiserver's way of passing on
+   * a webhook's warnings), so kubectl prints them; undefined turns it off.
    */
   setAdmission(check: AdmissionCheck | undefined): void;
 }
-
-/** AdmissionCheck returns the warnings for an object being created or updated; it must not throw. */
-export type AdmissionCheck = (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>) => string[];
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -121,7 +120,6 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
         sleeps.set(t, resolve);
       }),
     isStopping: () => stopping,
-    admission: undefined,
   };
 
   const certificate = opts.tls ? await selfSignedCertificate() : undefined;
@@ -182,7 +180,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     stop,
     faults: hooks,
     setAdmission: (check) => {
-      ctx.admission = check;
+      registry.admission = check;
     },
     openWatches: () => hub.counts(),
     requestCount: () => Object.fromEntries(counts),

@@ -103,11 +103,26 @@ export function parseResourceVersion(rv: string): number {
   return Number(rv);
 }
 
+/** AdmissionCheck returns the warnings for an object being created or updated; it must not throw. */
+export type AdmissionCheck = (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>) => string[];
+
+/** WriteOptions is what a client's write asks beyond the write itself. */
+export interface WriteOptions {
+  /** Receives the admission check's warnings; the server's own writes (start manifests, the garbage collector) pass none and are not checked. */
+  warnings?: string[];
+}
+
 /**
  * Registry is the REST storage of every resource: the verbs, the namespace
  * and CRD lifecycles, and finalizers, over one ObjectStore.
  */
 export class Registry {
+  /**
+   * The admission check every client write runs, on the object as it would be stored (a patch already applied,
+   * defaults set), before it is stored: kube-apiserver's validating admission step. Undefined: no check.
+   */
+  admission: AdmissionCheck | undefined;
+
   constructor(
     readonly table: ResourceTable,
     readonly store: ObjectStore,
@@ -209,7 +224,7 @@ export class Registry {
     return result;
   }
 
-  create(t: RequestTarget, body: Record<string, unknown>): StoredObject {
+  create(t: RequestTarget, body: Record<string, unknown>, opts: WriteOptions = {}): StoredObject {
     const resource = grKey(t.rt);
     if (t.rt.namespaced) {
       const ns = this.store.get(NAMESPACES, t.namespace);
@@ -241,13 +256,19 @@ export class Registry {
       obj = withCrdDefaults(obj);
       validateCrd(obj);
     }
+    this.admit('CREATE', t, obj, opts);
     if (this.store.get(resource, key)) throw alreadyExists(t.rt, name);
     if (resource === CRDS) return this.present(t, this.establish(obj));
     return this.present(t, this.store.put(resource, key, obj));
   }
 
   /** update replaces an object (PUT), honouring metadata.resourceVersion as a precondition. */
-  update(t: RequestTarget & { name: string }, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
+  update(
+    t: RequestTarget & { name: string },
+    body: Record<string, unknown>,
+    sub: Subresource,
+    opts: WriteOptions = {},
+  ): StoredObject | Status {
     const old = this.stored(t);
     const md = (body.metadata ?? {}) as Record<string, unknown>;
     if (
@@ -257,14 +278,16 @@ export class Registry {
     ) {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
-    return this.write(t, old, body, sub);
+    return this.write(t, old, body, sub, opts);
   }
 
+  /** patch applies a JSON, merge or strategic merge patch to the stored object, then writes it as update does. */
   patch(
     t: RequestTarget & { name: string },
     contentType: string,
     patch: unknown,
     sub: Subresource,
+    opts: WriteOptions = {},
   ): StoredObject | Status {
     const old = this.stored(t);
     // What this server applies; kube-apiserver also takes application/apply-patch+yaml (server-side apply), which it does not.
@@ -291,7 +314,7 @@ export class Registry {
     if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
-    return this.write(t, old, body, sub);
+    return this.write(t, old, body, sub, opts);
   }
 
   delete(
@@ -379,6 +402,12 @@ export class Registry {
     return this.create({ rt, version, namespace }, manifest);
   }
 
+  /** admit runs the admission check of a client's write on the object at the version the client wrote. */
+  private admit(operation: 'CREATE' | 'UPDATE', t: RequestTarget, obj: StoredObject, opts: WriteOptions): void {
+    if (!this.admission || !opts.warnings) return;
+    opts.warnings.push(...this.admission(operation, this.present(t, obj)));
+  }
+
   private stored(t: RequestTarget & { name: string }): StoredObject {
     const obj = this.store.get(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name));
     if (!obj) throw notFound(t.rt, t.name);
@@ -390,6 +419,7 @@ export class Registry {
     old: StoredObject,
     body: Record<string, unknown>,
     sub: Subresource,
+    opts: WriteOptions,
   ): StoredObject | Status {
     const resource = grKey(t.rt);
     let next = prepareUpdate(t, old, body, sub);
@@ -397,6 +427,8 @@ export class Registry {
       next = withCrdDefaults(next);
       validateCrd(next, old);
     }
+    // A status write changes no reference; the chart's webhook rules name main resources only.
+    if (sub === '') this.admit('UPDATE', t, next, opts);
     // An update that changes nothing is not written: no new resourceVersion, no watch event.
     if (jsonEqual(next, old)) return this.present(t, old);
     if (old.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0) {

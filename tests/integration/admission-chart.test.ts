@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import { rulesFor } from '@/scripts/admission-rules';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -45,6 +46,7 @@ interface Webhook {
   clientConfig: { service: { name: string; namespace: string; path: string; port: number }; caBundle?: string };
   namespaceSelector: { matchExpressions: { key: string; operator: string; values: string[] }[] };
   matchConditions: { name: string; expression: string }[];
+  rules: unknown[];
 }
 
 describe.skipIf(kind !== 'real')('the admission webhook in the chart and the kustomize overlay', () => {
@@ -93,6 +95,35 @@ describe.skipIf(kind !== 'real')('the admission webhook in the chart and the kus
     });
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('validatingwebhookconfiguration.admissionregistration.k8s.io/rw-refwatch-');
+  });
+
+  it('renders the webhook rules of the enabled packs, which kube-apiserver accepts', async () => {
+    const ns = await cluster.newNamespace('adm-rules');
+    const render = (packs: string) =>
+      ok(helm, [
+        'template',
+        'rw',
+        chart,
+        '--namespace',
+        ns,
+        '--set',
+        'admission.enabled=true',
+        '--set',
+        `rulePacks={${packs}}`,
+      ]);
+    const webhookOf = (yaml: string) =>
+      (docs(yaml).find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: Webhook[] })
+        .webhooks[0]!;
+    expect(webhookOf(render('core')).rules).toEqual(rulesFor(['core']));
+    const all = render('core,gateway,cert-manager,external-secrets,flux,argocd,keda,prometheus');
+    expect(webhookOf(all).rules).toEqual(
+      rulesFor(['core', 'gateway', 'cert-manager', 'external-secrets', 'flux', 'argocd', 'keda', 'prometheus']),
+    );
+    const dry = spawnSync(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--dry-run=server', '-n', ns, '-f', '-'], {
+      input: all,
+      encoding: 'utf8',
+    });
+    expect(dry.status, dry.stderr).toBe(0);
   });
 
   it('keeps the generated certificate across helm upgrade', async () => {

@@ -7,9 +7,10 @@ import { startRuntime, type Runtime } from '@/server/runtime';
 import { kubectl, kubectlPath } from '../setup/kubectl';
 
 /*
- * The embedded API server runs the admission check on create and update and
- * sends its warnings as Warning headers: kubectl 1.35 applying the README's
- * typo'd Pod prints them, as it would a webhook's on a real cluster.
+ * The embedded API server runs the admission check on create, update and
+ * patch and sends its warnings as Warning headers: kubectl 1.35 applying the
+ * README's typo'd Pod, and applying it again changed, prints them, as it
+ * would a webhook's on a real cluster.
  */
 
 const kind = inject('refwatchCluster').kind;
@@ -76,6 +77,25 @@ describe.runIf(found !== undefined && 'path' in found)('admission warnings from 
     expect(resolved()[0]!.message).toMatch(
       /^admission warning resolved itself: ConfigMap refwatch-example\/feature-flags appeared [\d.]+s after Pod\/refwatch-example\/reporter named it in spec\.volumes\[0\]\.configMap\.name$/,
     );
+  });
+
+  it("warns again when kubectl apply patches the typo'd Pod it created", async () => {
+    const worker = fs
+      .readFileSync('deploy/example/20-pods.yaml', 'utf8')
+      .split(/^---$/m)
+      .find((doc) => /^\s*name: worker$/m.test(doc))!
+      .replace(/^( {2}namespace: refwatch-example)$/m, '$1\n  labels: {tier: batch}');
+    const patches = () => rt.connection.embedded!.requestCount()['patch pods'] ?? 0;
+    const before = patches();
+    const r = await run(['apply', '-f', '-'], worker);
+    console.log(`kubectl apply -f - (worker, relabelled; embedded):\n${r.stderr}${r.stdout}`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('pod/worker configured');
+    // An apply of an object that exists is a strategic merge PATCH, checked as kube-apiserver checks an UPDATE.
+    expect(patches()).toBe(before + 1);
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('Warning:'))).toEqual([
+      'Warning: spec.volumes[0].secret.secretName: Secret refwatch-example/db-pasword does not exist; did you mean db-password?',
+    ]);
   });
 
   it('warns nothing once the runtime stopped checking', async () => {

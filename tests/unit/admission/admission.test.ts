@@ -108,6 +108,25 @@ describe('Admission', () => {
     ]);
   });
 
+  it("judges an UPDATE's new object, not its oldObject (kubectl apply or edit of an object that exists is a PATCH)", async () => {
+    const { admission } = await started();
+    const patchShaped = (object: unknown, oldObject: unknown) =>
+      review(object, {
+        operation: 'UPDATE',
+        namespace: 'shop',
+        name: 'worker',
+        oldObject,
+        options: { apiVersion: 'meta.k8s.io/v1', kind: 'PatchOptions', fieldManager: 'kubectl-client-side-apply' },
+      });
+    expect(
+      admission.review(patchShaped(pod('shop', 'db-pasword'), pod('shop', 'db-password'))).response.warnings,
+    ).toEqual(['spec.volumes[0].secret.secretName: Secret shop/db-pasword does not exist; did you mean db-password?']);
+    expect(admission.review(patchShaped(pod('shop', 'db-password'), pod('shop', 'db-pasword'))).response).toEqual({
+      uid: 'u-1',
+      allowed: true,
+    });
+  });
+
   it('answers a correct object without warnings', async () => {
     const { admission } = await started();
     expect(admission.review(review(pod('shop', 'db-password'))).response).toEqual({ uid: 'u-1', allowed: true });
@@ -235,7 +254,7 @@ describe('reviewAdmission on arbitrary input', () => {
     },
   };
 
-  it('never throws and never denies outside a deny namespace', async () => {
+  it('never throws and never denies outside a deny namespace, for creates and PATCH-shaped updates alike', async () => {
     const namespace = fc.constantFrom('shop', 'strict', 'other', '', undefined);
     const object = fc.oneof(
       fc.jsonValue(),
@@ -254,18 +273,40 @@ describe('reviewAdmission on arbitrary input', () => {
         }),
       }),
     );
+    // The fields of kube-apiserver's requests: a PATCH arrives as an UPDATE with oldObject and PatchOptions.
     const body = fc.oneof(
       fc.jsonValue(),
       fc.record({
         request: fc.record(
           {
             uid: fc.oneof(fc.string(), fc.jsonValue()),
-            operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 7),
+            operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT', 7),
             namespace,
+            name: fc.oneof(fc.string(), fc.jsonValue()),
+            subResource: fc.constantFrom('status', 'scale', '', 3),
             object,
+            oldObject: object,
+            options: fc.oneof(
+              fc.jsonValue(),
+              fc.record({
+                kind: fc.constantFrom('CreateOptions', 'UpdateOptions', 'PatchOptions'),
+                fieldManager: fc.string(),
+              }),
+            ),
+            dryRun: fc.oneof(fc.boolean(), fc.jsonValue()),
           },
           { requiredKeys: [] },
         ),
+      }),
+      fc.record({
+        request: fc.record({
+          uid: fc.string(),
+          operation: fc.constant('UPDATE'),
+          namespace,
+          object,
+          oldObject: object,
+          options: fc.constant({ apiVersion: 'meta.k8s.io/v1', kind: 'PatchOptions' }),
+        }),
       }),
     );
     fc.assert(
