@@ -311,11 +311,11 @@ export class Controller {
    * waits now: NotFound becomes Waiting once its referent exists.
    */
   restate(key: ObjectKey): void {
+    // A referrer with selectors is judged by its selections, which only a reconcile computes.
+    if (this.selectorRefs?.has(key) || this.inFlight.has(key)) return;
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
-    if (!prev || prev.state === 'Resolved' || prev.state === 'Error' || this.inFlight.has(key)) return;
-    // A referrer with selectors is judged by its selections, which only a reconcile computes.
-    if (this.selectorRefs?.has(key)) return;
+    if (!prev || prev.state === 'Resolved' || prev.state === 'Error') return;
     const resolutions = this.engine.registry
       .referencesOf(this.name, key)
       .map((ref) => this.engine.referenceControllers.resolve(ref.referent, ref.fieldPath));

@@ -17,7 +17,7 @@ interface NamespaceLabels {
  */
 export class LabelIndex {
   private readonly namespaces = new Map<string, NamespaceLabels>();
-  private readonly labelsOf = new Map<ObjectKey, { namespace: string; labels: Labels }>();
+  private readonly labelsOf = new Map<ObjectKey, { readonly namespace: string; labels: Labels }>();
 
   get size(): number {
     return this.labelsOf.size;
@@ -31,13 +31,16 @@ export class LabelIndex {
     let ns = this.namespaces.get(namespace);
     if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
     if (prev && prev.namespace === namespace) {
-      for (const [k, v] of Object.entries(prev.labels)) if (next[k] !== v) this.unlink(ns, key, k, v);
-      for (const [k, v] of Object.entries(next)) if (prev.labels[k] !== v) this.link(ns, key, k, v);
-    } else {
-      if (prev) this.delete(key);
-      ns.all.add(key);
-      for (const [k, v] of Object.entries(next)) this.link(ns, key, k, v);
+      // A relabel touches only the pairs that changed, and keeps the entry: nothing is allocated for it.
+      const was = prev.labels;
+      for (const k in was) if (next[k] !== was[k]) this.unlink(ns, key, k, was[k]!);
+      for (const k in next) if (was[k] !== next[k]) this.link(ns, key, k, next[k]!);
+      prev.labels = next;
+      return;
     }
+    if (prev) this.delete(key);
+    ns.all.add(key);
+    for (const k in next) this.link(ns, key, k, next[k]!);
     this.labelsOf.set(key, { namespace, labels: next });
   }
 
@@ -47,7 +50,7 @@ export class LabelIndex {
     this.labelsOf.delete(key);
     const ns = this.namespaces.get(prev.namespace)!;
     ns.all.delete(key);
-    for (const [k, v] of Object.entries(prev.labels)) this.unlink(ns, key, k, v);
+    for (const k in prev.labels) this.unlink(ns, key, k, prev.labels[k]!);
     if (ns.all.size === 0) this.namespaces.delete(prev.namespace);
   }
 
@@ -136,75 +139,90 @@ export interface SelectorWatch {
   readonly selector: Selector;
 }
 
+/** WatchEntry is one registered selector and the pass (of changed or matching) that last visited it. */
+interface WatchEntry {
+  readonly watch: SelectorWatch;
+  visited: number;
+}
+
 interface WatchBucket {
-  /** label key → the selectors that name it. */
-  byKey: Map<string, Set<SelectorWatch>>;
+  /**
+   * label key → value → the selectors whose In term on that key lists the
+   * value: a change of the key between two values neither term lists leaves
+   * such a selector's answer as it was (false both times).
+   */
+  byValue: Map<string, Map<string, Set<WatchEntry>>>;
+  /** label key → the selectors naming it with NotIn, Exists or DoesNotExist: any change of the key may change their answer. */
+  byKey: Map<string, Set<WatchEntry>>;
   /** Selectors that can match an object carrying none of their keys: empty, or only NotIn and DoesNotExist terms. */
-  keyless: Set<SelectorWatch>;
+  keyless: Set<WatchEntry>;
 }
 
 const ALL_NAMESPACES = '\u0000*';
 
 /**
  * SelectorWatches indexes registered selectors by the label keys they name,
- * so a label change re-checks only the selectors naming a changed key, and
- * an object's creation or deletion only those naming one of its keys plus
- * the keyless ones (which may match an object without any of their keys).
+ * and In terms by their values too, so a label change re-checks only the
+ * selectors whose answer it can change: those naming a changed key, and of
+ * those with an In term on it only the ones listing the old or the new
+ * value. An object's creation or deletion re-checks those naming one of its
+ * labels plus the keyless ones (which may match an object without any of
+ * their keys). A pass allocates nothing: entries carry the pass that last
+ * visited them, so one selector reached through two keys is visited once.
  */
 export class SelectorWatches {
   private readonly buckets = new Map<string, WatchBucket>();
-  private count = 0;
+  private readonly entries = new Map<SelectorWatch, WatchEntry>();
+  private pass = 0;
+  /** How many selectors passes have re-checked (matched against labels) so far: what a change costs, for tests and benchmarks. */
+  rechecks = 0;
 
   get size(): number {
-    return this.count;
+    return this.entries.size;
   }
 
   add(w: SelectorWatch): void {
+    if (this.entries.has(w)) return;
+    const entry: WatchEntry = { watch: w, visited: 0 };
+    this.entries.set(w, entry);
     const id = w.namespace ?? ALL_NAMESPACES;
     let b = this.buckets.get(id);
-    if (!b) this.buckets.set(id, (b = { byKey: new Map(), keyless: new Set() }));
-    this.count++;
-    if (!w.selector.requirements.some(isPositive)) b.keyless.add(w);
-    for (const k of keysOf(w.selector)) {
-      let s = b.byKey.get(k);
-      if (!s) b.byKey.set(k, (s = new Set()));
-      s.add(w);
+    if (!b) this.buckets.set(id, (b = { byKey: new Map(), byValue: new Map(), keyless: new Set() }));
+    if (!w.selector.requirements.some(isPositive)) b.keyless.add(entry);
+    for (const r of w.selector.requirements) {
+      if (r.operator !== 'In') {
+        addTo(b.byKey, r.key, entry);
+        continue;
+      }
+      let values = b.byValue.get(r.key);
+      if (!values) b.byValue.set(r.key, (values = new Map()));
+      for (const v of r.values) addTo(values, v, entry);
     }
   }
 
   delete(w: SelectorWatch): void {
+    const entry = this.entries.get(w);
+    if (!entry) return;
+    this.entries.delete(w);
     const id = w.namespace ?? ALL_NAMESPACES;
-    const b = this.buckets.get(id);
-    if (!b) return;
-    let found = b.keyless.delete(w);
-    for (const k of keysOf(w.selector)) {
-      const s = b.byKey.get(k);
-      if (s?.delete(w)) found = true;
-      if (s && s.size === 0) b.byKey.delete(k);
+    const b = this.buckets.get(id)!;
+    b.keyless.delete(entry);
+    for (const r of w.selector.requirements) {
+      if (r.operator !== 'In') {
+        deleteFrom(b.byKey, r.key, entry);
+        continue;
+      }
+      const values = b.byValue.get(r.key);
+      if (!values) continue;
+      for (const v of r.values) deleteFrom(values, v, entry);
+      if (values.size === 0) b.byValue.delete(r.key);
     }
-    if (found) this.count--;
-    if (b.keyless.size === 0 && b.byKey.size === 0) this.buckets.delete(id);
+    if (b.keyless.size === 0 && b.byKey.size === 0 && b.byValue.size === 0) this.buckets.delete(id);
   }
 
   /** forEachWatch visits every registered selector once. */
   forEachWatch(visit: (w: SelectorWatch) => void): void {
-    const seen = new Set<SelectorWatch>();
-    for (const b of this.buckets.values()) {
-      b.keyless.forEach((w) => seen.add(w));
-      for (const set of b.byKey.values()) set.forEach((w) => seen.add(w));
-    }
-    seen.forEach(visit);
-  }
-
-  /** forEach visits every selector looking in the namespace (those of every namespace included). */
-  forEach(namespace: string, visit: (w: SelectorWatch) => void): void {
-    for (const id of [namespace, ALL_NAMESPACES]) {
-      const b = this.buckets.get(id);
-      if (!b) continue;
-      const seen = new Set<SelectorWatch>(b.keyless);
-      for (const s of b.byKey.values()) for (const w of s) seen.add(w);
-      seen.forEach(visit);
-    }
+    for (const w of this.entries.keys()) visit(w);
   }
 
   /**
@@ -213,49 +231,75 @@ export class SelectorWatches {
    * `old` undefined is a creation, `next` undefined a deletion.
    */
   changed(namespace: string, old: Labels | undefined, next: Labels | undefined, visit: (w: SelectorWatch) => void) {
-    for (const id of [namespace, ALL_NAMESPACES]) {
-      const b = this.buckets.get(id);
-      if (b)
-        this.candidates(b, old, next, (w) => {
-          if (matchesOrAbsent(w.selector, old) !== matchesOrAbsent(w.selector, next)) visit(w);
-        });
-    }
+    const pass = ++this.pass;
+    const own = this.buckets.get(namespace);
+    if (own) this.changedIn(own, pass, old, next, visit);
+    const all = this.buckets.get(ALL_NAMESPACES);
+    if (all) this.changedIn(all, pass, old, next, visit);
   }
 
   /** matching visits each selector that matches the labels: whose matched object this is. */
   matching(namespace: string, labels: Labels | undefined, visit: (w: SelectorWatch) => void): void {
-    for (const id of [namespace, ALL_NAMESPACES]) {
-      const b = this.buckets.get(id);
-      if (b) this.candidates(b, undefined, labels, (w) => matchesSelector(w.selector, labels) && visit(w));
-    }
+    this.changed(namespace, undefined, labels, visit);
   }
 
-  private candidates(
+  private changedIn(
     b: WatchBucket,
+    pass: number,
     old: Labels | undefined,
     next: Labels | undefined,
     visit: (w: SelectorWatch) => void,
   ): void {
-    const seen = new Set<SelectorWatch>();
-    const each = (w: SelectorWatch) => {
-      if (seen.has(w)) return;
-      seen.add(w);
-      visit(w);
+    const check = (entries: Set<WatchEntry> | undefined) => {
+      if (!entries) return;
+      for (const e of entries) {
+        if (e.visited === pass) continue;
+        e.visited = pass;
+        this.rechecks++;
+        const s = e.watch.selector;
+        if (matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);
+      }
     };
     if (old === undefined || next === undefined) {
-      // Created or deleted: any selector naming one of its keys, and the keyless ones.
+      // Created or deleted: any selector naming one of its labels, and the keyless ones.
       const labels = old ?? next ?? NO_LABELS;
-      for (const k of Object.keys(labels)) b.byKey.get(k)?.forEach(each);
-      b.keyless.forEach(each);
+      for (const k in labels) {
+        check(b.byValue.get(k)?.get(labels[k]!));
+        check(b.byKey.get(k));
+      }
+      check(b.keyless);
       return;
     }
-    for (const k of Object.keys(old)) if (old[k] !== next[k]) b.byKey.get(k)?.forEach(each);
-    for (const k of Object.keys(next)) if (!Object.hasOwn(old, k)) b.byKey.get(k)?.forEach(each);
+    for (const k in old) {
+      const was = old[k]!;
+      const now = Object.hasOwn(next, k) ? next[k] : undefined;
+      if (was === now) continue;
+      const values = b.byValue.get(k);
+      if (values) {
+        check(values.get(was));
+        if (now !== undefined) check(values.get(now));
+      }
+      check(b.byKey.get(k));
+    }
+    for (const k in next) {
+      if (Object.hasOwn(old, k)) continue;
+      check(b.byValue.get(k)?.get(next[k]!));
+      check(b.byKey.get(k));
+    }
   }
 }
 
-function keysOf(selector: Selector): Set<string> {
-  return new Set(selector.requirements.map((r) => r.key));
+function addTo<K>(m: Map<K, Set<WatchEntry>>, k: K, entry: WatchEntry): void {
+  let s = m.get(k);
+  if (!s) m.set(k, (s = new Set()));
+  s.add(entry);
+}
+
+function deleteFrom<K>(m: Map<K, Set<WatchEntry>>, k: K, entry: WatchEntry): void {
+  const s = m.get(k);
+  if (!s) return;
+  s.delete(entry);
+  if (s.size === 0) m.delete(k);
 }
 
 function matchesOrAbsent(selector: Selector, labels: Labels | undefined): boolean {

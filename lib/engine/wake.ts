@@ -113,8 +113,9 @@ export function existenceVerdict(object: KubeObject, readiness: ReadinessPredica
  * reconcile, dropped when its last reference to the referent goes.
  */
 export class WakeFilters {
-  // referent -> `${controller}|${referrer}` -> the change bits that wake it
-  private readonly byReferent = new Map<ObjectKey, Map<string, number>>();
+  // referent -> controller -> referrer -> the change bits that wake it. Nested maps look up the engine's
+  // own key strings, whose hashes are cached, instead of building and hashing a joined id on every event.
+  private readonly byReferent = new Map<ObjectKey, Map<string, Map<ObjectKey, number>>>();
 
   /**
    * isReady judges a referent as resolve() would, from its kind's cache or
@@ -139,15 +140,18 @@ export class WakeFilters {
 
   /** set records what wakes the referrer for this referent; the default (every change) is stored as nothing. */
   set(controller: string, referrer: ObjectKey, referent: ObjectKey, mask: number): void {
-    let m = this.byReferent.get(referent);
-    if (mask === BITS.change && !m) return;
-    const id = `${controller}|${referrer}`;
+    let byController = this.byReferent.get(referent);
     if (mask === BITS.change) {
-      if (m!.delete(id) && m!.size === 0) this.byReferent.delete(referent);
+      const masks = byController?.get(controller);
+      if (!masks?.delete(referrer) || masks.size > 0) return;
+      byController!.delete(controller);
+      if (byController!.size === 0) this.byReferent.delete(referent);
       return;
     }
-    if (!m) this.byReferent.set(referent, (m = new Map()));
-    m.set(id, mask);
+    if (!byController) this.byReferent.set(referent, (byController = new Map()));
+    let masks = byController.get(controller);
+    if (!masks) byController.set(controller, (masks = new Map()));
+    masks.set(referrer, mask);
   }
 
   /** filtered says whether any referrer of the referent asked for less than every change. */
@@ -163,7 +167,7 @@ export class WakeFilters {
    * if all its referents are Ready now.
    */
   wakes(referent: ObjectKey, r: Referrer, bits: number): boolean {
-    const mask = this.byReferent.get(referent)?.get(`${r.controller}|${r.key}`);
+    const mask = this.byReferent.get(referent)?.get(r.controller)?.get(r.key);
     if (mask === undefined) return true;
     if ((mask & bits) === 0) return false;
     if ((mask & GATED) === 0) return true;

@@ -74,15 +74,22 @@ describe('LabelIndex', () => {
             const before = new Map(registered.map((w) => [w, scan(model, w.namespace, w.selector).join()]));
             const prev = model.get(key);
             const woken = new Set<SelectorWatch>();
+            let visits = 0;
+            const wake = (w: SelectorWatch) => {
+              visits++;
+              woken.add(w);
+            };
             if (e.op === 'delete') {
               index.delete(key);
               model.delete(key);
-              if (prev) watches.changed(prev.ns, prev.labels, undefined, (w) => woken.add(w));
+              if (prev) watches.changed(prev.ns, prev.labels, undefined, wake);
             } else {
               index.set(key, e.ns, e.labels);
               model.set(key, { ns: e.ns, labels: e.labels });
-              watches.changed(e.ns, prev?.labels, e.labels, (w) => woken.add(w));
+              watches.changed(e.ns, prev?.labels, e.labels, wake);
             }
+            // A selector reached through two of its keys is still woken once.
+            expect(visits).toBe(woken.size);
             for (const w of registered) {
               const now = scan(model, w.namespace, w.selector);
               expect(index.select(w.namespace, w.selector).sort()).toEqual(now);
@@ -139,5 +146,37 @@ describe('SelectorWatches', () => {
     expect(seen.sort()).toEqual(['PodDisruptionBudget/a/all', 'Service/a/tier']);
     watches.delete(byTier);
     expect(watches.size).toBe(2);
+  });
+
+  it('re-checks on a relabel only the selectors whose In terms list the old or the new value', () => {
+    const watches = new SelectorWatches();
+    // Each selector counts how often its terms are read, which is what re-checking it costs.
+    let reads = 0;
+    const counted = (selector: Selector): Selector => ({
+      text: selector.text,
+      get requirements() {
+        reads++;
+        return selector.requirements;
+      },
+    });
+    const apps = Array.from({ length: 50 }, (_, i) => `app-${i}`);
+    for (const app of apps) {
+      const selector = selectorOf([{ key: 'app', operator: 'In', values: [app] }]);
+      watches.add({ controller: 'c', referrer: `Service/a/${app}`, namespace: 'a', selector: counted(selector) });
+    }
+    const notCanary = selectorOf([{ key: 'app', operator: 'NotIn', values: ['canary'] }]);
+    watches.add({ controller: 'c', referrer: 'NetworkPolicy/a/all', namespace: 'a', selector: counted(notCanary) });
+    reads = 0;
+    const woken: string[] = [];
+    const wake = (w: SelectorWatch) => woken.push(w.referrer);
+    watches.changed('a', { app: 'app-3', tier: 'x' }, { app: 'app-7', tier: 'x' }, wake);
+    expect(woken.sort()).toEqual(['Service/a/app-3', 'Service/a/app-7']);
+    // app-3's and app-7's Services, and the NotIn selector, which any value of app may change: not all 51.
+    expect(reads).toBeLessThanOrEqual(3 * 2);
+    reads = 0;
+    woken.length = 0;
+    watches.changed('a', { app: 'app-3' }, { app: 'canary' }, wake);
+    expect(woken.sort()).toEqual(['NetworkPolicy/a/all', 'Service/a/app-3']);
+    expect(reads).toBeLessThanOrEqual(2 * 2);
   });
 });
