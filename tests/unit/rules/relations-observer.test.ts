@@ -125,6 +125,77 @@ describe('relations through the rules observer', () => {
     );
   });
 
+  describe('a webhook whose Service has no ready Pod', () => {
+    const WEBHOOK = 'rules/ValidatingWebhookConfiguration.admissionregistration.k8s.io';
+    const KEY = 'ValidatingWebhookConfiguration.admissionregistration.k8s.io//policy';
+    const webhook: KubeObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'policy' },
+      webhooks: [
+        {
+          name: 'pods.policy.example.com',
+          clientConfig: { service: { namespace: 'policy', name: 'policy-webhook' } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        },
+      ],
+    };
+    const service = (app: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'policy-webhook', namespace: 'policy' },
+      spec: { selector: { app } },
+    });
+    const pod = (ready: boolean, extra: Record<string, unknown> = {}): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'policy-1', namespace: 'policy', labels: { app: 'policy' } },
+      spec: { containers: [{ name: 'c', image: 'x' }], ...extra },
+      status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    });
+
+    it('whose selector matches nothing is NotReady, says what would match and the blast radius, and resolves once it matches', async () => {
+      const m = start([pod(true), service('policy-v2'), webhook]);
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Waiting'));
+      const r = explain(m, KEY);
+      if (!r.ok) throw r.error;
+      expect(r.value.controllers[0]!.references[0]).toMatchObject({
+        referent: 'Service/policy/policy-webhook',
+        state: 'NotReady',
+        reason: 'NoReadyEndpoints',
+        message: expect.stringMatching(
+          /^Service\/policy\/policy-webhook has no ready endpoints: 0 Pods in policy match app=policy-v2; .*did you mean app=policy\?.*failurePolicy Fail: every CREATE of pods in all namespaces fails while this Service is not available$/,
+        ),
+        fix: expect.stringContaining('app=policy-v2 in policy'),
+      });
+      expect(stuck(m, { olderThan: 0 }).find((e) => e.key === KEY)).toMatchObject({
+        referent: 'Service/policy/policy-webhook',
+        message: expect.stringContaining('has no ready endpoints: 0 Pods in policy match app=policy-v2'),
+      });
+      source!.apply(service('policy'));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Resolved'));
+    });
+
+    it('whose Pods are all NotReady waits on them, the root cause is what the Pod waits on, and a Pod turning Ready resolves it', async () => {
+      const waiting = pod(false, { volumes: [{ name: 's', secret: { secretName: 'db-passwd' } }] });
+      const m = start([waiting, service('policy'), webhook]);
+      await vi.waitFor(() => expect(stateOf(m, 'rules/Pod', 'Pod/policy/policy-1')).toBe('NotFound'));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Waiting'));
+      const r = explain(m, KEY);
+      if (!r.ok) throw r.error;
+      expect(r.value.controllers[0]!.references[0]!.message).toMatch(
+        /^Service\/policy\/policy-webhook has no ready endpoints: it selects 1 Pod, 0 Ready/,
+      );
+      expect(r.value.controllers[0]!.rootCause).toMatchObject({
+        path: [KEY, 'Service/policy/policy-webhook', 'Pod/policy/policy-1', 'Secret/policy/db-passwd'],
+        state: 'NotFound',
+      });
+      // Only the Pod changes: the Service object stays as it was, yet the webhook wakes.
+      source!.apply(pod(true));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Resolved'));
+    });
+  });
+
   it('a cross-namespace backendRef is RefNotPermitted until a ReferenceGrant allows it, and again once it goes', async () => {
     const GW = 'gateway.networking.k8s.io';
     const m = start([
