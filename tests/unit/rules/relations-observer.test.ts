@@ -125,6 +125,38 @@ describe('relations through the rules observer', () => {
     );
   });
 
+  it('a Service whose selector matches no Pod is stuck as NoMatch, naming what would match and the fix', async () => {
+    // More Pods without the label than with it: the one with app=web is still what the selector likely meant.
+    const unlabelled = (name: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'shop' },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    });
+    const m = start([
+      unlabelled('worker'),
+      unlabelled('reporter'),
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+        spec: { containers: [{ name: 'c', image: 'x' }] },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web-v2', namespace: 'shop' },
+        spec: { selector: { app: 'web-v2' } },
+      },
+    ]);
+    await vi.waitFor(() => expect(stateOf(m, 'rules/Service', 'Service/shop/web-v2')).toBe('NoMatch'));
+    expect(stuck(m, { olderThan: 0 }).find((e) => e.key === 'Service/shop/web-v2')).toMatchObject({
+      reason: 'NoMatch',
+      message: '0 Pods in shop match app=web-v2; 1 Pod has app=web: did you mean app=web?',
+      fix: 'set spec.selector to app=web, or label a Pod in shop with app=web-v2',
+    });
+  });
+
   describe('a webhook whose Service has no ready Pod', () => {
     const WEBHOOK = 'rules/ValidatingWebhookConfiguration.admissionregistration.k8s.io';
     const KEY = 'ValidatingWebhookConfiguration.admissionregistration.k8s.io//policy';
