@@ -8,7 +8,7 @@ import { parseResult, type ResultLine } from './report';
 const HELPERS = new Set(['run.ts', 'runner.ts', 'report.ts', 'real.ts']);
 
 /** Benchmarks that need a real kube-apiserver (tens of minutes): run when named, or by the full run under REFWATCH_BENCH_REAL=1. */
-export const REAL_ONLY: ReadonlySet<string> = new Set(['peer', 'faults']);
+export const REAL_ONLY: ReadonlySet<string> = new Set(['peer', 'faults', 'scale']);
 
 /** discover lists the benchmarks in dir: NAME.ts, or NAME/bench.ts for a benchmark with a folder of its own. */
 export function discover(dir: string): string[] {

@@ -87,6 +87,7 @@ export function relations(packs: readonly PackName[] = TABLE_PACKS): Relation[] 
         if (ref.severity === 'warn') readiness += '; warn: never blocks';
         else if (ref.optional || ref.optionalField) readiness += '; optional when the ref says so';
         if (ref.needsGrant) readiness += '; from another namespace only with a ReferenceGrant';
+        if (ref.readyEndpoints) readiness += ' and a Ready Pod behind its selector';
         rows.push({
           pack: doc.name ?? '',
           referrer: kindLabel(rule.referrer.group, rule.referrer.kind),

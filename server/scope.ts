@@ -75,7 +75,8 @@ export function toScope(q: ScopeQuery, stuck: StuckIndex): Scope {
   if (q.namespace) filter.namespace = q.namespace;
   if (q.kind) filter.kind = q.kind;
   if (q.q) filter.q = q.q;
-  if (q.namespace || q.kind || q.q || q.object || q.stuck) filter.always = CONTEXT;
+  const scoped = Boolean(q.namespace || q.kind || q.q || q.object || q.stuck);
+  if (scoped) filter.always = CONTEXT;
   const where: ((entity: EntityKind, value: AnyEntity) => boolean)[] = [];
   if (q.object) {
     const key = q.object;
@@ -88,13 +89,12 @@ export function toScope(q: ScopeQuery, stuck: StuckIndex): Scope {
       return false;
     });
   }
-  if (where.length > 0) {
-    filter.where = (entity, value) => where.every((w) => w(entity, value));
-    // A referrer becomes stuck, or stops being stuck, with time; and the other ends a view holds
-    // are outside the filter: every change is a candidate, and the ScopeView picks.
-    filter.dynamic = true;
-  }
-  return { filter, expands: where.length > 0 };
+  if (where.length > 0) filter.where = (entity, value) => where.every((w) => w(entity, value));
+  // A referrer becomes stuck, or stops being stuck, with time; and the other end of a reference may lie
+  // outside any scope (a namespace's PersistentVolumeClaim names a cluster-scoped StorageClass, a webhook a
+  // Service in another namespace): every change is a candidate, and the ScopeView picks.
+  if (scoped) filter.dynamic = true;
+  return { filter, expands: scoped };
 }
 
 /** touches: the entity is the object `key`, or a reference from or to it. */

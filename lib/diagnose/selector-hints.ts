@@ -37,7 +37,10 @@ export function noMatchHint(selector: Selector, labelSets: readonly Labels[], ki
     if (g) g.n++;
     else groups.set(id, { n: 1, r, has });
   }
-  const nearest = [...groups.values()].sort((a, b) => b.n - a.n)[0];
+  // Objects that carry the asked key say more (app=web for app=web-v2) than more objects without it.
+  const nearest = [...groups.values()].sort(
+    (a, b) => Number(b.has !== undefined) - Number(a.has !== undefined) || b.n - a.n,
+  )[0];
   const parts: string[] = [];
   if (nearest) {
     const { n, r, has } = nearest;

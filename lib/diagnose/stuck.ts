@@ -1,5 +1,5 @@
 import { RefwatchError } from '../model';
-import type { ReferrerEntity, StuckEntry } from '../changelog';
+import type { ReferrerEntity, SelectionSummary, StuckEntry } from '../changelog';
 import type { DiagnosisSource } from './explain';
 import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
@@ -114,6 +114,11 @@ function* sortSteps<T>(items: T[], cmp: (a: T, b: T) => number, step: number): G
 
 function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, now: number): StuckEntry {
   if (blocking) return stuckEntry(r, now, blocking.state, blocking.message, blocking.fix, blocking.referent);
+  const selection = r.state === 'Resolved' ? undefined : r.selections?.find((x) => x.state === 'NoMatch');
+  if (selection) {
+    const message = r.message ?? `0 ${selection.kind} in ${selection.where} match ${selection.selector}`;
+    return stuckEntry(r, now, 'NoMatch', message, noMatchFix(selection, message));
+  }
   if (r.state === 'Error') {
     return stuckEntry(
       r,
@@ -131,6 +136,16 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
     `every reference of ${r.key} is ready; it waits for controller ${r.controller} to reconcile it again`,
     `if it stays here, check the ${r.controller} controller's queue depth and workers`,
   );
+}
+
+/**
+ * noMatchFix: point the selector at what the diagnosis says it likely meant
+ * ("did you mean app=web?"), or label an object so that it matches.
+ */
+function noMatchFix(s: SelectionSummary, message: string): string {
+  const meant = /did you mean (.+)\?$/.exec(message)?.[1];
+  const label = `label a ${s.kind} in ${s.where} with ${s.selector}`;
+  return meant ? `set ${s.fieldPath} to ${meant}, or ${label}` : `${label}, or correct ${s.fieldPath}`;
 }
 
 /** One shape for every entry (no spread of a base object): a snapshot lists thousands. */

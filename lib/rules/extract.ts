@@ -26,6 +26,8 @@ export interface RuleReference extends Reference {
   severity?: 'warn';
   /** Into another namespace, permitted only by a ReferenceGrant there (set only when it crosses namespaces). */
   needsGrant?: true;
+  /** A Service referent counts as Ready only with a Ready Pod behind its selector (set only for Services). */
+  readyEndpoints?: true;
 }
 
 /** UnresolvedReference is a name the rules found but could not turn into a valid referent key. */
@@ -212,6 +214,7 @@ function resolve(ctx: Context, t: ReferenceTarget & { produces?: boolean }, m: F
   if (t.optional || t.optionalField?.get(holder) === true) ref.optional = true;
   if (t.severity === 'warn') ref.severity = 'warn';
   if (t.needsGrant && namespace !== '' && ctx.namespace !== '' && namespace !== ctx.namespace) ref.needsGrant = true;
+  if (t.readyEndpoints && gk.group === '' && gk.kind === 'Service') ref.readyEndpoints = true;
   ctx.out.references.push(ref);
 }
 

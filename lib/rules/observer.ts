@@ -27,6 +27,7 @@ import { evaluate, predicateFor } from './readiness';
 import { namespaceFieldOf, referrerKinds, scanReferences } from './extract';
 import { referenceNote } from './impact';
 import { extractSelectors } from './selectors';
+import { noReadyEndpoints, wakeOnEndpoints } from './service-endpoints';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
 import type { RuleSet } from './rule-set';
@@ -78,6 +79,9 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
   const cache = new Map<string, ReadinessPredicate>();
   const producers = new ProducerIndex();
   const registered = new WeakSet<Manager>();
+  // Controllers whose references wait on a Service's endpoints, and the managers that wake them.
+  const endpointWaiters = new Set<string>();
+  const wakingEndpoints = new WeakSet<Manager>();
   return {
     ruleSet,
     producers,
@@ -122,16 +126,30 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
       const grants = kinds.some((gk) => needsGrants(ruleSet, gk))
         ? attachGrants(manager, `rules/${REFERENCE_GRANT}${scope.nameSuffix ?? ''}`, names)
         : undefined;
+      const services = `rules/${kindKey({ group: '', kind: 'Service' })}${scope.nameSuffix ?? ''}`;
       for (const gk of kinds) {
         const name = `rules/${kindKey(gk)}${scope.nameSuffix ?? ''}`;
         names.push(name);
+        if (needsEndpoints(ruleSet, gk)) {
+          endpointWaiters.add(name);
+          if (!wakingEndpoints.has(manager)) {
+            wakingEndpoints.add(manager);
+            wakeOnEndpoints(manager, endpointWaiters);
+          }
+        }
+        const endpoints = (ref: Reference) => {
+          const object = manager.referenceControllers.cached(ref.referent);
+          return object ? noReadyEndpoints(manager.changelog, services, ref.referent) : undefined;
+        };
         manager.addController({
           name,
           for: scope.namespace ? { ...gk, namespace: scope.namespace } : gk,
           workers: 1,
           namespaceFieldOf: (fieldPath) => namespaceFieldOf(ruleSet, gk, fieldPath),
           describeReference: (referrer, ref, state) =>
-            grantOverride(grants, referrer, ref) ?? referenceNote(ruleSet, referrer, ref.fieldPath, state),
+            grantOverride(grants, referrer, ref) ??
+            endpointsOverride(ruleSet, referrer, ref, state, endpoints) ??
+            referenceNote(ruleSet, referrer, ref.fieldPath, state),
           reconcile: (ctx) => {
             if (!ctx.object || (only && !only(ctx.key))) {
               producers.set(name, ctx.key, []);
@@ -144,7 +162,16 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
               const reference = { referent: ref.referent, fieldPath: ref.fieldPath };
               const req = ref.needsGrant ? grantRequest(ctx.object, ref.referent) : undefined;
               if (!req) {
-                ctx.resolve(reference, ref.severity === 'warn' ? { blocking: false } : undefined);
+                // A Service that exists but has no Ready Pod behind its selector answers no call.
+                const deny = ref.readyEndpoints ? endpoints(reference) : undefined;
+                ctx.resolve(
+                  reference,
+                  ref.severity === 'warn'
+                    ? { blocking: false }
+                    : deny
+                      ? { deny: { reason: deny.reason, message: deny.message } }
+                      : undefined,
+                );
                 continue;
               }
               const found = grantFor(grants, req);
@@ -191,6 +218,33 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
 
 /** How often a referrer whose references need a grant looks again while the ReferenceGrant cache primes. */
 const GRANT_PRIMING_RETRY_MS = 1000;
+
+function needsEndpoints(rs: RuleSet, gk: GroupKind): boolean {
+  return (rs.rules.get(kindKey(gk)) ?? []).some((r) => r.readyEndpoints);
+}
+
+/**
+ * endpointsOverride: a Service that exists, named by a reference that needs
+ * its endpoints, explains as NotReady while it has no Ready Pod, with what
+ * the referrer breaks meanwhile (a webhook's blast radius).
+ */
+function endpointsOverride(
+  rs: RuleSet,
+  referrer: CachedObject,
+  ref: Reference,
+  state: string,
+  endpoints: (ref: Reference) => ReturnType<typeof noReadyEndpoints>,
+): ReferenceNote | undefined {
+  if (state !== 'Ready' || kindOfKey(ref.referent) !== 'Service') return undefined;
+  const rule = (
+    rs.rules.get(kindKey({ group: groupOfApiVersion(referrer.apiVersion), kind: referrer.kind })) ?? []
+  ).find((r) => r.readyEndpoints && r.path.source.replace(/^\./, '') === ref.fieldPath.replace(/\[\d+\]/g, '[*]'));
+  const why = rule ? endpoints(ref) : undefined;
+  if (!why) return undefined;
+  const impact = referenceNote(rs, referrer, ref.fieldPath, 'NotReady')?.impact;
+  const message = impact ? `${why.message}; ${impact}` : why.message;
+  return { override: { state: 'NotReady', reason: why.reason, message, fix: why.fix } };
+}
 
 function needsGrants(rs: RuleSet, gk: GroupKind): boolean {
   return (rs.rules.get(kindKey(gk)) ?? []).some((r) => r.needsGrant);

@@ -34,6 +34,8 @@ export interface ReferenceTarget {
   severity: 'block' | 'warn';
   /** Into another namespace, only a ReferenceGrant there permits it. */
   needsGrant: boolean;
+  /** A Service referent whose selector matches no Ready Pod is NotReady. */
+  readyEndpoints: boolean;
   /** Names count only when this field of their holder has one of these values. */
   when: { path: FieldPath; equals: readonly string[] } | undefined;
 }
@@ -196,6 +198,7 @@ function compileTarget(spec: ReferenceRuleSpec | ConventionFieldSpec, origin: st
     optionalField: opt(spec.optionalField),
     severity: spec.severity ?? 'block',
     needsGrant: spec.needsGrant ?? false,
+    readyEndpoints: spec.readyEndpoints ?? false,
     when:
       spec.when === undefined
         ? undefined

@@ -104,6 +104,11 @@ const targetShape = {
    * RefNotPermitted, whatever the referent's state.
    */
   needsGrant: z.boolean().optional(),
+  /**
+   * The referent is a Service that must answer calls: one whose own selector (Service → Pods) matches
+   * no Ready Pod is NotReady (NoReadyEndpoints), as a webhook's, an APIService's or a conversion webhook's.
+   */
+  readyEndpoints: z.boolean().optional(),
   /** Only names whose holder has this field equal to this value (a subject of kind ServiceAccount). */
   when: z.strictObject({ field: fieldPath, equals: z.union([z.string(), z.array(z.string()).min(1)]) }).optional(),
 };

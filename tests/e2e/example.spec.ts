@@ -35,6 +35,7 @@ test('opens on the example: resolved references, the stuck ones, and an App that
   await expect(stuckEntry(page, NAMESPACE, 'reporter')).toContainText('refwatch-shared');
   await expect(stuckEntry(page, NAMESPACE, 'analytics')).toContainText('KindUnknown');
   await expect(stuckEntry(page, NAMESPACE, 'checkout')).toContainText('ServiceAccount');
+  await expect(stuckEntry(page, NAMESPACE, 'web-v2')).toContainText('did you mean app=web?');
   // The README's picture, at the usual size: the example's namespace only, leaving out what earlier tests' demo runs left behind.
   await page.setViewportSize({ width: 1440, height: 900 });
   await openDashboard(page, `?ns=${NAMESPACE}`, 'light');

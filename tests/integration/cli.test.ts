@@ -230,6 +230,63 @@ describe(`refwatch standalone on the ${clusterKind} cluster`, () => {
     expect(reverse.stdout).toMatch(new RegExp(`── Pod/${ns}/web\\s+Resolved$`, 'm'));
   });
 
+  it('explains a Service: the Pods its selector matches, or what would match when nothing does; tree follows the selector', async () => {
+    const svcNs = await cluster.newNamespace('cli-svc');
+    for (const name of ['shop-1', 'shop-2'])
+      await create(`/api/v1/namespaces/${svcNs}/pods`, {
+        metadata: { name, labels: { app: 'shop' } },
+        spec: {
+          automountServiceAccountToken: false,
+          containers: [{ name: 'shop', image: 'registry.k8s.io/pause:3.10' }],
+        },
+      });
+    await client.request('PATCH', `/api/v1/namespaces/${svcNs}/pods/shop-1/status`, {
+      body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      contentType: 'application/merge-patch+json',
+    });
+    for (const [name, app] of [
+      ['shop', 'shop'],
+      ['shop-v2', 'shop-v2'],
+    ])
+      await create(`/api/v1/namespaces/${svcNs}/services`, {
+        metadata: { name },
+        spec: { selector: { app }, ports: [{ port: 80 }] },
+      });
+    const flags = ['--kubeconfig', kubeconfig, '-n', svcNs];
+    const [matched, json, noMatch, tree] = await Promise.all([
+      run(['explain', 'svc/shop', ...flags]),
+      run(['explain', 'svc/shop', ...flags, '-o', 'json']),
+      run(['explain', 'svc/shop-v2', ...flags]),
+      run(['tree', 'svc/shop', ...flags]),
+    ]);
+    expect(matched.code, matched.stderr).toBe(0);
+    expect(matched.stdout).toMatch(new RegExp(`^Service/${svcNs}/shop: Resolved`, 'm'));
+    expect(matched.stdout).toContain(`selector spec.selector: Pod app=shop in ${svcNs}: 2 matched, 1 Ready (Ready)`);
+    expect(matched.stdout).toMatch(new RegExp(`^Pod/${svcNs}/shop-1\\s+Ready\\b`, 'm'));
+    expect(matched.stdout).toMatch(new RegExp(`^Pod/${svcNs}/shop-2\\s+NotReady\\b`, 'm'));
+    const view = (
+      JSON.parse(json.stdout) as {
+        controllers: { selections: { matched: number; ready: number }[]; references: { referent: string }[] }[];
+      }
+    ).controllers[0]!;
+    expect(view.selections).toEqual([expect.objectContaining({ state: 'Ready', matched: 2, ready: 1 })]);
+    expect(view.references.map((r) => r.referent).sort()).toEqual([`Pod/${svcNs}/shop-1`, `Pod/${svcNs}/shop-2`]);
+
+    expect(noMatch.code).toBe(1);
+    expect(noMatch.stdout).toMatch(new RegExp(`^Service/${svcNs}/shop-v2: NoMatch`, 'm'));
+    expect(noMatch.stdout).toContain(
+      `selector spec.selector: Pod app=shop-v2 in ${svcNs}: 0 matched, 0 Ready (NoMatch)`,
+    );
+    expect(noMatch.stdout).toContain(
+      `diagnosis: 0 Pods in ${svcNs} match app=shop-v2; 2 Pods have app=shop: did you mean app=shop?`,
+    );
+
+    expect(tree.code, tree.stderr).toBe(1); // every object in the tree counts, and Pod shop-2 is not Ready
+    expect(tree.stdout).toMatch(new RegExp(`^Service/${svcNs}/shop\\s+Resolved$`, 'm'));
+    expect(tree.stdout).toMatch(new RegExp(`── Pod/${svcNs}/shop-1\\s+Ready$`, 'm'));
+    expect(tree.stdout).toMatch(new RegExp(`── Pod/${svcNs}/shop-2\\s+NotReady$`, 'm'));
+  }, 180_000);
+
   it('watches only the kinds the question needs, and closes every watch when done', async () => {
     const { StandaloneBackend } = await import('@/lib/cli/standalone');
     const before = await cluster.openWatches();

@@ -99,6 +99,7 @@ it(`lists the example's dangling references with their reasons, the cert-manager
       expect(stuck.checkout?.reason).toBe('NotFound');
       expect(stuck.storefront?.reason).toBe('NotFound');
       expect(stuck['payments-db']?.reason).toBe('NotFound');
+      expect(stuck['web-v2']?.reason).toBe('NoMatch');
     },
     { timeout: 15_000, interval: 200 },
   );
@@ -110,6 +111,11 @@ it(`lists the example's dangling references with their reasons, the cert-manager
   // A Deployment's Pod template is read: its missing ServiceAccount is why it would create no Pods.
   expect(stuck.checkout!.referent).toBe('ServiceAccount/refwatch-example/checkout');
   expect(stuck.checkout!.fix).toContain('create ServiceAccount/refwatch-example/checkout');
+  // A Service whose selector matches no Pod has no endpoints: what would match is named.
+  expect(stuck['web-v2']!.message).toBe(
+    '0 Pods in refwatch-example match app=web-v2; 1 Pod has app=web: did you mean app=web?',
+  );
+  expect(stuck['web-v2']!.fix).toContain('app=web');
   // The cert-manager + External Secrets scene: --packs auto turned both packs on from their CRDs.
   expect(stuck.storefront!.message).toBe(
     'ClusterIssuer.cert-manager.io//letsencrypt-prd not found; did you mean letsencrypt-prod?',
@@ -140,6 +146,7 @@ it(`App shop resolves by itself once Database orders turns Ready (${clusterKind}
     'payments-db',
     'reporter',
     'storefront',
+    'web-v2',
     'worker',
   ]);
 });

@@ -130,11 +130,18 @@ describe(`relations on the ${clusterKind} cluster`, () => {
     await expect.poll(() => stateOf(manager, controller, key), { timeout: 30_000 }).toBe('Resolved');
   });
 
-  it('a webhook configuration whose Service was deleted is stuck, and says what fails meanwhile', async () => {
+  it('a webhook configuration whose Service has no ready Pod waits on it, and once its Service is deleted is stuck, saying what fails meanwhile', async () => {
     const ns = await cluster.newNamespace('rel-webhook');
+    await create(`/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'policy-1', labels: { app: 'policy' } },
+      spec: {
+        automountServiceAccountToken: false,
+        containers: [{ name: 'policy', image: 'registry.k8s.io/pause:3.10' }],
+      },
+    });
     await create(`/api/v1/namespaces/${ns}/services`, {
       metadata: { name: 'policy' },
-      spec: { selector: { app: 'policy' }, ports: [{ port: 443, targetPort: 8443 }] },
+      spec: { selector: { app: 'policy-v2' }, ports: [{ port: 443, targetPort: 8443 }] },
     });
     const name = `${ns}-policy`;
     // Scoped to this test's own namespace label, so that nothing else on a shared cluster is refused.
@@ -157,15 +164,35 @@ describe(`relations on the ${clusterKind} cluster`, () => {
     const manager = await observe();
     const key = `ValidatingWebhookConfiguration.admissionregistration.k8s.io//${name}`;
     const controller = 'rules/ValidatingWebhookConfiguration.admissionregistration.k8s.io';
+    const service = `Service/${ns}/policy`;
+    const blastRadius = `failurePolicy Fail: every CREATE of configmaps in namespaces matching refwatch.dev/webhook-test=${ns} fails while this Service`;
+    await expect
+      .poll(() => stuckEntry(manager, key)?.message, { timeout: 30_000 })
+      .toBe(
+        `${service} has no ready endpoints: 0 Pods in ${ns} match app=policy-v2; 1 Pod has app=policy: did you mean app=policy?; ${blastRadius} is not available`,
+      );
+    expect(stateOf(manager, controller, key)).toBe('Waiting');
+    expect(stuckEntry(manager, key)?.referent).toBe(service);
+
+    await client.request('PATCH', `/api/v1/namespaces/${ns}/services/policy`, {
+      body: { spec: { selector: { app: 'policy' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await expect
+      .poll(() => stuckEntry(manager, key)?.message, { timeout: 30_000 })
+      .toMatch(new RegExp(`^${service} has no ready endpoints: it selects 1 Pod, 0 Ready;`));
+    // Only the Pod changes; the webhook still wakes.
+    await client.request('PATCH', `/api/v1/namespaces/${ns}/pods/policy-1/status`, {
+      body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      contentType: 'application/merge-patch+json',
+    });
     await expect.poll(() => stateOf(manager, controller, key), { timeout: 30_000 }).toBe('Resolved');
 
     await client.request('DELETE', `/api/v1/namespaces/${ns}/services/policy`);
     await expect.poll(() => stateOf(manager, controller, key), { timeout: 30_000 }).toBe('NotFound');
     const entry = stuckEntry(manager, key);
-    expect(entry?.referent).toBe(`Service/${ns}/policy`);
-    expect(entry?.message).toBe(
-      `Service/${ns}/policy not found; failurePolicy Fail: every CREATE of configmaps in namespaces matching refwatch.dev/webhook-test=${ns} fails while this Service is missing`,
-    );
+    expect(entry?.referent).toBe(service);
+    expect(entry?.message).toBe(`${service} not found; ${blastRadius} is missing`);
   });
 
   it('a cross-namespace HTTPRoute without a ReferenceGrant is RefNotPermitted, and resolves when a grant is applied', async () => {

@@ -45,9 +45,15 @@ export function registerExplain(program: Command, bin: string): void {
   );
 }
 
-/** resolved: every controller's view of the object is Resolved and every reference Ready. */
+/**
+ * resolved: every controller's view of the object is Resolved and every reference Ready. A label
+ * selector's matches count through their selection: a Service with one Ready Pod of two is resolved.
+ */
 export function resolved(e: Explanation): boolean {
-  return e.controllers.every((c) => c.state === 'Resolved' && c.references.every((r) => r.state === 'Ready'));
+  return e.controllers.every((c) => {
+    const selected = new Set((c.selections ?? []).map((s) => s.fieldPath));
+    return c.state === 'Resolved' && c.references.every((r) => r.state === 'Ready' || selected.has(r.fieldPath));
+  });
 }
 
 /** printExplanation prints e; `now` dates each state, when the states' start is known. */
@@ -62,6 +68,7 @@ export function printExplanation(p: Printer, e: Explanation, now: number | undef
         `${c.bold(e.object)}: ${paintState(c, view.state)}${now === undefined ? '' : ` for ${age(now - view.since)}`}${why}, ${view.references.length} reference${view.references.length === 1 ? '' : 's'}, controller ${view.controller}`,
       );
     }
+    for (const line of selectionLines(view)) p.write(line);
     if (view.references.length === 0) continue;
     const headers = wide
       ? ['REFERENT', 'FIELD', 'STATE', 'REASON', 'MESSAGE', 'FIX']
@@ -79,4 +86,23 @@ export function printExplanation(p: Printer, e: Explanation, now: number | undef
       if (rc.fix && !rc.cycle) p.write(`${c.bold('fix')}: ${rc.fix}`);
     }
   }
+}
+
+/**
+ * selectionLines says what each label selector of the view selects and how
+ * many of its matches are Ready (the matches themselves are its references),
+ * then, when a selector keeps the object unresolved, the diagnosis: what would
+ * match instead (did you mean app=web?), or that too few are Ready.
+ */
+function selectionLines(view: Explanation['controllers'][number]): string[] {
+  const lines: string[] = [];
+  for (const s of view.selections ?? []) {
+    if (s.state === 'NoSelector') continue;
+    const what = `${s.kind} ${s.selector === '' ? '(every object)' : s.selector} in ${s.where}`;
+    lines.push(`selector ${s.fieldPath}: ${what}: ${s.matched} matched, ${s.ready} Ready (${s.state})`);
+  }
+  const blocked = (view.selections ?? []).some((s) => s.state === 'NoMatch' || s.state === 'NotReady');
+  if (blocked && view.state !== 'Resolved' && view.message) lines.push(`diagnosis: ${view.message}`);
+  if (view.warning) lines.push(`warning: ${view.warning}`);
+  return lines;
 }

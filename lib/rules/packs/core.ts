@@ -68,16 +68,14 @@ const ownerReference = (owner: { group: string; kind: string }): ReferenceInput 
 });
 
 /**
- * A webhook's clientConfig.service, under `at`; the Service's namespace is beside its name.
- * TODO(selectors): a Service with no ready Pods answers no webhook call either. Once selector
- * references land (Service → Pods), these references should wait on the Service's matched Pods
- * too, so that a webhook Service without ready endpoints counts as NotReady; until then the
- * Service's readiness is its existence.
+ * A webhook's clientConfig.service, under `at`; the Service's namespace is beside its name. A
+ * Service with no Ready Pod behind its selector answers no call either, so it counts as NotReady.
  */
 const serviceOf = (at: string): ReferenceInput => ({
   path: `${at}.service.name`,
   referent: { kind: 'Service' },
   namespaceField: 'namespace',
+  readyEndpoints: true,
 });
 
 /** The workloads whose Pod template is a referrer, and where the template sits. */

@@ -228,8 +228,16 @@ describe('core pack: webhooks, APIServices and CRD conversion', () => {
 
   it('each webhook’s clientConfig.service is a Service in its own namespace; a URL is not a reference', () => {
     expect(extractReferences(rs, webhooks)).toEqual([
-      { referent: 'Service/policy/policy-webhook', fieldPath: 'webhooks[0].clientConfig.service.name' },
-      { referent: 'Service/policy/policy-webhook', fieldPath: 'webhooks[1].clientConfig.service.name' },
+      {
+        referent: 'Service/policy/policy-webhook',
+        fieldPath: 'webhooks[0].clientConfig.service.name',
+        readyEndpoints: true,
+      },
+      {
+        referent: 'Service/policy/policy-webhook',
+        fieldPath: 'webhooks[1].clientConfig.service.name',
+        readyEndpoints: true,
+      },
     ]);
     const mutating = { ...webhooks, kind: 'MutatingWebhookConfiguration' };
     expect(extractReferences(rs, mutating)).toHaveLength(2);
@@ -268,7 +276,7 @@ describe('core pack: webhooks, APIServices and CRD conversion', () => {
       },
     };
     expect(extractReferences(rs, api)).toEqual([
-      { referent: 'Service/kube-system/metrics-server', fieldPath: 'spec.service.name' },
+      { referent: 'Service/kube-system/metrics-server', fieldPath: 'spec.service.name', readyEndpoints: true },
     ]);
     expect(referenceNote(rs, api, 'spec.service.name', 'NotFound')?.impact).toBe(
       'every request to metrics.k8s.io/v1beta1 fails with 503 and discovery of it is incomplete while this Service is missing',
@@ -294,7 +302,11 @@ describe('core pack: webhooks, APIServices and CRD conversion', () => {
       },
     };
     expect(extractReferences(rs, crd)).toEqual([
-      { referent: 'Service/widgets/converter', fieldPath: 'spec.conversion.webhook.clientConfig.service.name' },
+      {
+        referent: 'Service/widgets/converter',
+        fieldPath: 'spec.conversion.webhook.clientConfig.service.name',
+        readyEndpoints: true,
+      },
     ]);
     expect(referenceNote(rs, crd, 'spec.conversion.webhook.clientConfig.service.name', 'NotFound')?.impact).toContain(
       'widgets.example.com',

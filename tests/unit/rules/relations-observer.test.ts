@@ -125,6 +125,109 @@ describe('relations through the rules observer', () => {
     );
   });
 
+  it('a Service whose selector matches no Pod is stuck as NoMatch, naming what would match and the fix', async () => {
+    // More Pods without the label than with it: the one with app=web is still what the selector likely meant.
+    const unlabelled = (name: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'shop' },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    });
+    const m = start([
+      unlabelled('worker'),
+      unlabelled('reporter'),
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+        spec: { containers: [{ name: 'c', image: 'x' }] },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web-v2', namespace: 'shop' },
+        spec: { selector: { app: 'web-v2' } },
+      },
+    ]);
+    await vi.waitFor(() => expect(stateOf(m, 'rules/Service', 'Service/shop/web-v2')).toBe('NoMatch'));
+    expect(stuck(m, { olderThan: 0 }).find((e) => e.key === 'Service/shop/web-v2')).toMatchObject({
+      reason: 'NoMatch',
+      message: '0 Pods in shop match app=web-v2; 1 Pod has app=web: did you mean app=web?',
+      fix: 'set spec.selector to app=web, or label a Pod in shop with app=web-v2',
+    });
+  });
+
+  describe('a webhook whose Service has no ready Pod', () => {
+    const WEBHOOK = 'rules/ValidatingWebhookConfiguration.admissionregistration.k8s.io';
+    const KEY = 'ValidatingWebhookConfiguration.admissionregistration.k8s.io//policy';
+    const webhook: KubeObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'policy' },
+      webhooks: [
+        {
+          name: 'pods.policy.example.com',
+          clientConfig: { service: { namespace: 'policy', name: 'policy-webhook' } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        },
+      ],
+    };
+    const service = (app: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'policy-webhook', namespace: 'policy' },
+      spec: { selector: { app } },
+    });
+    const pod = (ready: boolean, extra: Record<string, unknown> = {}): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'policy-1', namespace: 'policy', labels: { app: 'policy' } },
+      spec: { containers: [{ name: 'c', image: 'x' }], ...extra },
+      status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    });
+
+    it('whose selector matches nothing is NotReady, says what would match and the blast radius, and resolves once it matches', async () => {
+      const m = start([pod(true), service('policy-v2'), webhook]);
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Waiting'));
+      const r = explain(m, KEY);
+      if (!r.ok) throw r.error;
+      expect(r.value.controllers[0]!.references[0]).toMatchObject({
+        referent: 'Service/policy/policy-webhook',
+        state: 'NotReady',
+        reason: 'NoReadyEndpoints',
+        message: expect.stringMatching(
+          /^Service\/policy\/policy-webhook has no ready endpoints: 0 Pods in policy match app=policy-v2; .*did you mean app=policy\?.*failurePolicy Fail: every CREATE of pods in all namespaces fails while this Service is not available$/,
+        ),
+        fix: expect.stringContaining('app=policy-v2 in policy'),
+      });
+      expect(stuck(m, { olderThan: 0 }).find((e) => e.key === KEY)).toMatchObject({
+        referent: 'Service/policy/policy-webhook',
+        message: expect.stringContaining('has no ready endpoints: 0 Pods in policy match app=policy-v2'),
+      });
+      source!.apply(service('policy'));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Resolved'));
+    });
+
+    it('whose Pods are all NotReady waits on them, the root cause is what the Pod waits on, and a Pod turning Ready resolves it', async () => {
+      const waiting = pod(false, { volumes: [{ name: 's', secret: { secretName: 'db-passwd' } }] });
+      const m = start([waiting, service('policy'), webhook]);
+      await vi.waitFor(() => expect(stateOf(m, 'rules/Pod', 'Pod/policy/policy-1')).toBe('NotFound'));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Waiting'));
+      const r = explain(m, KEY);
+      if (!r.ok) throw r.error;
+      expect(r.value.controllers[0]!.references[0]!.message).toMatch(
+        /^Service\/policy\/policy-webhook has no ready endpoints: it selects 1 Pod, 0 Ready/,
+      );
+      expect(r.value.controllers[0]!.rootCause).toMatchObject({
+        path: [KEY, 'Service/policy/policy-webhook', 'Pod/policy/policy-1', 'Secret/policy/db-passwd'],
+        state: 'NotFound',
+      });
+      // Only the Pod changes: the Service object stays as it was, yet the webhook wakes.
+      source!.apply(pod(true));
+      await vi.waitFor(() => expect(stateOf(m, WEBHOOK, KEY)).toBe('Resolved'));
+    });
+  });
+
   it('a cross-namespace backendRef is RefNotPermitted until a ReferenceGrant allows it, and again once it goes', async () => {
     const GW = 'gateway.networking.k8s.io';
     const m = start([

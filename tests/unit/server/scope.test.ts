@@ -132,6 +132,50 @@ describe('scoped streams', () => {
     close();
   });
 
+  it('a namespace stream holds the cluster-scoped referents its references name, and follows them', async () => {
+    const f = fixture();
+    const claim: ReferrerEntity = {
+      ...app('shop', 'data'),
+      id: 'rules/PersistentVolumeClaim|PersistentVolumeClaim/shop/data',
+      key: 'PersistentVolumeClaim/shop/data',
+      controller: 'rules/PersistentVolumeClaim',
+      kind: 'PersistentVolumeClaim',
+      state: 'NotFound',
+    };
+    const key = 'StorageClass.storage.k8s.io//fast';
+    const fast = (state: ReferentEntity['state']): ReferentEntity => ({
+      id: key,
+      key,
+      kind: 'StorageClass.storage.k8s.io',
+      namespace: '',
+      state,
+      referencedBy: 1,
+      changedAt: 0,
+    });
+    f.put('referrer', claim);
+    f.put('referent', fast('NotFound'));
+    f.put('reference', {
+      id: `${claim.controller}|${claim.key}|${key}|spec.storageClassName`,
+      controller: claim.controller,
+      referrer: claim.key,
+      referent: key,
+      fieldPath: 'spec.storageClassName',
+      count: 1,
+      kind: 'StorageClass.storage.k8s.io',
+      namespace: 'shop',
+    });
+    const { stream, close } = open(f, { namespace: 'shop' });
+    const [snap] = await read(stream, 1);
+    // Without it the dashboard draws the StorageClass as "not observed yet" while explain says NotFound.
+    expect((snap!.data as Snapshot).referents.find((r) => r.key === key)).toMatchObject({ state: 'NotFound' });
+    f.put('referent', fast('Ready'));
+    f.put('referent', db('billing', 'ledger', 'Ready'));
+    const [delta] = await read(stream, 1);
+    expect(changed(delta!.data as Delta)).toEqual([`referent ${key}`]);
+    expect((delta!.data as Delta).changes[0]).toMatchObject({ removed: false, value: { state: 'Ready' } });
+    close();
+  });
+
   it('an object stream holds the object, its references and their other ends, and follows an end outside the filter', async () => {
     const f = fixture();
     const { stream, close } = open(f, { object: f.ledger.key });
