@@ -13,21 +13,25 @@ const mb = (n: number) => +(n / 2 ** 20).toFixed(1);
 
 export async function startMemoryProfile(dir: string): Promise<() => Promise<void>> {
   // Loaded here, not at the top: the bundle that the benchmark measures would otherwise load them in every run.
-  const [{ writeFileSync }, { Session }, path, { PerformanceObserver, constants }, v8] = await Promise.all([
-    import('node:fs'),
-    import('node:inspector/promises'),
-    import('node:path'),
-    import('node:perf_hooks'),
-    import('node:v8'),
-  ]);
+  const [{ readFileSync, writeFileSync }, { Session }, path, { PerformanceObserver, constants }, v8] =
+    await Promise.all([
+      import('node:fs'),
+      import('node:inspector/promises'),
+      import('node:path'),
+      import('node:perf_hooks'),
+      import('node:v8'),
+    ]);
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 16_384,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    // REFWATCH_PEER_HEAP_PROF_SURVIVORS=1 keeps only what survived a scavenge: what grows V8's young generation.
+    includeObjectsCollectedByMinorGC: process.env.REFWATCH_PEER_HEAP_PROF_SURVIVORS !== '1',
   });
-  let peak: { rss: number; at: number; memory: NodeJS.MemoryUsage; spaces: HeapSpaceInfo[] } | undefined;
+  let peak:
+    | { rss: number; at: number; memory: NodeJS.MemoryUsage; spaces: HeapSpaceInfo[]; proc: Record<string, number> }
+    | undefined;
   const started = Date.now();
   const gcs: { kind: string; atMs: number; ms: number; rssMB: number }[] = [];
   const gcKinds: Record<number, string> = {
@@ -51,10 +55,37 @@ export async function startMemoryProfile(dir: string): Promise<() => Promise<voi
   });
   let minor = 0;
   observer.observe({ entryTypes: ['gc'] });
+  // RssAnon and RssFile: what the process wrote itself, and the pages of the node binary and libraries it touched.
+  const status = () => {
+    const text = readFileSync('/proc/self/status', 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
+    return { anonMB: kb('RssAnon'), fileMB: kb('RssFile') };
+  };
+  const timeline: Record<string, number>[] = [];
+  let ticks = 0;
   const sampler = setInterval(() => {
     const rss = process.memoryUsage.rss();
+    if (++ticks % 25 === 0) {
+      const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_size)]));
+      const m = process.memoryUsage();
+      timeline.push({
+        atMs: Date.now() - started,
+        rssMB: mb(rss),
+        ...status(),
+        newMB: spaces.new_space ?? 0,
+        oldMB: spaces.old_space ?? 0,
+        heapTotalMB: mb(m.heapTotal),
+        externalMB: mb(m.external),
+      });
+    }
     if (peak && rss <= peak.rss) return;
-    peak = { rss, at: Date.now() - started, memory: process.memoryUsage(), spaces: v8.getHeapSpaceStatistics() };
+    peak = {
+      rss,
+      at: Date.now() - started,
+      memory: process.memoryUsage(),
+      spaces: v8.getHeapSpaceStatistics(),
+      proc: status(),
+    };
   }, 20);
   return async () => {
     clearInterval(sampler);
@@ -65,6 +96,7 @@ export async function startMemoryProfile(dir: string): Promise<() => Promise<voi
     writeFileSync(`${base}.heapprofile`, JSON.stringify(profile));
     const atPeak = peak && {
       rssMB: mb(peak.rss),
+      ...peak.proc,
       atMs: peak.at,
       heapTotalMB: mb(peak.memory.heapTotal),
       heapUsedMB: mb(peak.memory.heapUsed),
@@ -74,8 +106,8 @@ export async function startMemoryProfile(dir: string): Promise<() => Promise<voi
         peak.spaces.map((s) => [s.space_name, { sizeMB: mb(s.space_size), usedMB: mb(s.space_used_size) }]),
       ),
     };
-    // What is still live once every App is resolved: the caches and the engine's state, without the garbage.
+    writeFileSync(`${base}.peak.json`, JSON.stringify({ atPeak, minorGCs: minor, otherGCs: gcs, timeline }, null, 2));
+    // Last, as it takes longest: what is still live once every App is resolved, the caches and the engine's state.
     v8.writeHeapSnapshot(`${base}.heapsnapshot`);
-    writeFileSync(`${base}.peak.json`, JSON.stringify({ atPeak, minorGCs: minor, otherGCs: gcs }, null, 2));
   };
 }

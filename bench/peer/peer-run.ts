@@ -206,7 +206,9 @@ async function startImplementation(cluster: PeerCluster, o: RunOptions, namespac
     return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
   await buildRefwatchController();
   const prof = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
-  return ControllerProcess.start('refwatch', process.execPath, [...prof, REFWATCH_BUILT, ...args], {
+  // Measurement only (--trace-gc and the like): the figures of such a run are not the bench's.
+  const extra = process.env.REFWATCH_PEER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  return ControllerProcess.start('refwatch', process.execPath, [...prof, ...extra, REFWATCH_BUILT, ...args], {
     ...opts,
     env: { ...process.env, NODE_OPTIONS: '' },
   });

@@ -1,4 +1,4 @@
-import { keepLastManager, type KubeObject } from '../model';
+import { compactMetadata, type KubeObject } from '../model';
 
 /*
  * Metadata-only caches. kube-apiserver sends any resource as
@@ -28,12 +28,12 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
  * last-applied-configuration annotation.
  */
 export function toMetadataOnly(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
-  const { managedFields: _managed, annotations, ...metadata } = obj.metadata;
-  if (annotations) {
-    const { [LAST_APPLIED]: _applied, ...rest } = annotations;
-    if (Object.keys(rest).length > 0) metadata.annotations = rest;
+  const annotations = obj.metadata.annotations;
+  if (!annotations || !Object.hasOwn(annotations, LAST_APPLIED)) {
+    return { apiVersion, kind, metadata: compactMetadata(obj.metadata) };
   }
-  const last = keepLastManager(obj.metadata);
-  if (last) metadata.managedFields = last;
+  const metadata = compactMetadata(obj.metadata, (field) => field === 'annotations');
+  const { [LAST_APPLIED]: _applied, ...rest } = annotations;
+  if (Object.keys(rest).length > 0) metadata.annotations = rest;
   return { apiVersion, kind, metadata };
 }

@@ -2,10 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
 import {
   apiVersionOf,
+  compactMetadata,
   deepFreeze,
   follow,
   formatKey,
-  keepLastManager,
   kindKey,
   type CachedObject,
   type KubeObject,
@@ -99,16 +99,12 @@ export interface ReflectorStatus extends WatchStatus {
 /**
  * stripManagedFields drops metadata.managedFields, which is large, except the
  * last manager's name (keepLastManager), which the history records. It builds
- * metadata anew rather than `delete` the field: a deleted property turns an
- * object into a hash table, which costs every cached object about 400 bytes
- * more than the object without it.
+ * metadata anew (compactMetadata) rather than `delete` the field: a deleted
+ * property turns an object into a hash table, which costs every cached object
+ * about 400 bytes more than the object without it.
  */
 export function stripManagedFields(obj: KubeObject): KubeObject {
-  if (obj.metadata && 'managedFields' in obj.metadata) {
-    const { managedFields: _managed, ...metadata } = obj.metadata;
-    const last = keepLastManager(obj.metadata);
-    obj.metadata = last ? { ...metadata, managedFields: last } : metadata;
-  }
+  if (obj.metadata && 'managedFields' in obj.metadata) obj.metadata = compactMetadata(obj.metadata);
   return obj;
 }
 
