@@ -9,6 +9,9 @@ import type { RulesDocument } from './schema';
 /** The kind of the custom resource that holds a rules document in its spec (deploy/kubernetes/base/referencerules-crd.yaml). */
 export const REFERENCE_RULES: GroupKind = { group: 'refwatch.dev', kind: 'ReferenceRules' };
 
+const CRD: GroupKind = { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' };
+const CRD_KEY = 'CustomResourceDefinition.apiextensions.k8s.io//referencerules.refwatch.dev';
+
 /** ReferenceRulesState says what became of one ReferenceRules object, for the Cluster panel and /readyz. */
 export interface ReferenceRulesState {
   /** `namespace/name`. */
@@ -58,6 +61,11 @@ interface Entry {
  * name the field. Nothing is applied before the watch holds its initial list.
  */
 export class ClusterRules {
+  private started = false;
+  /** The CustomResourceDefinition watch (shared with --packs auto's) that says whether ReferenceRules are served. */
+  private crdSub: InformerSubscription | undefined;
+  /** CRDs cannot be listed (RBAC): ReferenceRules are watched whatever, and their watch says whether they exist. */
+  private crdBlind = false;
   private sub: InformerSubscription | undefined;
   private readonly entries = new Map<string, Entry>();
   /** Referrer kinds (kind keys) this attached, with their kinds. */
@@ -72,8 +80,41 @@ export class ClusterRules {
     this.managed = new Set(opts.managed.map(kindKey));
   }
 
+  /**
+   * start watches CustomResourceDefinitions, and ReferenceRules while their CRD
+   * is served: a cluster without it costs no failing watch. When CRDs may not
+   * be listed, ReferenceRules are watched directly.
+   */
   start(): void {
-    if (this.sub) return;
+    if (this.started) return;
+    this.started = true;
+    this.crdSub = this.opts.source.acquire(CRD, (event) => {
+      if (event.type === 'error' && !this.crdSub?.isPrimed()) this.crdBlind = true;
+      else if (event.type === 'recovered') this.crdBlind = false;
+      this.follow();
+    });
+    this.follow();
+  }
+
+  /** follow starts or stops the ReferenceRules watch as their CRD comes and goes. */
+  private follow(): void {
+    const crd = this.crdSub;
+    if (!crd) return;
+    const served = this.crdBlind || (crd.isPrimed() && crdServed(crd.store.get(CRD_KEY)));
+    if (served && !this.sub) this.watch();
+    else if (!served && this.sub && crd.isPrimed()) {
+      const sub = this.sub;
+      this.sub = undefined;
+      this.failing = undefined;
+      void sub.release();
+      // Deleting the CRD deletes every object: their rules go with it.
+      this.entries.clear();
+      this.apply();
+      this.publish();
+    } else if (!served) this.publish();
+  }
+
+  private watch(): void {
     this.sub = this.opts.source.acquire(REFERENCE_RULES, (event) => {
       switch (event.type) {
         case 'error':
@@ -91,20 +132,20 @@ export class ClusterRules {
     this.evaluate();
   }
 
-  /** stop releases the ReferenceRules watch and awaits controller removals in flight; rules in force stay. */
+  /** stop releases the CRD and ReferenceRules watches and awaits controller removals in flight; rules in force stay. */
   async stop(): Promise<void> {
-    const sub = this.sub;
-    this.sub = undefined;
-    await sub?.release();
+    const subs = [this.sub, this.crdSub];
+    this.sub = this.crdSub = undefined;
+    await Promise.all(subs.map((s) => s?.release()));
     await Promise.all([...this.removals]);
   }
 
   /** watchState is one line on the watch itself, when it cannot list: the CRD is missing, or RBAC forbids it. */
   watchState(): string | undefined {
+    if (this.crdSub?.isPrimed() && !this.sub) return NOT_INSTALLED;
     const e = this.failing;
     if (!e || this.sub?.isPrimed()) return undefined;
-    if (e.reason === 'KindUnknown')
-      return 'ReferenceRules: not watched, the cluster does not serve refwatch.dev/v1alpha1 referencerules; install the CRD (deploy/kubernetes/base/referencerules-crd.yaml, or the Helm chart) to use rules as cluster objects';
+    if (e.reason === 'KindUnknown') return NOT_INSTALLED;
     const rule = e.missingRule
       ? `; grant apiGroups: ["${e.missingRule.apiGroup}"], resources: ["${e.missingRule.resource}"], verbs: ${JSON.stringify(e.missingRule.verbs)}`
       : '';
@@ -236,8 +277,7 @@ export class ClusterRules {
   /** Kind keys whose watch says the cluster does not serve them. */
   private unknownKinds(): Set<string> {
     const out = new Set<string>();
-    for (const w of this.opts.source.watches())
-      if (w.lastError?.reason === 'KindUnknown') out.add(kindKey(w.target));
+    for (const w of this.opts.source.watches()) if (w.lastError?.reason === 'KindUnknown') out.add(kindKey(w.target));
     return out;
   }
 
@@ -248,6 +288,19 @@ export class ClusterRules {
     this.lastPublished = text;
     this.opts.onChange?.(states);
   }
+}
+
+const NOT_INSTALLED =
+  'ReferenceRules: not watched, the cluster does not serve refwatch.dev/v1alpha1 referencerules; install the CRD (deploy/kubernetes/base/referencerules-crd.yaml, or the Helm chart) to use rules as cluster objects';
+
+/** crdServed: the ReferenceRules CRD exists, is not being deleted, is established (or says nothing), and serves v1alpha1. */
+function crdServed(crd: CachedObject | undefined): boolean {
+  if (!crd || crd.metadata.deletionTimestamp || !isRecord(crd.spec)) return false;
+  const conditions = isRecord(crd.status) && Array.isArray(crd.status.conditions) ? crd.status.conditions : [];
+  const established = conditions.find((c) => isRecord(c) && c.type === 'Established');
+  if (isRecord(established) && established.status !== 'True') return false;
+  const versions = Array.isArray(crd.spec.versions) ? crd.spec.versions : [];
+  return versions.some((v) => isRecord(v) && v.name === 'v1alpha1' && v.served === true);
 }
 
 function gen(g: number | undefined): string {

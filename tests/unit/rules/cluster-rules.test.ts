@@ -33,6 +33,15 @@ const widget = (name: string, spec: object): KubeObject => ({
   spec,
 });
 
+const crd = (extra: Partial<{ established: string }> = {}): KubeObject => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'referencerules.refwatch.dev' },
+  spec: { group: 'refwatch.dev', versions: [{ name: 'v1alpha1', served: true, storage: true }] },
+  ...(extra.established ? { status: { conditions: [{ type: 'Established', status: extra.established }] } } : {}),
+});
+const CRD_KEY = 'CustomResourceDefinition.apiextensions.k8s.io//referencerules.refwatch.dev';
+
 let manager: Manager | undefined;
 let rules: ClusterRules | undefined;
 afterEach(async () => {
@@ -41,8 +50,13 @@ afterEach(async () => {
   rules = manager = undefined;
 });
 
-/** start runs core's rules and the ReferenceRules watch, then applies the objects in order, as a user would. */
-function start(objects: KubeObject[], source = new MemoryInformerSource({ priming: 'sync' })) {
+/** start runs core's rules and the ReferenceRules watch on a cluster with their CRD, then applies the objects in order. */
+function start(
+  objects: KubeObject[],
+  source = new MemoryInformerSource({ priming: 'sync' }),
+  crds: KubeObject[] = [crd({ established: 'True' })],
+) {
+  for (const c of crds) source.apply(c);
   const packs = ['core'] as const;
   const observer = observeRuleSet(builtinRuleSet(packs));
   manager = new Manager({ source, statsIntervalMs: 0, readiness: (k) => observer.readiness(k) });
@@ -232,10 +246,42 @@ describe('ClusterRules (ReferenceRules objects)', () => {
     expect(manager.controllerNames()).toContain('rules/Pod');
   });
 
-  it('stop releases the ReferenceRules watch', async () => {
-    const { source } = start([]);
+  it('watches ReferenceRules only while their CRD is served, and drops their rules when it goes', async () => {
+    const { source, manager } = start([], new MemoryInformerSource({ priming: 'sync' }), [
+      crd({ established: 'False' }),
+    ]);
+    expect(source.openWatches('ReferenceRules.refwatch.dev')).toBe(0);
+    expect(rules!.watchState()).toMatch(
+      /^ReferenceRules: not watched, the cluster does not serve refwatch.dev\/v1alpha1/,
+    );
+    source.apply(crd({ established: 'True' }));
     expect(source.openWatches('ReferenceRules.refwatch.dev')).toBe(1);
+    expect(rules!.watchState()).toBeUndefined();
+    source.apply(referenceRules('acme', widgetRules()));
+    expect(manager.controllerNames()).toContain(WIDGET);
+    source.delete(CRD_KEY);
+    expect(source.openWatches('ReferenceRules.refwatch.dev')).toBe(0);
+    await vi.waitFor(() => expect(manager.controllerNames()).not.toContain(WIDGET));
+    expect(rules!.states()).toEqual([]);
+  });
+
+  it('watches ReferenceRules directly when CustomResourceDefinitions may not be listed', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    source.forbid('CustomResourceDefinition.apiextensions.k8s.io');
+    const { manager } = start([referenceRules('acme', widgetRules())], source, []);
+    await vi.waitFor(() => expect(manager.controllerNames()).toContain(WIDGET));
+    expect(rules!.states().map((s) => s.object)).toEqual(['platform/acme']);
+  });
+
+  it('stop releases the CRD and ReferenceRules watches', async () => {
+    const { source } = start([]);
+    const CRDS = 'CustomResourceDefinition.apiextensions.k8s.io';
+    // core's own CRD referrers share the CRD watch: stop gives up this subscriber's share, the only one here.
+    await manager!.removeController(`rules/${CRDS}`);
+    expect(source.openWatches('ReferenceRules.refwatch.dev')).toBe(1);
+    expect(source.openWatches(CRDS)).toBe(1);
     await rules!.stop();
     expect(source.openWatches('ReferenceRules.refwatch.dev')).toBe(0);
+    expect(source.openWatches(CRDS)).toBe(0);
   });
 });
