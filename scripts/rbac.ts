@@ -156,8 +156,14 @@ export function clusterRoleRules(grants: readonly Grant[]): PolicyRule[] {
     .map(([group, resources]) => ({ apiGroups: [group], resources: resources.sort(), verbs: [...READ_VERBS] }));
 }
 
-/** Rules the server needs whatever the packs: the details panel lists each object's core Events. */
-export const SERVER_RULES: readonly PolicyRule[] = [{ apiGroups: [''], resources: ['events'], verbs: ['list'] }];
+/**
+ * Rules the server needs whatever the packs: the details panel lists each object's core Events, and
+ * ReferenceRules objects add rules live (a cluster without them answers Forbidden, shown as a warning).
+ */
+export const SERVER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['events'], verbs: ['list'] },
+  { apiGroups: ['refwatch.dev'], resources: ['referencerules'], verbs: [...READ_VERBS] },
+];
 
 /** serverRules is the ClusterRole's rules for a set of packs: theirs, then the server's own. */
 export function serverRules(packs: readonly PackName[]): PolicyRule[] {

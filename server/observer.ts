@@ -10,6 +10,7 @@ import {
 } from '../lib/rules';
 import { loadRulesFile } from '../lib/rules/load';
 import type { GroupKind } from '../lib/model';
+import type { RuleSet } from '../lib/rules/rule-set';
 import type { Config } from './config';
 
 /** Observer is the runtime's rules observer (lib/rules RulesObserver). */
@@ -40,5 +41,29 @@ export async function observeAuto(config: Pick<Config, 'rulePacks' | 'rulesFiles
     observer: observeRuleSet(builtinRuleSet(PACK_NAMES, files)),
     alwaysOn: referrerKinds(builtinRuleSet(always, files)),
     switched: PACK_NAMES.filter((p): p is Exclude<PackName, 'core'> => p !== 'core' && !always.includes(p)),
+  };
+}
+
+/** ClusterRulesBase is what ReferenceRules objects join: the observer's packs and rules files, compiled before them. */
+export interface ClusterRulesBase {
+  compile: (objects: readonly RulesDocument[]) => RuleSet;
+  /** The referrer kinds the packs and files name: startup and the pack switch attach them, never ReferenceRules. */
+  managed: GroupKind[];
+}
+
+export async function clusterRulesBase(
+  config: Pick<Config, 'rulePacks' | 'rulesFiles' | 'packsAuto'>,
+): Promise<ClusterRulesBase> {
+  const files: RulesDocument[] = [];
+  for (const file of config.rulesFiles) {
+    const r = await loadRulesFile(file);
+    if (!r.ok) throw r.error;
+    files.push(r.value);
+  }
+  // Under auto the observer holds every pack's rules and a PackSwitch attaches them; otherwise the listed packs.
+  const packs = config.packsAuto ? PACK_NAMES : (config.rulePacks as PackName[]);
+  return {
+    compile: (objects) => builtinRuleSet(packs, [...files, ...objects]),
+    managed: referrerKinds(builtinRuleSet(packs, files)),
   };
 }

@@ -10,8 +10,9 @@ import { startExample, type Example } from './example';
 import { embeddedKubeconfigPath, writeKubeconfigFile } from './kubeconfig-file';
 import { startHistory, withHistoryWarnings, type History } from './history';
 import { createMetrics, type Metrics } from './metrics';
-import { observeAuto, observeWithRules, type Observer } from './observer';
+import { clusterRulesBase, observeAuto, observeWithRules, type Observer } from './observer';
 import { PackSwitch } from '../lib/rules/pack-switch';
+import { ClusterRules, type ReferenceRulesState } from '../lib/rules/cluster-rules';
 import { judgeReadiness, type Readiness } from './readiness';
 import { StateHistory } from './state-history';
 import { ReferrerSummary } from './summary';
@@ -141,6 +142,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   const observer = auto ? auto.observer : await observeWithRules(config);
   let onScopeFallback = () => {};
   let onPacks = () => {};
+  let onReferenceRules = () => {};
   const manager = new Manager({
     source: pool,
     changelog,
@@ -171,6 +173,18 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         onError: (what, e) => logger.warn(`rule packs: ${what} failed: ${e instanceof Error ? e.message : String(e)}`),
       })
     : undefined;
+  const logged = new Set<string>();
+  const clusterRules = new ClusterRules({
+    manager,
+    source: pool,
+    observer,
+    ...(await clusterRulesBase(config)),
+    onChange: (states) => {
+      logReferenceRules(logger, states, logged);
+      onReferenceRules();
+    },
+    onError: (what, e) => logger.warn(`ReferenceRules: ${what} failed: ${e instanceof Error ? e.message : String(e)}`),
+  });
   metrics.attach(manager, pool);
   // Before the engine starts, so the first transitions after a restart are compared with the stored ones.
   const store = config.history
@@ -191,6 +205,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     : undefined;
   manager.start();
   packSwitch?.start();
+  clusterRules.start();
   const embedded = connection.embedded;
   const admission =
     embedded || config.admission
@@ -240,13 +255,15 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
   ];
   const current = (): ClusterInfo => {
     const fallbacks = scopeFallbacks();
-    const withPacks = { ...info, packs: packLines() };
+    const rulesLines = referenceRulesLines(clusterRules);
+    const withPacks = { ...info, packs: packLines(), ...(rulesLines.length > 0 ? { referenceRules: rulesLines } : {}) };
     return fallbacks.length > 0 ? { ...withPacks, scopeFallbacks: fallbacks } : withPacks;
   };
   onScopeFallback = () => {
     for (const l of listeners) l(current());
   };
   onPacks = onScopeFallback;
+  onReferenceRules = onScopeFallback;
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const probe = async () => {
@@ -295,7 +312,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
           now: Date.now(),
           scopeFallbacks: scopeFallbacks(),
         }),
-        store?.warnings() ?? [],
+        [...(store?.warnings() ?? []), ...clusterRules.warnings()],
       ),
     dispose() {
       disposing ??= (async () => {
@@ -306,6 +323,7 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
         await demo?.dispose();
         await example?.stop();
         await packSwitch?.stop();
+        await clusterRules.stop();
         await removeKubeconfig?.();
         embedded?.setAdmission(undefined);
         await admission?.stop();
@@ -321,4 +339,30 @@ export async function startRuntime(config: Config, opts: RuntimeOptions = {}): P
     },
   };
   return runtime;
+}
+
+/** referenceRulesLines is the Cluster panel's view of ReferenceRules: why they are not watched, or each object's fate. */
+function referenceRulesLines(rules: ClusterRules): NonNullable<ClusterInfo['referenceRules']> {
+  const watch = rules.watchState();
+  const objects = rules
+    .states()
+    .map((s) => ({ message: s.message, ok: s.problems.length === 0, problems: s.problems }));
+  // A missing CRD is a choice, not a fault; a Forbidden list is a fault with a rule to grant.
+  return watch ? [{ message: watch, ok: watch.includes('does not serve'), problems: [] }, ...objects] : objects;
+}
+
+/** logReferenceRules logs each problem once, at warn with the field named, and each applied version at info. */
+function logReferenceRules(logger: Logger, states: readonly ReferenceRulesState[], logged: Set<string>): void {
+  const now = new Set<string>();
+  for (const s of states) {
+    for (const p of s.problems) {
+      now.add(p);
+      if (!logged.has(p)) logger.warn(p, { event: 'reference_rules_invalid', object: s.object });
+    }
+    now.add(s.message);
+    if (!logged.has(s.message) && s.problems.length === 0)
+      logger.info(s.message, { event: 'reference_rules_applied', object: s.object });
+  }
+  logged.clear();
+  for (const line of now) logged.add(line);
 }

@@ -56,6 +56,27 @@ export const ClusterPanel = memo(function ClusterPanel({
             </dd>
           </>
         ) : null}
+        {cluster.referenceRules && cluster.referenceRules.length > 0 ? (
+          <>
+            <dt>ReferenceRules</dt>
+            <dd>
+              <ul className={styles.scopeFallbacks} aria-label="ReferenceRules objects and their problems">
+                {cluster.referenceRules.map((r) => (
+                  <li key={r.message} className={r.ok ? undefined : styles.errorText}>
+                    {r.message}
+                    {r.problems.length > 0 ? (
+                      <ul>
+                        {r.problems.map((p) => (
+                          <li key={p}>{p}</li>
+                        ))}
+                      </ul>
+                    ) : null}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        ) : null}
         {cluster.scopeFallbacks && cluster.scopeFallbacks.length > 0 ? (
           <>
             <dt>Scope</dt>

@@ -27,6 +27,11 @@ export interface ClusterInfo {
   scopeFallbacks?: string[];
   /** Which rule packs are on and why: "cert-manager: on, cert-manager.io/v1 served", "core: on, always". */
   packs?: string[];
+  /**
+   * ReferenceRules objects and what became of each ("ReferenceRules platform/acme: applied (generation 2): 1 rule
+   * for Widget.acme.example"), with problems that name the field; or one line on why they are not watched.
+   */
+  referenceRules?: { message: string; ok: boolean; problems: string[] }[];
 }
 
 /** A stuck referrer: unresolved for longer than the threshold. */

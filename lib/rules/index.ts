@@ -11,3 +11,4 @@ export * from './impact';
 export * from './reference-grant';
 export * from './pack-switch';
 export * from './selectors';
+export * from './cluster-rules';

@@ -40,7 +40,14 @@ import type { RulesDocument } from './schema';
  * referrer kind, named `rules/<Kind.group>`.
  */
 export interface RulesObserver {
-  ruleSet: RuleSet;
+  /** The rule set in force: reconciles, explanations and readiness read it afresh each time. */
+  readonly ruleSet: RuleSet;
+  /**
+   * update puts another rule set in force (ReferenceRules objects changed). Each
+   * referrer is judged by it from its next reconcile; referent readiness from the
+   * next event. Controllers are not added or removed here: see attach.
+   */
+  update(next: RuleSet): void;
   /** Readiness of a referent kind: the rules' predicate, or the demo's Ready condition. */
   readiness(kind: string): ReadinessPredicate | undefined;
   /** attach adds one controller per referrer kind the rules name (or per kind of `kinds`, narrowed to `namespace`). */
@@ -74,7 +81,8 @@ export async function loadRuleSet(packs: readonly PackName[], files: readonly st
   return builtinRuleSet(packs, docs);
 }
 
-export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
+export function observeRuleSet(initial: RuleSet): RulesObserver {
+  let ruleSet = initial;
   const names: string[] = [];
   const cache = new Map<string, ReadinessPredicate>();
   const producers = new ProducerIndex();
@@ -83,7 +91,13 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
   const endpointWaiters = new Set<string>();
   const wakingEndpoints = new WeakSet<Manager>();
   return {
-    ruleSet,
+    get ruleSet() {
+      return ruleSet;
+    },
+    update(next) {
+      ruleSet = next;
+      cache.clear();
+    },
     producers,
     readiness(kind) {
       let p = cache.get(kind);

@@ -357,6 +357,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     expect(objs.map((o) => o.kind).sort()).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'CustomResourceDefinition',
       'Deployment',
       'Namespace',
       'NetworkPolicy',
@@ -507,6 +508,7 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
     expect(objs.map((o) => o.kind).sort()).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'CustomResourceDefinition',
       'Deployment',
       'Namespace',
       'Service',

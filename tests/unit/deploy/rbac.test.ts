@@ -101,12 +101,12 @@ describe('ClusterRole derived from the rule packs', () => {
     expect(flatten(serverRules(['core']))).toEqual(flatten(role.rules));
   });
 
-  it("the server's own rules only list Events, whatever the packs", () => {
-    expect(flatten([...SERVER_RULES])).toEqual(['/events list']);
+  it("the server's own rules list Events and read ReferenceRules, whatever the packs", () => {
+    expect(flatten([...SERVER_RULES])).toEqual(['/events list', 'refwatch.dev/referencerules get,list,watch']);
     const template = readFileSync(path.join(root, 'deploy/helm/refwatch/templates/clusterrole.yaml'), 'utf8');
     // Unconditional in the chart: outside every pack's if-block.
     expect(template).toMatch(
-      /\{\{- end \}\}\n {2}- apiGroups: \[""\]\n {4}resources: \["events"\]\n {4}verbs: \["list"\]\n/,
+      /\{\{- end \}\}\n {2}- apiGroups: \[""\]\n {4}resources: \["events"\]\n {4}verbs: \["list"\]\n {2}- apiGroups: \["refwatch.dev"\]\n {4}resources: \["referencerules"\]\n {4}verbs: \["get", "list", "watch"\]\n/,
     );
   });
 

@@ -24,4 +24,40 @@ describe('ClusterPanel', () => {
     const html = renderToStaticMarkup(<ClusterPanel cluster={cluster} watches={[]} queues={[]} />);
     expect(html).not.toContain('Scope');
   });
+
+  it('lists ReferenceRules objects, a rejected one marked as an error with its problems naming the field', () => {
+    const problem = 'ReferenceRules team-b/broken spec.rules[1].references[0].path: unexpected "."';
+    const html = renderToStaticMarkup(
+      <ClusterPanel
+        cluster={{
+          ...cluster,
+          referenceRules: [
+            {
+              message: 'ReferenceRules platform/acme: applied (generation 2): 1 rule for Widget.acme.example',
+              ok: true,
+              problems: [],
+            },
+            {
+              message: 'ReferenceRules team-b/broken: rejected, nothing of it applies',
+              ok: false,
+              problems: [problem],
+            },
+          ],
+        }}
+        watches={[]}
+        queues={[]}
+      />,
+    );
+    expect(html).toContain('<dt>ReferenceRules</dt>');
+    expect(html).toContain(
+      '<li>ReferenceRules platform/acme: applied (generation 2): 1 rule for Widget.acme.example</li>',
+    );
+    expect(html).toMatch(/<li class="[^"]+">ReferenceRules team-b\/broken: rejected, nothing of it applies<ul><li>/);
+    expect(html).toContain(problem.replace(/"/g, '&quot;'));
+  });
+
+  it('shows no ReferenceRules line when there is nothing to say', () => {
+    const html = renderToStaticMarkup(<ClusterPanel cluster={cluster} watches={[]} queues={[]} />);
+    expect(html).not.toContain('ReferenceRules');
+  });
 });

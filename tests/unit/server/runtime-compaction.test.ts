@@ -27,6 +27,16 @@ describe('the runtime compacts its change log while it is quiet', () => {
       },
     );
     const log = rt.changelog;
+    // The runtime settles first: its watches (ReferenceRules' CRD watch among them) primed, as the change log says.
+    const r = rt;
+    await vi.waitFor(
+      () => {
+        const watches = log.snapshot({ entities: ['watch'] }).entities.watch ?? [];
+        expect(watches.length).toBe(r.pool.watches().length);
+        expect(watches.every((w) => w.primed)).toBe(true);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     const referent = {
       id: 'Database.demo.refwatch.dev/shop/orders',
       key: 'Database.demo.refwatch.dev/shop/orders',
