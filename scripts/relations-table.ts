@@ -90,7 +90,7 @@ export function relations(packs: readonly PackName[] = TABLE_PACKS): Relation[] 
         rows.push({
           pack: doc.name ?? '',
           referrer: kindLabel(rule.referrer.group, rule.referrer.kind),
-          field: ref.path,
+          field: ref.fallbackPath ? `${ref.path}\` or else \`${ref.fallbackPath}` : ref.path,
           referent: r.text,
           by: 'name',
           readiness,

@@ -40,6 +40,8 @@ export interface ReferenceTarget {
 
 export interface ReferenceRule extends ReferenceTarget {
   path: FieldPath;
+  /** Where the name is when `path` names nothing. */
+  fallbackPath: FieldPath | undefined;
   /** The referrer creates the referent rather than waiting on it. */
   produces: boolean;
 }
@@ -125,6 +127,7 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
         list.push({
           ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`),
           path: compileFieldPath(ref.path),
+          fallbackPath: ref.fallbackPath === undefined ? undefined : compileFieldPath(ref.fallbackPath),
           produces: ref.produces ?? false,
         });
       });

@@ -139,6 +139,11 @@ export const referenceRuleSchema = z
   .strictObject({
     /** Field path to the name(s), e.g. spec.volumes[*].secret.secretName. */
     path: fieldPath,
+    /**
+     * Field path to the name when `path` names nothing: an ExternalSecret's Secret takes the ExternalSecret's
+     * own name (metadata.name) unless spec.target.name gives one.
+     */
+    fallbackPath: fieldPath.optional(),
     ...targetShape,
     /**
      * The referrer creates this referent (a Certificate its Secret), so it does not wait on it: the reference
