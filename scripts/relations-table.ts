@@ -76,7 +76,9 @@ export function relations(packs: readonly PackName[] = TABLE_PACKS): Relation[] 
             field: ref.selector,
             referent:
               kindLabel(ref.referent.group, ref.referent.kind) +
-              (ref.namespaceSelector ? `, namespaces by \`${ref.namespaceSelector}\`` : ''),
+              (ref.namespaceSelector
+                ? `, namespaces by \`${ref.namespaceSelector}\`${ref.namespaceSelectorForm === 'anyOrMatchNames' ? ' (`any` or `matchNames`)' : ''}`
+                : ''),
             by: 'selector',
             readiness,
           });

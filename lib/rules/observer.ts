@@ -173,6 +173,8 @@ export function observeRuleSet(ruleSet: RuleSet): RulesObserver {
                 form: found.form,
                 empty: found.empty,
                 namespaceSelector: found.namespaceSelector,
+                namespaceSelectorForm: found.namespaceSelectorForm,
+                namespaceSelectorPath: found.namespaceSelectorPath,
                 fieldPath: found.fieldPath,
                 minReady: found.minReady,
                 minMatches: found.minMatches,

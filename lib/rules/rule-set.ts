@@ -54,6 +54,7 @@ export interface SelectorRule {
   referent: GroupKind;
   empty: SelectorReferenceSpec['empty'];
   namespaceSelector: FieldPath | undefined;
+  namespaceSelectorForm: SelectorReferenceSpec['namespaceSelectorForm'];
   minReady: number | undefined;
   minMatchesField: FieldPath | undefined;
   onNoMatch: SelectorReferenceSpec['onNoMatch'];
@@ -166,6 +167,7 @@ function compileSelectorRule(spec: SelectorReferenceSpec, origin: string): Selec
     referent: { group: spec.referent.group, kind: spec.referent.kind },
     empty: spec.empty,
     namespaceSelector: spec.namespaceSelector === undefined ? undefined : compileFieldPath(spec.namespaceSelector),
+    namespaceSelectorForm: spec.namespaceSelectorForm,
     minReady: spec.minReady,
     minMatchesField: spec.minMatchesField === undefined ? undefined : compileFieldPath(spec.minMatchesField),
     onNoMatch: spec.onNoMatch,
