@@ -1,9 +1,10 @@
 import { RefwatchError } from '../model';
-import type { ReferrerEntity, StuckEntry } from '../changelog';
+import type { ReferrerEntity, SelectionSummary, StuckEntry } from '../changelog';
 import type { DiagnosisSource } from './explain';
 import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { registryBlockers, rootCause } from './root-cause';
+import { plural } from './selector-hints';
 
 export interface StuckOptions {
   /** A referrer is stuck once it has been unresolved at least this long (ms). */
@@ -123,6 +124,9 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
       `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`,
     );
   }
+  // A selector that matches nothing, or too few, holds it up with no referent to blame: the selection says why.
+  const selection = r.selections?.find((s) => s.state === 'NoMatch' || s.state === 'NotReady');
+  if (selection && r.message) return stuckEntry(r, now, selection.state, r.message, selectionFix(selection));
   // Every reference is Ready now: a referent event has queued the referrer, or its controller is behind.
   return stuckEntry(
     r,
@@ -131,6 +135,13 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
     `every reference of ${r.key} is ready; it waits for controller ${r.controller} to reconcile it again`,
     `if it stays here, check the ${r.controller} controller's queue depth and workers`,
   );
+}
+
+function selectionFix(s: SelectionSummary): string {
+  const kind = s.kind.split('.')[0]!;
+  const where = s.where === 'the cluster' ? '' : ` in ${s.where}`;
+  if (s.state === 'NoMatch') return `label a ${kind}${where} to match ${s.selector}, or change ${s.fieldPath}`;
+  return `wait for the selected ${plural(kind)} to become Ready, or change ${s.fieldPath}`;
 }
 
 /** One shape for every entry (no spread of a base object): a snapshot lists thousands. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { explain } from '@/lib/diagnose';
+import { explain, stuck } from '@/lib/diagnose';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
 import { parseNamespaceSelector, type KubeObject } from '@/lib/model';
 import { builtinRuleSet, extractSelectors, observeRuleSet } from '@/lib/rules';
@@ -64,6 +64,11 @@ describe('prometheus pack: selector relations', () => {
     expect(r.value.controllers[0]?.selections).toEqual([
       expect.objectContaining({ fieldPath: 'spec.selector', kind: 'Service', selector: 'app=web-metrics', matched: 0 }),
     ]);
+    expect(stuck(manager!, { olderThan: 0 }).find((e) => e.key === SM_KEY)).toMatchObject({
+      reason: 'NoMatch',
+      message: '0 Services in shop match app=web-metrics; 1 Service has app=web: did you mean app=web?',
+      fix: 'label a Service in shop to match app=web-metrics, or change spec.selector',
+    });
     source.apply(service('web', 'shop', { app: 'web-metrics' }));
     await vi.waitFor(() => expect(referrer(SM, SM_KEY)?.state).toBe('Resolved'));
   });
