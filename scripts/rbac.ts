@@ -93,6 +93,7 @@ export const RESOURCES: Readonly<Record<string, string>> = {
   'ServiceMonitor.monitoring.coreos.com': 'servicemonitors',
   'PodMonitor.monitoring.coreos.com': 'podmonitors',
   'Probe.monitoring.coreos.com': 'probes',
+  'PrometheusRule.monitoring.coreos.com': 'prometheusrules',
 };
 
 /** A resource refwatch reads: its API group ('' is core), plural name, and the kind it serves. */

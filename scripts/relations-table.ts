@@ -76,7 +76,9 @@ export function relations(packs: readonly PackName[] = TABLE_PACKS): Relation[] 
             field: ref.selector,
             referent:
               kindLabel(ref.referent.group, ref.referent.kind) +
-              (ref.namespaceSelector ? `, namespaces by \`${ref.namespaceSelector}\`` : ''),
+              (ref.namespaceSelector
+                ? `, namespaces by \`${ref.namespaceSelector}\`${ref.namespaceSelectorForm === 'anyOrMatchNames' ? ' (`any` or `matchNames`)' : ''}`
+                : ''),
             by: 'selector',
             readiness,
           });
@@ -91,7 +93,7 @@ export function relations(packs: readonly PackName[] = TABLE_PACKS): Relation[] 
         rows.push({
           pack: doc.name ?? '',
           referrer: kindLabel(rule.referrer.group, rule.referrer.kind),
-          field: ref.path,
+          field: ref.fallbackPath ? `${ref.path}\` or else \`${ref.fallbackPath}` : ref.path,
           referent: r.text,
           by: 'name',
           readiness,

@@ -5,6 +5,7 @@ import { registerExplain } from './commands/explain';
 import { registerHistory } from './commands/history';
 import { registerStuck } from './commands/stuck';
 import { registerTree } from './commands/tree';
+import { registerVersion } from './commands/version';
 import { registerWatch } from './commands/watch';
 import { CliError, EXIT } from './errors';
 
@@ -31,9 +32,10 @@ export function buildProgram(invokedAs: string): Command {
   registerWatch(program, bin);
   registerCheck(program, bin);
   registerHistory(program, bin);
+  registerVersion(program, bin);
   program.addHelpText(
     'after',
-    `\nEXAMPLES\n  $ ${bin} explain pod/web -n shop\n  $ ${bin} stuck -A --older-than 1m\n  $ ${bin} tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000\n  $ ${bin} watch -n shop\n  $ ${bin} check -f deploy/ -R\n  $ ${bin} history pod/web -n shop --since 24h --server http://127.0.0.1:3000\n\nEXIT CODES\n  0  everything asked about is resolved\n  1  something is unresolved or stuck\n  2  usage or connection error\n`,
+    `\nEXAMPLES\n  $ ${bin} explain pod/web -n shop\n  $ ${bin} stuck -A --older-than 1m\n  $ ${bin} tree App.demo.refwatch.dev/shop/web --server http://127.0.0.1:3000\n  $ ${bin} watch -n shop\n  $ ${bin} check -f deploy/ -R\n  $ ${bin} history pod/web -n shop --since 24h --server http://127.0.0.1:3000\n  $ ${bin} version --packs\n\nEXIT CODES\n  0  everything asked about is resolved\n  1  something is unresolved or stuck\n  2  usage or connection error\n`,
   );
   for (const c of program.commands)
     c.exitOverride().showHelpAfterError(`(run ${bin} ${c.name()} --help for every flag and examples)`);

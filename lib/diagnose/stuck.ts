@@ -4,6 +4,7 @@ import type { DiagnosisSource } from './explain';
 import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
 import { registryBlockers, rootCause } from './root-cause';
+import { plural } from './selector-hints';
 
 export interface StuckOptions {
   /** A referrer is stuck once it has been unresolved at least this long (ms). */
@@ -114,11 +115,6 @@ function* sortSteps<T>(items: T[], cmp: (a: T, b: T) => number, step: number): G
 
 function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, now: number): StuckEntry {
   if (blocking) return stuckEntry(r, now, blocking.state, blocking.message, blocking.fix, blocking.referent);
-  const selection = r.state === 'Resolved' ? undefined : r.selections?.find((x) => x.state === 'NoMatch');
-  if (selection) {
-    const message = r.message ?? `0 ${selection.kind} in ${selection.where} match ${selection.selector}`;
-    return stuckEntry(r, now, 'NoMatch', message, noMatchFix(selection, message));
-  }
   if (r.state === 'Error') {
     return stuckEntry(
       r,
@@ -127,6 +123,13 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
       r.message ?? `the reconcile of ${r.key} failed`,
       `fix what the ${r.controller} reconciler reports; it retries the referrer with backoff`,
     );
+  }
+  // A selector that matches nothing, or too few, holds it up with no referent to blame: the selection says why.
+  const selection =
+    r.state === 'Resolved' ? undefined : r.selections?.find((x) => x.state === 'NoMatch' || x.state === 'NotReady');
+  if (selection) {
+    const message = r.message ?? `0 ${selection.kind} in ${selection.where} match ${selection.selector}`;
+    return stuckEntry(r, now, selection.state, message, selectionFix(selection, message));
   }
   // Every reference is Ready now: a referent event has queued the referrer, or its controller is behind.
   return stuckEntry(
@@ -139,13 +142,17 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
 }
 
 /**
- * noMatchFix: point the selector at what the diagnosis says it likely meant
- * ("did you mean app=web?"), or label an object so that it matches.
+ * selectionFix: for a selector matching nothing, point it at what the
+ * diagnosis says it likely meant ("did you mean app=web?"), or label an
+ * object so that it matches; for one matching too few Ready, wait for them.
  */
-function noMatchFix(s: SelectionSummary, message: string): string {
+function selectionFix(s: SelectionSummary, message: string): string {
+  const kind = s.kind.split('.')[0]!;
+  const where = s.where === 'the cluster' ? '' : ` in ${s.where}`;
+  if (s.state !== 'NoMatch') return `wait for the selected ${plural(kind)} to become Ready, or change ${s.fieldPath}`;
   const meant = /did you mean (.+)\?$/.exec(message)?.[1];
-  const label = `label a ${s.kind} in ${s.where} with ${s.selector}`;
-  return meant ? `set ${s.fieldPath} to ${meant}, or ${label}` : `${label}, or correct ${s.fieldPath}`;
+  const label = `label a ${kind}${where} with ${s.selector}`;
+  return meant ? `set ${s.fieldPath} to ${meant}, or ${label}` : `${label}, or change ${s.fieldPath}`;
 }
 
 /** One shape for every entry (no spread of a base object): a snapshot lists thousands. */

@@ -10,6 +10,7 @@ import {
   type EmptySelector,
   type GroupKind,
   type NamespaceSelector,
+  type NamespaceSelectorForm,
   type ObjectKey,
   type Reference,
   type Selector,
@@ -44,6 +45,10 @@ export interface SelectSpec {
    * the Prometheus Operator's `{any: true}` / `{matchNames: [...]}`.
    */
   namespaceSelector?: unknown;
+  /** How namespaceSelector is written; default: the Prometheus Operator's form when it has any or matchNames. */
+  namespaceSelectorForm?: NamespaceSelectorForm;
+  /** The field that holds namespaceSelector, named in errors; default: `namespaceSelector` beside fieldPath. */
+  namespaceSelectorPath?: string;
   /** The field that holds the selector, shown in diagnosis and on edges; default 'spec.selector'. */
   fieldPath?: string;
   /**
@@ -185,12 +190,13 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   const fieldPath = spec.fieldPath ?? 'spec.selector';
   const kind = kindKey(spec.kind);
   const selector = parsedSelector(spec, fieldPath);
-  const nsSelector = unwrapParsed(parseNamespaceSelector(spec.namespaceSelector, namespaceSelectorField(fieldPath)));
+  const nsField = spec.namespaceSelectorPath ?? namespaceSelectorField(fieldPath);
+  const nsSelector = unwrapParsed(parseNamespaceSelector(spec.namespaceSelector, nsField, spec.namespaceSelectorForm));
   const own = spec.namespace ?? namespaceOfKey(ctx.referrer);
   const where = nsSelector ? namespaceSelectorText(nsSelector) : own === '' ? 'the cluster' : own;
   const base = { fieldPath, kind, selector: selector?.text ?? '', where, keys: [], objects: [], ready: 0 };
   if (!selector) return { ...base, state: 'NoSelector', blocking: false };
-  const namespaces = lookIn(ctx, nsSelector, own, fieldPath);
+  const namespaces = lookIn(ctx, nsSelector, own, nsField);
   if (!namespaces.ok) return { ...base, ...namespaces.notPrimed, state: 'NotPrimed', blocking: true };
   const mask = wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn);
   const keys: ObjectKey[] = [];
@@ -314,12 +320,12 @@ type Namespaces =
  * Namespaces whose labels match, which registers a selector on Namespaces so
  * that a relabelled Namespace wakes the referrer.
  */
-function lookIn(ctx: SelectContext, ns: NamespaceSelector | undefined, own: string, fieldPath: string): Namespaces {
+function lookIn(ctx: SelectContext, ns: NamespaceSelector | undefined, own: string, nsField: string): Namespaces {
   if (!ns) return { ok: true, value: [own] };
   if (ns.type === 'any') return { ok: true, value: [undefined] };
   if (ns.type === 'names') return { ok: true, value: [...ns.names] };
   const scope: ReferenceScope = { kind: NAMESPACE_KIND };
-  ctx.keep.add(ctx.selectors.ensure(ctx.referrer, scope, '', ns.selector, namespaceSelectorField(fieldPath)));
+  ctx.keep.add(ctx.selectors.ensure(ctx.referrer, scope, '', ns.selector, nsField));
   const answer = ctx.rcs.select(scope, '', ns.selector);
   if (!answer.primed)
     return {

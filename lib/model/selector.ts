@@ -244,22 +244,41 @@ export type NamespaceSelector =
   | { readonly type: 'names'; readonly names: readonly string[] };
 
 /**
+ * NamespaceSelectorForm is how the API writes a namespace selector:
+ *   labelSelector    a label selector over Namespaces; `{}` is every namespace
+ *   anyOrMatchNames  the Prometheus Operator's `{any: true}` or `{matchNames: [...]}`; `{}`, `any: false`
+ *                    and empty matchNames are the referrer's own namespace
+ * Left out, the fields present decide: any or matchNames make the second form.
+ */
+export type NamespaceSelectorForm = 'labelSelector' | 'anyOrMatchNames';
+
+/**
  * parseNamespaceSelector reads a namespaceSelector in either form: a label
  * selector, or the Prometheus Operator's `{any: true}` / `{matchNames: [...]}`.
- * Absent, it is undefined: the referrer's own namespace.
+ * Undefined means the referrer's own namespace: an absent selector, or one of
+ * the second form that names no namespace.
  */
 export function parseNamespaceSelector(
   raw: unknown,
   field = 'namespaceSelector',
+  form?: NamespaceSelectorForm,
 ): Result<NamespaceSelector | undefined> {
   if (raw === undefined || raw === null) return ok(undefined);
-  if (isPlainObject(raw) && ('any' in raw || 'matchNames' in raw)) {
+  const anyOrMatchNames = form === 'anyOrMatchNames' || (isPlainObject(raw) && ('any' in raw || 'matchNames' in raw));
+  if (anyOrMatchNames) {
+    const example = '{"matchNames":["shop"]} or {"any":true}';
+    if (!isPlainObject(raw))
+      return invalid(field, `must be an object {any, matchNames}, got ${JSON.stringify(raw)}`, example);
+    for (const k of Object.keys(raw))
+      if (k !== 'any' && k !== 'matchNames')
+        return invalid(`${field}.${k}`, 'is not a field of this namespace selector: use any or matchNames', example);
+    if (raw.any !== undefined && raw.any !== true && raw.any !== false)
+      return invalid(`${field}.any`, `must be true or false, got ${JSON.stringify(raw.any)}`, '{"any":true}');
     if (raw.any === true) return ok({ type: 'any' });
     const names = raw.matchNames ?? [];
     if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || !DNS_SUBDOMAIN.test(n)))
       return invalid(`${field}.matchNames`, 'must be a list of namespace names', '{"matchNames":["shop"]}');
-    if (raw.any !== undefined && raw.any !== false)
-      return invalid(`${field}.any`, `must be true or false, got ${JSON.stringify(raw.any)}`, '{"any":true}');
+    if (names.length === 0) return ok(undefined);
     return ok({ type: 'names', names: [...new Set(names as string[])].sort() });
   }
   const s = parseSelector(raw, { form: 'labelSelector', empty: 'all', field });

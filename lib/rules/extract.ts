@@ -79,7 +79,9 @@ export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions =
   };
 
   for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
-    for (const m of rule.path.match(obj)) resolve(ctx, rule, m);
+    const matches = rule.path.match(obj);
+    const fallback = rule.fallbackPath && !matches.some((m) => isName(m.value)) ? rule.fallbackPath.match(obj) : [];
+    for (const m of [...matches, ...fallback]) resolve(ctx, rule, m);
   }
   const categories = opts.categoriesOf?.(referrer);
   const convention = rs.conventions.find((c) => selectorMatches(c.selector, referrer, categories));
@@ -98,7 +100,8 @@ export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions =
 export function namespaceFieldOf(rs: RuleSet, referrer: GroupKind, fieldPath: string): string | null | undefined {
   const pattern = fieldPath.replace(/\[\d+\]/g, '[*]');
   for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
-    if (rule.path.source.replace(/^\./, '') !== pattern) continue;
+    const sources = [rule.path.source, rule.fallbackPath?.source].map((p) => p?.replace(/^\./, ''));
+    if (!sources.includes(pattern)) continue;
     if (!rule.namespaceField) return null;
     const dot = fieldPath.lastIndexOf('.');
     return `${dot < 0 ? '' : fieldPath.slice(0, dot + 1)}${rule.namespaceField.source.replace(/^\./, '')}`;
@@ -230,6 +233,10 @@ function checkParts(gk: GroupKind, namespace: string, name: string, field: strin
   }
   const n = validateName(name, field, usesPathSegmentNames(gk));
   return n.ok ? undefined : n.error.message;
+}
+
+function isName(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== '';
 }
 
 function nonEmptyString(v: unknown): string | undefined {

@@ -4,9 +4,11 @@ import { RefwatchError, err, ok, type Result } from '../model';
  * A field path names fields inside a raw JSON object, kubectl-style:
  *   spec.volumes[*].configMap.name     every volume's configMap name
  *   spec.containers[0].image           the first container's image
- * Grammar: a field name, then any of `.field`, `[N]` and `[*]`. Field names
- * are `[A-Za-z_$][\w$-]*`; `[*]` walks array elements only. A leading `.` is
- * accepted and dropped.
+ *   metadata.annotations['cert-manager.io/issuer']   a key that is no field name
+ * Grammar: a field name, then any of `.field`, `['key']`, `[N]` and `[*]`.
+ * Field names are `[A-Za-z_$][\w$-]*`; a quoted key (single or double quotes,
+ * no quote or backslash inside) is any other map key, such as an annotation's;
+ * `[*]` walks array elements only. A leading `.` is accepted and dropped.
  */
 type Step = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'each' };
 
@@ -21,6 +23,7 @@ export interface FieldMatch {
 
 const IDENT = /[A-Za-z_$][\w$-]*/y;
 const DIGITS = /\d+/y;
+const QUOTED = /'([^'\\]+)'|"([^"\\]+)"/y;
 
 export class FieldPath {
   private constructor(
@@ -60,10 +63,13 @@ export class FieldPath {
       i += m[0].length;
       return m[0];
     };
-    const first = ident();
-    if (first === undefined)
-      return fail(text === '' ? 'the path is empty; expected a field name' : 'expected a field name');
-    steps.push({ kind: 'field', name: first });
+    // A path relative to a map may start with a quoted key: ['cert-manager.io/issuer-kind'].
+    if (!text.startsWith("['") && !text.startsWith('["')) {
+      const first = ident();
+      if (first === undefined)
+        return fail(text === '' ? 'the path is empty; expected a field name' : 'expected a field name');
+      steps.push({ kind: 'field', name: first });
+    }
     while (i < text.length) {
       const c = text[i];
       if (c === '.') {
@@ -76,6 +82,12 @@ export class FieldPath {
         if (text[i] === '*') {
           i++;
           steps.push({ kind: 'each' });
+        } else if (text[i] === "'" || text[i] === '"') {
+          QUOTED.lastIndex = i;
+          const m = QUOTED.exec(text);
+          if (!m) return fail('expected a non-empty quoted key without quotes or backslashes inside');
+          i += m[0].length;
+          steps.push({ kind: 'field', name: m[1] ?? m[2]! });
         } else {
           DIGITS.lastIndex = i;
           const m = DIGITS.exec(text);
@@ -138,6 +150,13 @@ export function appendField(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
 
+/** appendStep extends a concrete path by one field, quoting a key that is no field name: `['cert-manager.io/issuer']`. */
+function appendStep(path: string, name: string): string {
+  return FIELD_NAME.test(name) ? appendField(path, name) : `${path}['${name}']`;
+}
+
+const FIELD_NAME = /^[A-Za-z_$][\w$-]*$/;
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -158,7 +177,7 @@ function walk(
   switch (s.kind) {
     case 'field':
       if (isRecord(node) && Object.hasOwn(node, s.name))
-        walk(steps, i + 1, node[s.name], appendField(path, s.name), node, out);
+        walk(steps, i + 1, node[s.name], appendStep(path, s.name), node, out);
       return;
     case 'index':
       if (Array.isArray(node) && s.index < node.length)

@@ -214,6 +214,8 @@ export function observeRuleSet(initial: RuleSet): RulesObserver {
                 form: found.form,
                 empty: found.empty,
                 namespaceSelector: found.namespaceSelector,
+                namespaceSelectorForm: found.namespaceSelectorForm,
+                namespaceSelectorPath: found.namespaceSelectorPath,
                 fieldPath: found.fieldPath,
                 minReady: found.minReady,
                 minMatches: found.minMatches,

@@ -87,12 +87,7 @@ export class PackSwitch {
       if (this.failing) this.publish(this.opts.packs.map((pack) => this.unknown(pack)));
       return;
     }
-    const served = servedVersions(sub.store.values());
-    const next: PackState[] = this.opts.packs.map((pack) => {
-      const gv = PACK_GROUPS[pack].map((g) => served.get(g)).find((v) => v !== undefined);
-      if (gv) return { pack, on: true, why: `${pack}: on, ${gv} served` };
-      return { pack, on: false, why: `${pack}: off, ${PACK_GROUPS[pack].join(', ')} not served` };
-    });
+    const next = packStatesOf(this.opts.packs, servedVersions(sub.store.values()));
     const wanted = new Set(next.filter((s) => s.on).map((s) => s.pack));
     for (const pack of wanted) if (!this.on.has(pack)) this.switchOn(pack);
     for (const pack of [...this.on]) if (!wanted.has(pack)) this.switchOff(pack);
@@ -154,6 +149,21 @@ export class PackSwitch {
       this.removals.add(removal);
     }
   }
+}
+
+/**
+ * packStatesOf says which packs `--packs auto` turns on, given the served API
+ * groups (group → its served `group/version`), and why.
+ */
+export function packStatesOf(
+  packs: readonly Exclude<PackName, 'core'>[],
+  served: ReadonlyMap<string, string>,
+): PackState[] {
+  return packs.map((pack) => {
+    const gv = PACK_GROUPS[pack].map((g) => served.get(g)).find((v) => v !== undefined);
+    if (gv) return { pack, on: true, why: `${pack}: on, ${gv} served` };
+    return { pack, on: false, why: `${pack}: off, ${PACK_GROUPS[pack].join(', ')} not served` };
+  });
 }
 
 /** servedVersions maps each API group that an established CRD serves to its first served `group/version`. */

@@ -42,6 +42,8 @@ export interface ReferenceTarget {
 
 export interface ReferenceRule extends ReferenceTarget {
   path: FieldPath;
+  /** Where the name is when `path` names nothing. */
+  fallbackPath: FieldPath | undefined;
   /** The referrer creates the referent rather than waiting on it. */
   produces: boolean;
 }
@@ -54,6 +56,7 @@ export interface SelectorRule {
   referent: GroupKind;
   empty: SelectorReferenceSpec['empty'];
   namespaceSelector: FieldPath | undefined;
+  namespaceSelectorForm: SelectorReferenceSpec['namespaceSelectorForm'];
   minReady: number | undefined;
   minMatchesField: FieldPath | undefined;
   onNoMatch: SelectorReferenceSpec['onNoMatch'];
@@ -127,6 +130,7 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
         list.push({
           ...compileTarget(ref, `${label}: rules[${r}].references[${i}]`),
           path: compileFieldPath(ref.path),
+          fallbackPath: ref.fallbackPath === undefined ? undefined : compileFieldPath(ref.fallbackPath),
           produces: ref.produces ?? false,
         });
       });
@@ -165,6 +169,7 @@ function compileSelectorRule(spec: SelectorReferenceSpec, origin: string): Selec
     referent: { group: spec.referent.group, kind: spec.referent.kind },
     empty: spec.empty,
     namespaceSelector: spec.namespaceSelector === undefined ? undefined : compileFieldPath(spec.namespaceSelector),
+    namespaceSelectorForm: spec.namespaceSelectorForm,
     minReady: spec.minReady,
     minMatchesField: spec.minMatchesField === undefined ? undefined : compileFieldPath(spec.minMatchesField),
     onNoMatch: spec.onNoMatch,

@@ -144,6 +144,11 @@ export const referenceRuleSchema = z
   .strictObject({
     /** Field path to the name(s), e.g. spec.volumes[*].secret.secretName. */
     path: fieldPath,
+    /**
+     * Field path to the name when `path` names nothing: an ExternalSecret's Secret takes the ExternalSecret's
+     * own name (metadata.name) unless spec.target.name gives one.
+     */
+    fallbackPath: fieldPath.optional(),
     ...targetShape,
     /**
      * The referrer creates this referent (a Certificate its Secret), so it does not wait on it: the reference
@@ -177,6 +182,15 @@ export const selectorReferenceSchema = z.strictObject({
   empty: z.enum(['all', 'none'], { error: "empty must be 'all' or 'none'" }).optional(),
   /** Field path to a namespaceSelector, in label form or the Prometheus Operator's {any}/{matchNames} form. */
   namespaceSelector: fieldPath.optional(),
+  /**
+   * How the namespace selector is written: labelSelector (`{}` is every namespace) or anyOrMatchNames (a
+   * ServiceMonitor's: `{}` is its own namespace). Left out, any or matchNames in it make the second form.
+   */
+  namespaceSelectorForm: z
+    .enum(['labelSelector', 'anyOrMatchNames'], {
+      error: "namespaceSelectorForm must be 'labelSelector' or 'anyOrMatchNames'",
+    })
+    .optional(),
   /** Fewer Ready matches than this is NotReady (1 for a Service: no ready endpoints). */
   minReady: z.number().int().min(1).optional(),
   /** Field path to an integer the matches must reach (a PDB's minAvailable); a percentage is not checked. */

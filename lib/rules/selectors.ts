@@ -12,6 +12,9 @@ export interface SelectorFinding {
   form: SelectorRule['form'];
   empty: SelectorRule['empty'];
   namespaceSelector: unknown;
+  namespaceSelectorForm: SelectorRule['namespaceSelectorForm'];
+  /** Concrete path of the namespace selector, when the rule names one. */
+  namespaceSelectorPath: string | undefined;
   minReady: number | undefined;
   /** The integer the matches must reach, read from minMatchesField; a percentage is left unchecked. */
   minMatches: number | undefined;
@@ -35,13 +38,16 @@ export function extractSelectors(rs: RuleSet, obj: KubeObject): SelectorFinding[
     for (const m of rule.selector.match(obj)) {
       if (m.value === undefined || m.value === null) continue;
       const minMatches = rule.minMatchesField?.match(obj)[0]?.value;
+      const ns = rule.namespaceSelector?.match(obj)[0];
       out.push({
         fieldPath: m.path,
         kind: rule.referent,
         selector: m.value,
         form: rule.form,
         empty: rule.empty,
-        namespaceSelector: rule.namespaceSelector?.match(obj)[0]?.value,
+        namespaceSelector: ns?.value,
+        namespaceSelectorForm: rule.namespaceSelectorForm,
+        namespaceSelectorPath: rule.namespaceSelector?.source,
         minReady: rule.minReady,
         minMatches: typeof minMatches === 'number' && Number.isInteger(minMatches) ? minMatches : undefined,
         onNoMatch: rule.onNoMatch,

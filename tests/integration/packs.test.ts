@@ -398,7 +398,37 @@ describe(`project packs on the ${clusterKind} cluster`, () => {
     });
     await expect.poll(() => state(manager, 'rules/Alertmanager.monitoring.coreos.com', amKey), POLL).toBe('Resolved');
   });
+
+  it('prometheus: a ServiceMonitor that selects no Service, explained with the nearest labels, until they are fixed', async () => {
+    const ns = await cluster.newNamespace('packs-sm');
+    await create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: { ports: [{ name: 'metrics', port: 9090 }] },
+    });
+    const manager = await observe('prometheus');
+    await create(`/apis/monitoring.coreos.com/v1/namespaces/${ns}/servicemonitors`, {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name: 'web' },
+      spec: { selector: { matchLabels: { app: 'web-metrics' } }, endpoints: [{ port: 'metrics' }] },
+    });
+    const smKey = `ServiceMonitor.monitoring.coreos.com/${ns}/web`;
+    await expect.poll(() => stuckIn(manager, ns), POLL).toEqual(SM_STUCK(ns, smKey));
+    await patch(`/api/v1/namespaces/${ns}/services/web`, { metadata: { labels: { app: 'web-metrics' } } });
+    await expect.poll(() => state(manager, 'rules/ServiceMonitor.monitoring.coreos.com', smKey), POLL).toBe('Resolved');
+    expect(stuckIn(manager, ns)).toEqual([]);
+  });
 });
+
+const SM_STUCK = (ns: string, key: string) => [
+  {
+    key,
+    reason: 'NoMatch',
+    referent: undefined,
+    message: `0 Services in ${ns} match app=web-metrics; 1 Service has app=web: did you mean app=web?`,
+    fix: `set spec.selector to app=web, or label a Service in ${ns} with app=web-metrics`,
+  },
+];
 
 describe(`--packs auto on the ${clusterKind} cluster`, () => {
   it("turns cert-manager's pack off when its CRDs are removed and on when they are installed, with no restart", async () => {

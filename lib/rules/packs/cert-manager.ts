@@ -56,7 +56,8 @@ function issuerSecrets(namespace?: string): ReferenceInput[] {
 
 /**
  * cert-manager: Certificates and CertificateRequests to their issuer, the
- * Secret a Certificate produces, and the issuers' credential Secrets.
+ * Secret a Certificate produces, the issuers' credential Secrets, and
+ * Ingresses to the issuer their cert-manager.io annotations name.
  */
 export const certManagerPack = definePack('cert-manager', {
   rules: [
@@ -70,6 +71,22 @@ export const certManagerPack = definePack('cert-manager', {
       ],
     },
     { referrer: { group: CERT_MANAGER_GROUP, kind: 'CertificateRequest' }, references: [issuerRef] },
+    {
+      // ingress-shim: an annotated Ingress gets a Certificate from this issuer; issuer-kind/-group name an external one.
+      referrer: { group: 'networking.k8s.io', kind: 'Ingress' },
+      references: [
+        {
+          path: "metadata.annotations['cert-manager.io/issuer']",
+          referent: { group: CERT_MANAGER_GROUP, kind: 'Issuer' },
+          kindField: "['cert-manager.io/issuer-kind']",
+          groupField: "['cert-manager.io/issuer-group']",
+        },
+        {
+          path: "metadata.annotations['cert-manager.io/cluster-issuer']",
+          referent: { group: CERT_MANAGER_GROUP, kind: 'ClusterIssuer' },
+        },
+      ],
+    },
     { referrer: { group: ACME_GROUP, kind: 'Order' }, references: [issuerRef] },
     { referrer: { group: CERT_MANAGER_GROUP, kind: 'Issuer' }, references: issuerSecrets() },
     {

@@ -70,7 +70,8 @@ export const externalSecretsPack = definePack('external-secrets', {
       referrer: { group: EXTERNAL_SECRETS_GROUP, kind: 'ExternalSecret' },
       references: [
         ...externalSecretReferences('spec'),
-        { path: 'spec.target.name', referent: { kind: 'Secret' }, produces: true },
+        // Without spec.target.name the Secret is named after the ExternalSecret.
+        { path: 'spec.target.name', fallbackPath: 'metadata.name', referent: { kind: 'Secret' }, produces: true },
       ],
     },
     {

@@ -2,6 +2,7 @@ import { definePack } from '../rule-set';
 import type { RulesDocumentInput } from '../schema';
 
 type ReferenceInput = NonNullable<RulesDocumentInput['rules']>[number]['references'][number];
+type SelectorInput = Extract<ReferenceInput, { selector: string }>;
 
 export const MONITORING_GROUP = 'monitoring.coreos.com';
 
@@ -19,6 +20,33 @@ function endpointSecrets(list: string): ReferenceInput[] {
   ];
 }
 
+/**
+ * A monitor's targets: `spec.selector` over the kind, `{}` selecting every one, in the namespaces of
+ * `spec.namespaceSelector` (`any: true`, `matchNames`, or else the monitor's own). Selecting nothing is
+ * the Prometheus Operator's most common silent failure: nothing is scraped, so it blocks.
+ */
+const targets = (kind: string): SelectorInput => ({
+  selector: 'spec.selector',
+  referent: { kind },
+  empty: 'all',
+  namespaceSelector: 'spec.namespaceSelector',
+  namespaceSelectorForm: 'anyOrMatchNames',
+});
+
+/**
+ * What a Prometheus picks up: an absent selector picks nothing (no reference), `{}` every object; an absent
+ * namespace selector means the Prometheus's own namespace, `{}` every namespace. A Prometheus without
+ * monitors or rules still runs, so matching nothing is a warning.
+ */
+const picks = (kind: string, selector: string, namespaceSelector: string): SelectorInput => ({
+  selector: `spec.${selector}`,
+  referent: { group: MONITORING_GROUP, kind },
+  empty: 'all',
+  namespaceSelector: `spec.${namespaceSelector}`,
+  namespaceSelectorForm: 'labelSelector',
+  onNoMatch: 'warn',
+});
+
 /** What a Prometheus or an Alertmanager mounts: Secrets, ConfigMaps and its ServiceAccount. */
 const mounts: ReferenceInput[] = [
   secret('spec.secrets[*]'),
@@ -30,9 +58,9 @@ const mounts: ReferenceInput[] = [
  * prometheus: the Prometheus Operator's name references. Alertmanager to its
  * config Secret and AlertmanagerConfig, Prometheus to its scrape-config and
  * remote-write Secrets and its Alertmanager Services, and monitors to their
- * endpoints' credentials. The label-selector relations (ServiceMonitor →
- * Services, PodMonitor → Pods, Prometheus → monitors and rules) need selector
- * references.
+ * endpoints' credentials; and by label selector, ServiceMonitors to their
+ * Services, PodMonitors to their Pods, and Prometheus to the ServiceMonitors,
+ * PodMonitors and PrometheusRules it picks up.
  */
 export const prometheusPack = definePack('prometheus', {
   rules: [
@@ -60,12 +88,18 @@ export const prometheusPack = definePack('prometheus', {
           namespaceField: 'namespace',
         },
         ...mounts,
+        picks('ServiceMonitor', 'serviceMonitorSelector', 'serviceMonitorNamespaceSelector'),
+        picks('PodMonitor', 'podMonitorSelector', 'podMonitorNamespaceSelector'),
+        picks('PrometheusRule', 'ruleSelector', 'ruleNamespaceSelector'),
       ],
     },
-    { referrer: { group: MONITORING_GROUP, kind: 'ServiceMonitor' }, references: endpointSecrets('spec.endpoints') },
+    {
+      referrer: { group: MONITORING_GROUP, kind: 'ServiceMonitor' },
+      references: [...endpointSecrets('spec.endpoints'), targets('Service')],
+    },
     {
       referrer: { group: MONITORING_GROUP, kind: 'PodMonitor' },
-      references: endpointSecrets('spec.podMetricsEndpoints'),
+      references: [...endpointSecrets('spec.podMetricsEndpoints'), targets('Pod')],
     },
     {
       referrer: { group: MONITORING_GROUP, kind: 'Probe' },
@@ -78,6 +112,9 @@ export const prometheusPack = definePack('prometheus', {
   ],
   kinds: [
     { group: MONITORING_GROUP, kind: 'AlertmanagerConfig', ready: 'exists' },
+    { group: MONITORING_GROUP, kind: 'ServiceMonitor', ready: 'exists' },
+    { group: MONITORING_GROUP, kind: 'PodMonitor', ready: 'exists' },
+    { group: MONITORING_GROUP, kind: 'PrometheusRule', ready: 'exists' },
     { kind: 'Secret', ready: 'exists' },
     { kind: 'ConfigMap', ready: 'exists' },
     { kind: 'ServiceAccount', ready: 'exists' },

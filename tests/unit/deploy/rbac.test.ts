@@ -21,8 +21,8 @@ const subsets: PackName[][] = Array.from({ length: 1 << PACK_NAMES.length }, (_,
 
 /**
  * watchedKinds reads the kinds a set of packs makes refwatch watch from the
- * compiled rule set the server runs: referrer kinds, the referent kinds rules
- * and conventions name, and the `kinds` table. Kinds named for any group
+ * compiled rule set the server runs: referrer kinds, the referent kinds name
+ * and selector rules and conventions name (and Namespaces for a namespace selector), and the `kinds` table. Kinds named for any group
  * (`ProviderConfig.*`) or whose group comes from the referrer cannot be granted
  * without a wildcard and are left to rbac.extraRules.
  */
@@ -34,6 +34,12 @@ function watchedKinds(packs: PackName[]): Set<string> {
   };
   for (const gk of rs.referrerKinds) add(gk.group, gk.kind);
   for (const refs of rs.rules.values()) for (const r of refs) add(r.group, r.kind);
+  for (const sels of rs.selectors.values())
+    for (const s of sels) {
+      add(s.referent.group, s.referent.kind);
+      // A namespace selector in label form reads the Namespaces' labels.
+      if (s.namespaceSelector) add('', 'Namespace');
+    }
   for (const c of rs.conventions) for (const t of c.fields.values()) add(t.group, t.kind);
   for (const key of rs.kinds.keys()) {
     const dot = key.indexOf('.');

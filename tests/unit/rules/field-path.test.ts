@@ -63,6 +63,15 @@ describe('FieldPath', () => {
     expect(p.get(pod)).toBe('config');
   });
 
+  it('reads a quoted key that is no field name, and writes it quoted in the concrete path', () => {
+    const ingress = { metadata: { annotations: { 'cert-manager.io/issuer': 'ca', 'x.io/kind': 'Issuer' } } };
+    const [m] = compileFieldPath("metadata.annotations['cert-manager.io/issuer']").match(ingress);
+    expect(m).toMatchObject({ path: "metadata.annotations['cert-manager.io/issuer']", value: 'ca' });
+    expect(compileFieldPath('["x.io/kind"]').get(m?.holder)).toBe('Issuer');
+    const bad = FieldPath.parse("metadata.annotations['']");
+    expect(bad.ok ? '' : bad.error.message).toMatch(/expected a non-empty quoted key .* at character 22/);
+  });
+
   it('knows whether a path is concrete', () => {
     expect(compileFieldPath('spec.volumes[0].name').isConcrete).toBe(true);
     expect(compileFieldPath('spec.volumes[*].name').isConcrete).toBe(false);
