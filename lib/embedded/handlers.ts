@@ -1,6 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { tokenMatches } from '../model/token';
 import type { FaultState } from './faults';
 import {
   listOptionsInvalid,
@@ -108,12 +108,10 @@ function sendError(res: ServerResponse, e: ApiError): void {
   send(res, e.code, e.status, e.headers);
 }
 
-function tokenMatches(header: string | undefined, token: string): boolean {
+/** bearerMatches compares the bearer token by digest (tokenMatches), so a wrong length answers as any wrong token. */
+function bearerMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  if (!m) return false;
-  const a = Buffer.from(m[1]!.trim());
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return tokenMatches(m ? m[1]!.trim() : '', token) && m !== null;
 }
 
 /** readBody reads at most MAX_BODY_BYTES; a longer body is a 413. */
@@ -358,7 +356,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   const q = url.searchParams;
 
   const probe = PROBES.has(`/${segments[0] ?? ''}`);
-  if (ctx.token && !PUBLIC_PATHS.has(path) && !probe && !tokenMatches(req.headers.authorization, ctx.token)) {
+  if (ctx.token && !PUBLIC_PATHS.has(path) && !probe && !bearerMatches(req.headers.authorization, ctx.token)) {
     ctx.countRequest(`${method.toLowerCase()} ${path}`);
     return sendError(res, unauthorized());
   }
