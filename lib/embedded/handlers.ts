@@ -5,6 +5,7 @@ import type { FaultState } from './faults';
 import {
   listOptionsInvalid,
   parseResourceVersion,
+  type ApplyOptions,
   type ListResult,
   type PropagationPolicy,
   type Registry,
@@ -18,6 +19,7 @@ import {
   expired,
   fieldForbidden,
   fieldNotSupported,
+  fieldRequired,
   forbidden,
   internalError,
   invalid,
@@ -437,21 +439,33 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       return startWatch(ctx, req, res, r, q, rep);
     case 'create': {
       checkBodyType(req);
+      const manager = fieldManagerOf(req, q, 'CreateOptions');
       const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings = warningHeaders(ctx, 'CREATE', body, target.namespace);
-      return send(res, 201, one(registry.create(target, body)), warnings);
+      return send(res, 201, one(registry.create(target, body, { manager })), warnings);
     }
     case 'update': {
       checkBodyType(req);
+      const manager = fieldManagerOf(req, q, 'UpdateOptions');
       const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings = r.sub ? {} : warningHeaders(ctx, 'UPDATE', body, target.namespace);
-      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub)), warnings);
+      return send(res, 200, one(registry.update({ ...target, name: r.name! }, body, r.sub, { manager })), warnings);
     }
     case 'patch': {
       const contentType = mediaType(req);
-      if (contentType.startsWith('application/apply-patch')) throw serverSideApplyRefused(contentType);
+      if (contentType === APPLY_PATCH) {
+        const opts = applyOptionsOf(q);
+        const config = parseObjectBody(await readBody(req), r.rt.kind, true);
+        const { object, created } = registry.apply({ ...target, name: r.name! }, config, r.sub, opts);
+        return send(res, created ? 201 : 200, one(object));
+      }
+      const manager = fieldManagerOf(req, q, 'PatchOptions');
+      if (q.get('force') !== null)
+        throw invalid('meta.k8s.io', 'PatchOptions', '', [
+          fieldForbidden('force', 'may not be specified for non-apply patch'),
+        ]);
       const patch = parseJsonBody(await readBody(req), r.rt.kind);
-      return send(res, 200, one(registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub)));
+      return send(res, 200, one(registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub, { manager })));
     }
     case 'delete': {
       const raw = await readBody(req);
@@ -601,18 +615,43 @@ function propagationPolicyOf(value: unknown): PropagationPolicy | undefined {
   ]);
 }
 
+const APPLY_PATCH = 'application/apply-patch+yaml';
+const MAX_FIELD_MANAGER = 128;
+
+function checkFieldManager(name: string, options: string): void {
+  if (name.length > MAX_FIELD_MANAGER)
+    throw invalid('meta.k8s.io', options, '', [
+      {
+        type: 'FieldValueTooLong',
+        field: 'fieldManager',
+        body: `Too long: may not be more than ${MAX_FIELD_MANAGER} bytes`,
+      },
+    ]);
+}
+
 /**
- * Server-side apply needs field managers, managedFields and structured merge by the schemas' list-map keys,
- * which this server does not keep: it refuses, saying what to use instead, before looking the object up.
+ * fieldManagerOf names the manager of a create, update or non-apply patch: the fieldManager parameter, or the
+ * program name of the User-Agent (`kubectl/v1.35.4 (linux/amd64)` is `kubectl`), as kube-apiserver defaults it.
  */
-function serverSideApplyRefused(contentType: string): ApiError {
-  const e = unsupportedMediaType(contentType, [
-    'application/json-patch+json',
-    'application/merge-patch+json',
-    'application/strategic-merge-patch+json',
-  ]);
-  e.status.message =
-    `${e.status.message}: server-side apply is not supported by the embedded API server; use client-side apply ` +
-    '(kubectl apply without --server-side), or a real cluster (REFWATCH_TEST_CLUSTER=real) for server-side apply';
-  return e;
+function fieldManagerOf(req: IncomingMessage, q: URLSearchParams, options: string): string {
+  const given = q.get('fieldManager');
+  if (given !== null && given !== '') {
+    checkFieldManager(given, options);
+    return given;
+  }
+  return (req.headers['user-agent'] ?? '').split('/')[0]!.slice(0, MAX_FIELD_MANAGER);
+}
+
+/** applyOptionsOf reads server-side apply's parameters: fieldManager is required, as on kube-apiserver. */
+function applyOptionsOf(q: URLSearchParams): ApplyOptions {
+  const manager = q.get('fieldManager') ?? '';
+  if (manager === '')
+    throw invalid('meta.k8s.io', 'PatchOptions', '', [
+      fieldRequired(
+        'fieldManager',
+        'is required for apply patch; name the applier, e.g. ?fieldManager=my-controller (kubectl sends fieldManager=kubectl)',
+      ),
+    ]);
+  checkFieldManager(manager, 'PatchOptions');
+  return { manager, force: boolParam(q, 'force') === true };
 }

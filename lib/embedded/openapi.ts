@@ -20,7 +20,8 @@ interface GroupVersion {
   version: string;
 }
 
-const gvPath = ({ group, version }: GroupVersion) => (group === '' ? `api/${version}` : `apis/${group}/${version}`);
+export const gvPath = ({ group, version }: GroupVersion) =>
+  group === '' ? `api/${version}` : `apis/${group}/${version}`;
 
 function servedGroupVersions(registry: Registry): GroupVersion[] {
   const seen = new Map<string, GroupVersion>();
@@ -64,7 +65,7 @@ function schemaName(rt: ResourceType, version: string): string {
 const OPEN_OBJECT = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 
 /** schemaOf is the CRD's openAPIV3Schema at version, or an open object for a built-in kind. */
-function schemaOf(registry: Registry, rt: ResourceType, version: string): Record<string, unknown> {
+export function schemaOf(registry: Registry, rt: ResourceType, version: string): Record<string, unknown> {
   if (!rt.crd) return { ...OPEN_OBJECT };
   const crd = registry.store.get(grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' }), rt.crd) as
     { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[] } } | undefined;
@@ -152,7 +153,7 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
 }
 
 /** builtinSchemaName is the name kube-apiserver gives a built-in kind's schema (io.k8s.api.core.v1.Pod), if generated. */
-function builtinSchemaName(
+export function builtinSchemaName(
   schemas: Record<string, Record<string, unknown>>,
   gvk: { group: string; version: string; kind: string },
 ): string | undefined {

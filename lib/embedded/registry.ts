@@ -1,5 +1,12 @@
 import { splitApiVersion } from '../model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
+import {
+  applyConfiguration,
+  updateManagedFields,
+  type ManagedFieldsEntry,
+  type WriteContext,
+} from './apply/field-manager';
+import { typeOf } from './apply/schema';
 import { jsonPatch, mergePatch } from './patch';
 import { strategicMergePatch, strategicSchemaFor } from './strategic-merge';
 import { CRD_GROUP, grKey, type ResourceTable, type ResourceType } from './resources';
@@ -44,6 +51,17 @@ export const GC_FINALIZERS: Partial<Record<PropagationPolicy, string>> = {
 };
 
 const CRDS = grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' });
+
+/** WriteOptions name the field manager of a write; without one (the server's own writes) managedFields stay as they are. */
+export interface WriteOptions {
+  manager?: string;
+}
+
+/** ApplyOptions are server-side apply's: the field manager, and whether to take fields other managers own. */
+export interface ApplyOptions {
+  manager: string;
+  force: boolean;
+}
 
 /** ListOptions are the list query parameters after parsing. */
 export interface ListOptions {
@@ -209,7 +227,18 @@ export class Registry {
     return result;
   }
 
-  create(t: RequestTarget, body: Record<string, unknown>): StoredObject {
+  create(t: RequestTarget, body: Record<string, unknown>, opts: WriteOptions = {}): StoredObject {
+    return this.createWith(t, body, (obj) =>
+      opts.manager === undefined ? undefined : updateManagedFields(this.writer(t, opts.manager, ''), undefined, obj),
+    );
+  }
+
+  /** createWith creates, with the managedFields managed gives for the object to store. */
+  private createWith(
+    t: RequestTarget,
+    body: Record<string, unknown>,
+    managed: (obj: StoredObject) => ManagedFieldsEntry[] | undefined,
+  ): StoredObject {
     const resource = grKey(t.rt);
     if (t.rt.namespaced) {
       const ns = this.store.get(NAMESPACES, t.namespace);
@@ -242,12 +271,19 @@ export class Registry {
       validateCrd(obj);
     }
     if (this.store.get(resource, key)) throw alreadyExists(t.rt, name);
+    const managedFields = managed(obj);
+    if (managedFields) obj.metadata.managedFields = managedFields;
     if (resource === CRDS) return this.present(t, this.establish(obj));
     return this.present(t, this.store.put(resource, key, obj));
   }
 
   /** update replaces an object (PUT), honouring metadata.resourceVersion as a precondition. */
-  update(t: RequestTarget & { name: string }, body: Record<string, unknown>, sub: Subresource): StoredObject | Status {
+  update(
+    t: RequestTarget & { name: string },
+    body: Record<string, unknown>,
+    sub: Subresource,
+    opts: WriteOptions = {},
+  ): StoredObject | Status {
     const old = this.stored(t);
     const md = (body.metadata ?? {}) as Record<string, unknown>;
     if (
@@ -257,7 +293,7 @@ export class Registry {
     ) {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
-    return this.write(t, old, body, sub);
+    return this.write(t, old, body, sub, opts.manager);
   }
 
   patch(
@@ -265,11 +301,14 @@ export class Registry {
     contentType: string,
     patch: unknown,
     sub: Subresource,
+    opts: WriteOptions = {},
   ): StoredObject | Status {
     const old = this.stored(t);
-    // What this server applies; kube-apiserver also takes application/apply-patch+yaml (server-side apply), which it does not.
+    // Server-side apply (application/apply-patch+yaml) is apply() below.
     const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
     if (t.rt.builtin) accepted.push('application/strategic-merge-patch+json');
+    // The 415 lists what kube-apiserver lists, server-side apply included.
+    const listed = [...accepted, 'application/apply-patch+yaml'];
     let patched: unknown;
     switch (accepted.includes(contentType) ? contentType : '') {
       case 'application/merge-patch+json':
@@ -282,7 +321,7 @@ export class Registry {
         patched = jsonPatch(this.present(t, old), patch);
         break;
       default:
-        throw unsupportedMediaType(contentType, accepted);
+        throw unsupportedMediaType(contentType, listed);
     }
     if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
       throw badRequest('the patched object is not a JSON object');
@@ -291,7 +330,47 @@ export class Registry {
     if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
-    return this.write(t, old, body, sub);
+    return this.write(t, old, body, sub, opts.manager);
+  }
+
+  /**
+   * apply is server-side apply (PATCH application/apply-patch+yaml): config is merged into the object by the
+   * schema's list-map keys, and its manager owns what it sets; an absent object is created.
+   */
+  apply(
+    t: RequestTarget & { name: string },
+    config: Record<string, unknown>,
+    sub: Subresource,
+    opts: ApplyOptions,
+  ): { object: StoredObject | Status; created: boolean } {
+    const md = (config.metadata ?? {}) as Record<string, unknown>;
+    if (md.name !== undefined && md.name !== t.name) {
+      throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
+    }
+    const w = this.writer(t, opts.manager, sub);
+    const old = this.store.get(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name));
+    if (!old) {
+      if (sub !== '') throw notFound(t.rt, t.name);
+      const { object, managedFields } = applyConfiguration(w, undefined, config, opts.force);
+      const body = { ...object, metadata: { ...(object.metadata as object), name: t.name } };
+      return { object: this.createWith(t, body, () => managedFields), created: true };
+    }
+    if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(t.rt, t.name, STALE_OBJECT);
+    }
+    const { object, managedFields } = applyConfiguration(w, this.present(t, old), config, opts.force);
+    return { object: this.write(t, old, object, sub, undefined, managedFields), created: false };
+  }
+
+  /** writer is the field manager's view of a write to t. */
+  private writer(t: RequestTarget, manager: string, subresource: Subresource): WriteContext {
+    return {
+      type: typeOf(this, t.rt, t.version),
+      manager,
+      apiVersion: apiVersionFor(t.rt, t.version),
+      subresource,
+      statusSubresource: t.rt.statusSubresource,
+    };
   }
 
   delete(
@@ -390,6 +469,8 @@ export class Registry {
     old: StoredObject,
     body: Record<string, unknown>,
     sub: Subresource,
+    manager?: string,
+    applied?: ManagedFieldsEntry[],
   ): StoredObject | Status {
     const resource = grKey(t.rt);
     let next = prepareUpdate(t, old, body, sub);
@@ -397,6 +478,13 @@ export class Registry {
       next = withCrdDefaults(next);
       validateCrd(next, old);
     }
+    const managedFields =
+      applied ??
+      (manager === undefined
+        ? (old.metadata.managedFields as ManagedFieldsEntry[] | undefined)
+        : updateManagedFields(this.writer(t, manager, sub), this.present(t, old), next));
+    if (managedFields && managedFields.length > 0) next.metadata.managedFields = managedFields;
+    else delete next.metadata.managedFields;
     // An update that changes nothing is not written: no new resourceVersion, no watch event.
     if (jsonEqual(next, old)) return this.present(t, old);
     if (old.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0) {
