@@ -63,6 +63,12 @@ export interface ApplyOptions {
   force: boolean;
 }
 
+/** managedFieldsOf is what a request body sets metadata.managedFields to. */
+function managedFieldsOf(body: Record<string, unknown>): unknown {
+  const md = body.metadata;
+  return typeof md === 'object' && md !== null ? (md as Record<string, unknown>).managedFields : undefined;
+}
+
 /** ListOptions are the list query parameters after parsing. */
 export interface ListOptions {
   selector: Selector;
@@ -229,7 +235,9 @@ export class Registry {
 
   create(t: RequestTarget, body: Record<string, unknown>, opts: WriteOptions = {}): StoredObject {
     return this.createWith(t, body, (obj) =>
-      opts.manager === undefined ? undefined : updateManagedFields(this.writer(t, opts.manager, ''), undefined, obj),
+      opts.manager === undefined
+        ? undefined
+        : updateManagedFields(this.writer(t, opts.manager, ''), undefined, obj, managedFieldsOf(body)),
     );
   }
 
@@ -482,7 +490,7 @@ export class Registry {
       applied ??
       (manager === undefined
         ? (old.metadata.managedFields as ManagedFieldsEntry[] | undefined)
-        : updateManagedFields(this.writer(t, manager, sub), this.present(t, old), next));
+        : updateManagedFields(this.writer(t, manager, sub), this.present(t, old), next, managedFieldsOf(body)));
     if (managedFields && managedFields.length > 0) next.metadata.managedFields = managedFields;
     else delete next.metadata.managedFields;
     // An update that changes nothing is not written: no new resourceVersion, no watch event.

@@ -138,15 +138,19 @@ export interface WriteContext {
 
 /**
  * updateManagedFields is the managedFields after an update from old (absent for a create) to next: the manager
- * gains what changed, every other manager loses it.
+ * gains what changed, every other manager loses it. Entries the request itself sets (given, non-empty, not on a
+ * subresource) replace the stored ones first, as kube-apiserver lets a client rewrite ownership (kubectl does,
+ * moving a client-side applier's fields to its server-side one).
  */
 export function updateManagedFields(
   w: WriteContext,
   old: Record<string, unknown> | undefined,
   next: Record<string, unknown>,
+  given?: unknown,
 ): ManagedFieldsEntry[] {
   const filter = ownable(w.statusSubresource, w.subresource);
-  const owners = ownersOf(old?.metadata as Record<string, unknown> | undefined);
+  const requested = w.subresource === '' ? ownersOf({ managedFields: given }) : new Map<string, Owner>();
+  const owners = requested.size > 0 ? requested : ownersOf(old?.metadata as Record<string, unknown> | undefined);
   const c = compare(withoutManagedFields(old), withoutManagedFields(next), w.type);
   const changed = owned(c.modified.union(c.added), filter);
   for (const o of owners.values()) o.set = o.set.difference(changed).difference(c.removed);
@@ -209,10 +213,57 @@ export function applyConfiguration(
       .list()
       .map((path) => ({ owner: o, path })),
   );
-  if (conflicts.length > 0 && !force) throw applyConflict(conflicts);
+  if (conflicts.length > 0 && !force) {
+    const allowed = w.manager === KUBECTL ? fromLastApplied(w, liveObject) : new FieldSet();
+    const left = conflicts.filter((c) => !allowed.has(c.path));
+    if (left.length > 0) throw applyConflict(left);
+  }
   for (const o of others) o.set = o.set.difference(changed).difference(c.removed);
   setOwner(owners, { ...me, set });
+  if (w.manager === KUBECTL && lastAppliedOf(liveObject) !== undefined) object = withLastApplied(object, configObject);
   return { object, managedFields: entriesOf(owners) };
+}
+
+/*
+ * kubectl's own server-side apply takes over from its client-side apply, as kube-apiserver lets it: conflicts on
+ * fields the last-applied-configuration annotation sets to their live values are forced, and the annotation
+ * follows the applied configuration.
+ */
+const KUBECTL = 'kubectl';
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+function lastAppliedOf(obj: Record<string, unknown>): string | undefined {
+  const annotations = (obj.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
+  const v = annotations?.[LAST_APPLIED];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function fromLastApplied(w: WriteContext, live: Record<string, unknown>): FieldSet {
+  const text = lastAppliedOf(live);
+  if (text === undefined) return new FieldSet();
+  let applied: unknown;
+  try {
+    applied = JSON.parse(text);
+  } catch {
+    return new FieldSet();
+  }
+  const c = compare(applied, live, w.type);
+  return fieldSetOf(applied, w.type).difference(c.modified).difference(c.removed);
+}
+
+function withLastApplied(object: Record<string, unknown>, config: Record<string, unknown>): Record<string, unknown> {
+  const md = (config.metadata ?? {}) as Record<string, unknown>;
+  const { [LAST_APPLIED]: _previous, ...annotations } = (md.annotations ?? {}) as Record<string, unknown>;
+  const { annotations: _a, ...rest } = md;
+  const applied = { ...config, metadata: Object.keys(annotations).length > 0 ? { ...rest, annotations } : rest };
+  const metadata = (object.metadata ?? {}) as Record<string, unknown>;
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      annotations: { ...(metadata.annotations as object | undefined), [LAST_APPLIED]: JSON.stringify(applied) },
+    },
+  };
 }
 
 /** managerName is how conflict messages name a manager: an updater with its apiVersion, as kube-apiserver prints it. */

@@ -200,4 +200,36 @@ describe('server-side apply on the embedded API server', () => {
     expect(again.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
     expect(again.body.metadata.managedFields).toEqual(first.body.metadata.managedFields);
   });
+
+  it('takes managedFields a write sets as the new ownership, and lets kubectl take over from its client-side apply', async () => {
+    const s = await start({ objects: [namespace('shop')] });
+    const lastApplied = JSON.stringify(configMap({ key: 'one' }));
+    await api(
+      s,
+      'POST',
+      `${CM}?fieldManager=kubectl-client-side-apply`,
+      configMap({ key: 'one' }, { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } }),
+    );
+    // Another manager without kubectl's last-applied takeover conflicts; kubectl itself does not.
+    const other = await api(s, 'PATCH', `${CM}/settings?fieldManager=tool`, configMap({ key: 'two' }), APPLY);
+    expect(other.status).toBe(409);
+    const taken = await api(s, 'PATCH', `${CM}/settings?fieldManager=kubectl`, configMap({ key: 'two' }), APPLY);
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(taken.body.data).toEqual({ key: 'two' });
+    expect(JSON.parse(taken.body.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'])).toEqual(
+      configMap({ key: 'two' }),
+    );
+
+    const entries = taken.body.metadata.managedFields as Entry[];
+    const rewritten = entries.filter((e) => e.manager === 'kubectl');
+    const patched = await api(
+      s,
+      'PATCH',
+      `${CM}/settings?fieldManager=migrator`,
+      [{ op: 'replace', path: '/metadata/managedFields', value: rewritten }],
+      { 'content-type': 'application/json-patch+json' },
+    );
+    expect(patched.status).toBe(200);
+    expect(owners(patched.body)).toEqual(['kubectl/Apply']);
+  });
 });
