@@ -259,4 +259,127 @@ describe(`server-side apply (${clusterKind} cluster)`, () => {
     expect(shrunk.containers[0]).toMatchObject({ ports: ['80/TCP'] });
     expect(shrunk.containers[0].env).toBeUndefined();
   });
+
+  it('merges a custom resource by its CRD schema: a list map by name, an atomic list replaced whole', async () => {
+    const group = `ssa${Date.now().toString(36)}.refwatch.dev`;
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: {
+                      size: { type: 'integer' },
+                      tags: { type: 'array', items: { type: 'string' } },
+                      parts: {
+                        type: 'array',
+                        'x-kubernetes-list-type': 'map',
+                        'x-kubernetes-list-map-keys': ['name'],
+                        items: {
+                          type: 'object',
+                          required: ['name'],
+                          properties: { name: { type: 'string' }, count: { type: 'integer' } },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    for (const t of targets) {
+      const r = await kubeRequest(t.endpoint, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        body: crd,
+      });
+      expect(r.status, `${t.name}: ${r.body}`).toBe(201);
+    }
+    const path = `/apis/${group}/v1/namespaces/${NS}/widgets/w`;
+    // Established means served: wait until the resource answers on every target.
+    await expect
+      .poll(
+        async () => {
+          const codes = [];
+          for (const t of targets) codes.push((await kubeRequest(t.endpoint, 'GET', path)).status);
+          return codes;
+        },
+        { timeout: 30_000 },
+      )
+      .toEqual(targets.map(() => 404));
+    try {
+      const widget = (spec: Obj) => ({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w' }, spec });
+      const project = (a: Answer) =>
+        a.status >= 300 ? failure(a) : { status: a.status, spec: a.body.spec, managers: managers(a.body) };
+
+      const first = await onEach(
+        'PATCH',
+        `${path}?fieldManager=a`,
+        widget({ size: 1, tags: ['x', 'y'], parts: [{ name: 'p', count: 1 }] }),
+        APPLY,
+        project,
+      );
+      expect(first).toMatchObject({ status: 201, managers: [{ manager: 'a', operation: 'Apply' }] });
+      expect(first.managers[0].fields).toEqual({
+        'f:spec': {
+          'f:parts': { 'k:{"name":"p"}': { '.': {}, 'f:count': {}, 'f:name': {} } },
+          'f:size': {},
+          'f:tags': {},
+        },
+      });
+
+      const second = await onEach(
+        'PATCH',
+        `${path}?fieldManager=b`,
+        widget({ tags: ['z'], parts: [{ name: 'q', count: 2 }] }),
+        APPLY,
+        project,
+      );
+      expect(second).toMatchObject({ status: 409, causes: [{ field: '.spec.tags', message: 'conflict with "a"' }] });
+
+      const third = await onEach(
+        'PATCH',
+        `${path}?fieldManager=b`,
+        widget({ parts: [{ name: 'q', count: 2 }] }),
+        APPLY,
+        project,
+      );
+      expect(third).toMatchObject({
+        status: 200,
+        spec: {
+          size: 1,
+          tags: ['x', 'y'],
+          parts: [
+            { name: 'p', count: 1 },
+            { name: 'q', count: 2 },
+          ],
+        },
+      });
+
+      const dropped = await onEach('PATCH', `${path}?fieldManager=a`, widget({ size: 2 }), APPLY, project);
+      expect(dropped).toMatchObject({ status: 200, spec: { size: 2, parts: [{ name: 'q', count: 2 }] } });
+      expect(dropped.spec.tags).toBeUndefined();
+    } finally {
+      for (const t of targets)
+        await kubeRequest(
+          t.endpoint,
+          'DELETE',
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`,
+        );
+    }
+  });
 });
