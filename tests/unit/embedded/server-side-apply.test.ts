@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { keepLastManager } from '@/lib/model';
 import { api, DATABASE_CRD, DB_PATH, namespace, start } from './harness';
 
 const APPLY = { 'content-type': 'application/apply-patch+yaml' };
@@ -69,6 +70,8 @@ describe('server-side apply on the embedded API server', () => {
     const created = await api(s, 'POST', `${CM}?fieldManager=kubectl-client-side-apply`, configMap({ key: 'one' }));
     expect(created.status).toBe(201);
     expect(fieldsOf(created.body, 'kubectl-client-side-apply')).toEqual({ 'f:data': { '.': {}, 'f:key': {} } });
+    // What caches keep of these entries, and history records: the writer's name.
+    expect(keepLastManager(created.body.metadata)).toEqual([{ manager: 'kubectl-client-side-apply' }]);
     const patched = await api(
       s,
       'PATCH',
