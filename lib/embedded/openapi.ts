@@ -3,6 +3,7 @@ import type { Registry } from './registry';
 import { grKey, CRD_GROUP, type ResourceType } from './resources';
 import { BUILTIN_SCHEMAS } from './builtin-schemas.generated';
 import { GIT_VERSION } from './version';
+import { builtinSchemaName, gvPath } from './apply/schema';
 
 /**
  * OpenAPI v3 documents, as kube-apiserver serves them at /openapi/v3: an index
@@ -19,9 +20,6 @@ interface GroupVersion {
   group: string;
   version: string;
 }
-
-export const gvPath = ({ group, version }: GroupVersion) =>
-  group === '' ? `api/${version}` : `apis/${group}/${version}`;
 
 function servedGroupVersions(registry: Registry): GroupVersion[] {
   const seen = new Map<string, GroupVersion>();
@@ -65,7 +63,7 @@ function schemaName(rt: ResourceType, version: string): string {
 const OPEN_OBJECT = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 
 /** schemaOf is the CRD's openAPIV3Schema at version, or an open object for a built-in kind. */
-export function schemaOf(registry: Registry, rt: ResourceType, version: string): Record<string, unknown> {
+function schemaOf(registry: Registry, rt: ResourceType, version: string): Record<string, unknown> {
   if (!rt.crd) return { ...OPEN_OBJECT };
   const crd = registry.store.get(grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' }), rt.crd) as
     { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[] } } | undefined;
@@ -150,16 +148,4 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
     };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: GIT_VERSION }, paths, components: { schemas } };
-}
-
-/** builtinSchemaName is the name kube-apiserver gives a built-in kind's schema (io.k8s.api.core.v1.Pod), if generated. */
-export function builtinSchemaName(
-  schemas: Record<string, Record<string, unknown>>,
-  gvk: { group: string; version: string; kind: string },
-): string | undefined {
-  for (const [name, s] of Object.entries(schemas)) {
-    const tags = (s['x-kubernetes-group-version-kind'] as { group: string; version: string; kind: string }[]) ?? [];
-    if (tags.some((t) => t.group === gvk.group && t.version === gvk.version && t.kind === gvk.kind)) return name;
-  }
-  return undefined;
 }

@@ -370,10 +370,22 @@ export class Registry {
     return { object: this.write(t, old, object, sub, undefined, managedFields), created: false };
   }
 
+  /** crdSchema is a custom resource's openAPIV3Schema at version (an open object without one). */
+  private crdSchema(rt: ResourceType, version: string): Record<string, unknown> {
+    const crd = rt.crd ? this.store.get(CRDS, rt.crd) : undefined;
+    const versions = (crd?.spec as { versions?: unknown } | undefined)?.versions;
+    const served = Array.isArray(versions)
+      ? (versions as { name?: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[]).find(
+          (v) => v.name === version,
+        )
+      : undefined;
+    return served?.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  }
+
   /** writer is the field manager's view of a write to t. */
   private writer(t: RequestTarget, manager: string, subresource: Subresource): WriteContext {
     return {
-      type: typeOf(this, t.rt, t.version),
+      type: typeOf(t.rt, t.version, () => this.crdSchema(t.rt, t.version)),
       manager,
       apiVersion: apiVersionFor(t.rt, t.version),
       subresource,

@@ -1,6 +1,4 @@
 import { BUILTIN_SCHEMAS } from '../builtin-schemas.generated';
-import { builtinSchemaName, gvPath, schemaOf } from '../openapi';
-import type { Registry } from '../registry';
 import type { ResourceType } from '../resources';
 
 /**
@@ -91,19 +89,34 @@ export function keyDefault(item: TypeRef | undefined, key: string): unknown {
   return field ? (deref(field).default ?? field.schema.default) : undefined;
 }
 
+/** builtinSchemaName is the name kube-apiserver gives a built-in kind's schema (io.k8s.api.core.v1.Pod), if generated. */
+export function builtinSchemaName(
+  schemas: Record<string, Record<string, unknown>>,
+  gvk: { group: string; version: string; kind: string },
+): string | undefined {
+  for (const [name, s] of Object.entries(schemas)) {
+    const tags = (s['x-kubernetes-group-version-kind'] as { group: string; version: string; kind: string }[]) ?? [];
+    if (tags.some((t) => t.group === gvk.group && t.version === gvk.version && t.kind === gvk.kind)) return name;
+  }
+  return undefined;
+}
+
+export const gvPath = ({ group, version }: { group: string; version: string }) =>
+  group === '' ? `api/${version}` : `apis/${group}/${version}`;
+
 /**
  * typeOf is the root type of a resource at a version: kube-apiserver's own
  * schema for a built-in kind, the CRD's openAPIV3Schema for a custom one
- * (with ObjectMeta for metadata, as the real server uses for every kind).
+ * (crdSchema; with ObjectMeta for metadata, as the real server uses for every kind).
  */
-export function typeOf(registry: Registry, rt: ResourceType, version: string): TypeRef {
+export function typeOf(rt: ResourceType, version: string, crdSchema: () => Schema): TypeRef {
   const core = BUILTIN_SCHEMAS['api/v1'] ?? {};
   if (!rt.crd) {
     const doc = BUILTIN_SCHEMAS[gvPath({ group: rt.group, version })] ?? {};
     const name = builtinSchemaName(doc, { group: rt.group, version, kind: rt.kind });
     if (name) return { schema: doc[name]!, components: doc };
   }
-  const schema = schemaOf(registry, rt, version);
+  const schema = crdSchema();
   const properties = {
     ...((schema.properties as Schema | undefined) ?? {}),
     metadata: { $ref: REF_PREFIX + OBJECT_META },
