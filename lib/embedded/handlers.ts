@@ -1,10 +1,11 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { tokenMatches } from '../model/token';
 import type { FaultState } from './faults';
 import {
   listOptionsInvalid,
   parseResourceVersion,
+  type ApplyOptions,
   type ListResult,
   type PropagationPolicy,
   type Registry,
@@ -18,6 +19,7 @@ import {
   expired,
   fieldForbidden,
   fieldNotSupported,
+  fieldRequired,
   forbidden,
   internalError,
   invalid,
@@ -96,12 +98,10 @@ function sendError(res: ServerResponse, e: ApiError): void {
   send(res, e.code, e.status, e.headers);
 }
 
-function tokenMatches(header: string | undefined, token: string): boolean {
+/** bearerMatches compares the bearer token by digest (tokenMatches), so a wrong length answers as any wrong token. */
+function bearerMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  if (!m) return false;
-  const a = Buffer.from(m[1]!.trim());
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return tokenMatches(m ? m[1]!.trim() : '', token) && m !== null;
 }
 
 /** readBody reads at most MAX_BODY_BYTES; a longer body is a 413. */
@@ -346,7 +346,7 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
   const q = url.searchParams;
 
   const probe = PROBES.has(`/${segments[0] ?? ''}`);
-  if (ctx.token && !PUBLIC_PATHS.has(path) && !probe && !tokenMatches(req.headers.authorization, ctx.token)) {
+  if (ctx.token && !PUBLIC_PATHS.has(path) && !probe && !bearerMatches(req.headers.authorization, ctx.token)) {
     ctx.countRequest(`${method.toLowerCase()} ${path}`);
     return sendError(res, unauthorized());
   }
@@ -427,24 +427,37 @@ async function serve(ctx: HandlerContext, req: IncomingMessage, res: ServerRespo
       return startWatch(ctx, req, res, r, q, rep);
     case 'create': {
       checkBodyType(req);
+      const manager = fieldManagerOf(req, q, 'CreateOptions');
       const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings: string[] = [];
-      const created = registry.create(target, body, { warnings });
+      const created = registry.create(target, body, { warnings, manager });
       return send(res, 201, one(created), warningHeaders(warnings));
     }
     case 'update': {
       checkBodyType(req);
+      const manager = fieldManagerOf(req, q, 'UpdateOptions');
       const body = objectBody(req, await readBody(req), r.rt.kind);
       const warnings: string[] = [];
-      const updated = registry.update({ ...target, name: r.name! }, body, r.sub, { warnings });
+      const updated = registry.update({ ...target, name: r.name! }, body, r.sub, { warnings, manager });
       return send(res, 200, one(updated), warningHeaders(warnings));
     }
     case 'patch': {
       const contentType = mediaType(req);
-      if (contentType.startsWith('application/apply-patch')) throw serverSideApplyRefused(contentType);
+      if (contentType === APPLY_PATCH) {
+        const opts = applyOptionsOf(q);
+        const config = parseObjectBody(await readBody(req), r.rt.kind, true);
+        const warnings: string[] = [];
+        const { object, created } = registry.apply({ ...target, name: r.name! }, config, r.sub, { ...opts, warnings });
+        return send(res, created ? 201 : 200, one(object), warningHeaders(warnings));
+      }
+      const manager = fieldManagerOf(req, q, 'PatchOptions');
+      if (q.get('force') !== null)
+        throw invalid('meta.k8s.io', 'PatchOptions', '', [
+          fieldForbidden('force', 'may not be specified for non-apply patch'),
+        ]);
       const patch = parseJsonBody(await readBody(req), r.rt.kind);
       const warnings: string[] = [];
-      const patched = registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub, { warnings });
+      const patched = registry.patch({ ...target, name: r.name! }, contentType, patch, r.sub, { warnings, manager });
       return send(res, 200, one(patched), warningHeaders(warnings));
     }
     case 'delete': {
@@ -595,18 +608,43 @@ function propagationPolicyOf(value: unknown): PropagationPolicy | undefined {
   ]);
 }
 
+const APPLY_PATCH = 'application/apply-patch+yaml';
+const MAX_FIELD_MANAGER = 128;
+
+function checkFieldManager(name: string, options: string): void {
+  if (name.length > MAX_FIELD_MANAGER)
+    throw invalid('meta.k8s.io', options, '', [
+      {
+        type: 'FieldValueTooLong',
+        field: 'fieldManager',
+        body: `Too long: may not be more than ${MAX_FIELD_MANAGER} bytes`,
+      },
+    ]);
+}
+
 /**
- * Server-side apply needs field managers, managedFields and structured merge by the schemas' list-map keys,
- * which this server does not keep: it refuses, saying what to use instead, before looking the object up.
+ * fieldManagerOf names the manager of a create, update or non-apply patch: the fieldManager parameter, or the
+ * program name of the User-Agent (`kubectl/v1.35.4 (linux/amd64)` is `kubectl`), as kube-apiserver defaults it.
  */
-function serverSideApplyRefused(contentType: string): ApiError {
-  const e = unsupportedMediaType(contentType, [
-    'application/json-patch+json',
-    'application/merge-patch+json',
-    'application/strategic-merge-patch+json',
-  ]);
-  e.status.message =
-    `${e.status.message}: server-side apply is not supported by the embedded API server; use client-side apply ` +
-    '(kubectl apply without --server-side), or a real cluster (REFWATCH_TEST_CLUSTER=real) for server-side apply';
-  return e;
+function fieldManagerOf(req: IncomingMessage, q: URLSearchParams, options: string): string {
+  const given = q.get('fieldManager');
+  if (given !== null && given !== '') {
+    checkFieldManager(given, options);
+    return given;
+  }
+  return (req.headers['user-agent'] ?? '').split('/')[0]!.slice(0, MAX_FIELD_MANAGER);
+}
+
+/** applyOptionsOf reads server-side apply's parameters: fieldManager is required, as on kube-apiserver. */
+function applyOptionsOf(q: URLSearchParams): ApplyOptions {
+  const manager = q.get('fieldManager') ?? '';
+  if (manager === '')
+    throw invalid('meta.k8s.io', 'PatchOptions', '', [
+      fieldRequired(
+        'fieldManager',
+        'is required for apply patch; name the applier, e.g. ?fieldManager=my-controller (kubectl sends fieldManager=kubectl)',
+      ),
+    ]);
+  checkFieldManager(manager, 'PatchOptions');
+  return { manager, force: boolParam(q, 'force') === true };
 }

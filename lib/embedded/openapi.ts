@@ -3,6 +3,7 @@ import type { Registry } from './registry';
 import { grKey, CRD_GROUP, type ResourceType } from './resources';
 import { BUILTIN_SCHEMAS } from './builtin-schemas.generated';
 import { GIT_VERSION } from './version';
+import { builtinSchemaName, gvPath } from './apply/schema';
 
 /**
  * OpenAPI v3 documents, as kube-apiserver serves them at /openapi/v3: an index
@@ -19,8 +20,6 @@ interface GroupVersion {
   group: string;
   version: string;
 }
-
-const gvPath = ({ group, version }: GroupVersion) => (group === '' ? `api/${version}` : `apis/${group}/${version}`);
 
 function servedGroupVersions(registry: Registry): GroupVersion[] {
   const seen = new Map<string, GroupVersion>();
@@ -149,16 +148,4 @@ function openApiDocument(registry: Registry, gv: GroupVersion): object {
     };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: GIT_VERSION }, paths, components: { schemas } };
-}
-
-/** builtinSchemaName is the name kube-apiserver gives a built-in kind's schema (io.k8s.api.core.v1.Pod), if generated. */
-function builtinSchemaName(
-  schemas: Record<string, Record<string, unknown>>,
-  gvk: { group: string; version: string; kind: string },
-): string | undefined {
-  for (const [name, s] of Object.entries(schemas)) {
-    const tags = (s['x-kubernetes-group-version-kind'] as { group: string; version: string; kind: string }[]) ?? [];
-    if (tags.some((t) => t.group === gvk.group && t.version === gvk.version && t.kind === gvk.kind)) return name;
-  }
-  return undefined;
 }

@@ -1,5 +1,12 @@
 import { splitApiVersion } from '../model';
 import { establishedStatus, resourceTypeOf, terminatingStatus, validateCrd, withCrdDefaults } from './crds';
+import {
+  applyConfiguration,
+  updateManagedFields,
+  type ManagedFieldsEntry,
+  type WriteContext,
+} from './apply/field-manager';
+import { typeOf } from './apply/schema';
 import { jsonPatch, mergePatch } from './patch';
 import { strategicMergePatch, strategicSchemaFor } from './strategic-merge';
 import { CRD_GROUP, grKey, type ResourceTable, type ResourceType } from './resources';
@@ -44,6 +51,19 @@ export const GC_FINALIZERS: Partial<Record<PropagationPolicy, string>> = {
 };
 
 const CRDS = grKey({ group: CRD_GROUP, resource: 'customresourcedefinitions' });
+
+/** WriteOptions name the field manager of a write; without one (the server's own writes) managedFields stay as they are. */
+/** ApplyOptions are server-side apply's: the field manager, and whether to take fields other managers own. */
+export interface ApplyOptions extends WriteOptions {
+  manager: string;
+  force: boolean;
+}
+
+/** managedFieldsOf is what a request body sets metadata.managedFields to. */
+function managedFieldsOf(body: Record<string, unknown>): unknown {
+  const md = body.metadata;
+  return typeof md === 'object' && md !== null ? (md as Record<string, unknown>).managedFields : undefined;
+}
 
 /** ListOptions are the list query parameters after parsing. */
 export interface ListOptions {
@@ -110,6 +130,8 @@ export type AdmissionCheck = (operation: 'CREATE' | 'UPDATE', object: Record<str
 export interface WriteOptions {
   /** Receives the admission check's warnings; the server's own writes (start manifests, the garbage collector) pass none and are not checked. */
   warnings?: string[];
+  /** The field manager a create, update or patch is recorded under; the server's own writes have none. */
+  manager?: string;
 }
 
 /**
@@ -225,6 +247,20 @@ export class Registry {
   }
 
   create(t: RequestTarget, body: Record<string, unknown>, opts: WriteOptions = {}): StoredObject {
+    return this.createWith(t, body, opts, (obj) =>
+      opts.manager === undefined
+        ? undefined
+        : updateManagedFields(this.writer(t, opts.manager, ''), undefined, obj, managedFieldsOf(body)),
+    );
+  }
+
+  /** createWith creates, with the managedFields managed gives for the object to store. */
+  private createWith(
+    t: RequestTarget,
+    body: Record<string, unknown>,
+    opts: WriteOptions,
+    managed: (obj: StoredObject) => ManagedFieldsEntry[] | undefined,
+  ): StoredObject {
     const resource = grKey(t.rt);
     if (t.rt.namespaced) {
       const ns = this.store.get(NAMESPACES, t.namespace);
@@ -258,6 +294,8 @@ export class Registry {
     }
     this.admit('CREATE', t, obj, opts);
     if (this.store.get(resource, key)) throw alreadyExists(t.rt, name);
+    const managedFields = managed(obj);
+    if (managedFields) obj.metadata.managedFields = managedFields;
     if (resource === CRDS) return this.present(t, this.establish(obj));
     return this.present(t, this.store.put(resource, key, obj));
   }
@@ -290,9 +328,11 @@ export class Registry {
     opts: WriteOptions = {},
   ): StoredObject | Status {
     const old = this.stored(t);
-    // What this server applies; kube-apiserver also takes application/apply-patch+yaml (server-side apply), which it does not.
+    // Server-side apply (application/apply-patch+yaml) is apply() below.
     const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
     if (t.rt.builtin) accepted.push('application/strategic-merge-patch+json');
+    // The 415 lists what kube-apiserver lists, server-side apply included.
+    const listed = [...accepted, 'application/apply-patch+yaml'];
     let patched: unknown;
     switch (accepted.includes(contentType) ? contentType : '') {
       case 'application/merge-patch+json':
@@ -305,7 +345,7 @@ export class Registry {
         patched = jsonPatch(this.present(t, old), patch);
         break;
       default:
-        throw unsupportedMediaType(contentType, accepted);
+        throw unsupportedMediaType(contentType, listed);
     }
     if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
       throw badRequest('the patched object is not a JSON object');
@@ -315,6 +355,58 @@ export class Registry {
       throw conflict(t.rt, t.name, STALE_OBJECT);
     }
     return this.write(t, old, body, sub, opts);
+  }
+
+  /**
+   * apply is server-side apply (PATCH application/apply-patch+yaml): config is merged into the object by the
+   * schema's list-map keys, and its manager owns what it sets; an absent object is created.
+   */
+  apply(
+    t: RequestTarget & { name: string },
+    config: Record<string, unknown>,
+    sub: Subresource,
+    opts: ApplyOptions,
+  ): { object: StoredObject | Status; created: boolean } {
+    const md = (config.metadata ?? {}) as Record<string, unknown>;
+    if (md.name !== undefined && md.name !== t.name) {
+      throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
+    }
+    const w = this.writer(t, opts.manager, sub);
+    const old = this.store.get(grKey(t.rt), this.keyOf(t.rt, t.namespace, t.name));
+    if (!old) {
+      if (sub !== '') throw notFound(t.rt, t.name);
+      const { object, managedFields } = applyConfiguration(w, undefined, config, opts.force);
+      const body = { ...object, metadata: { ...(object.metadata as object), name: t.name } };
+      return { object: this.createWith(t, body, opts, () => managedFields), created: true };
+    }
+    if (md.resourceVersion !== undefined && md.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(t.rt, t.name, STALE_OBJECT);
+    }
+    const { object, managedFields } = applyConfiguration(w, this.present(t, old), config, opts.force);
+    return { object: this.write(t, old, object, sub, { warnings: opts.warnings }, managedFields), created: false };
+  }
+
+  /** crdSchema is a custom resource's openAPIV3Schema at version (an open object without one). */
+  private crdSchema(rt: ResourceType, version: string): Record<string, unknown> {
+    const crd = rt.crd ? this.store.get(CRDS, rt.crd) : undefined;
+    const versions = (crd?.spec as { versions?: unknown } | undefined)?.versions;
+    const served = Array.isArray(versions)
+      ? (versions as { name?: string; schema?: { openAPIV3Schema?: Record<string, unknown> } }[]).find(
+          (v) => v.name === version,
+        )
+      : undefined;
+    return served?.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  }
+
+  /** writer is the field manager's view of a write to t. */
+  private writer(t: RequestTarget, manager: string, subresource: Subresource): WriteContext {
+    return {
+      type: typeOf(t.rt, t.version, () => this.crdSchema(t.rt, t.version)),
+      manager,
+      apiVersion: apiVersionFor(t.rt, t.version),
+      subresource,
+      statusSubresource: t.rt.statusSubresource,
+    };
   }
 
   delete(
@@ -420,6 +512,7 @@ export class Registry {
     body: Record<string, unknown>,
     sub: Subresource,
     opts: WriteOptions,
+    applied?: ManagedFieldsEntry[],
   ): StoredObject | Status {
     const resource = grKey(t.rt);
     let next = prepareUpdate(t, old, body, sub);
@@ -429,6 +522,13 @@ export class Registry {
     }
     // A status write changes no reference; the chart's webhook rules name main resources only.
     if (sub === '') this.admit('UPDATE', t, next, opts);
+    const managedFields =
+      applied ??
+      (opts.manager === undefined
+        ? (old.metadata.managedFields as ManagedFieldsEntry[] | undefined)
+        : updateManagedFields(this.writer(t, opts.manager, sub), this.present(t, old), next, managedFieldsOf(body)));
+    if (managedFields && managedFields.length > 0) next.metadata.managedFields = managedFields;
+    else delete next.metadata.managedFields;
     // An update that changes nothing is not written: no new resourceVersion, no watch event.
     if (jsonEqual(next, old)) return this.present(t, old);
     if (old.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0) {

@@ -7,3 +7,4 @@ export * from './readonly';
 export { follow } from './abort';
 export * from './managed-fields';
 export * from './selector';
+export { tokenMatches } from './token';

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
+import { tokenMatches } from '../../lib/model/token';
 import { parseConfig, type Config } from '../config';
 import { ApiError, isApiError, toResponse } from './errors';
 import { HostAllowList, type InterfaceAddresses } from './hosts';
@@ -45,16 +45,7 @@ function holdsData(path: string): boolean {
   return path.startsWith('/api/') || path === '/metrics';
 }
 
-const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
-
-/**
- * tokenMatches compares the SHA-256 digests of both in constant time: digests
- * are always 32 bytes, so neither the time nor an early length check tells a
- * caller how long the token is. The token never appears in an error or a log.
- */
-export function tokenMatches(given: string | null | undefined, token: string): boolean {
-  return timingSafeEqual(sha256(given ?? ''), sha256(token));
-}
+export { tokenMatches };
 
 export function bearerOf(req: Request): string {
   const auth = req.headers.get('authorization') ?? '';

@@ -117,7 +117,31 @@ describe.runIf(bin !== '')(`kubectl 1.35 against the ${mode} cluster`, () => {
       stdin: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: shop\n',
       code: 0,
       shape: /^configmap\/ssa serverside-applied$/m,
-      embedded: { code: 1, shape: /use client-side apply/ },
+    },
+    {
+      // kubectl moves the client-side applier's fields to its server-side manager first: no conflict.
+      args: ['apply', '--server-side', '-f', '-'],
+      stdin: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: shop\ndata:\n  a: c\n',
+      code: 0,
+      shape: /^configmap\/applied serverside-applied$/m,
+    },
+    {
+      args: ['-n', 'shop', 'get', 'configmap', 'applied', '-o', 'jsonpath={.metadata.managedFields[*].manager}'],
+      code: 0,
+      shape: /^(kubectl-last-applied kubectl|kubectl kubectl-last-applied)$/,
+    },
+    {
+      // cm's data.K was last set by `kubectl patch` above: another value conflicts with that manager.
+      args: ['apply', '--server-side', '-f', '-'],
+      stdin: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: shop\ndata:\n  K: X\n',
+      code: 1,
+      shape: /Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: \.data\.K/,
+    },
+    {
+      args: ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      stdin: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: shop\ndata:\n  K: X\n',
+      code: 0,
+      shape: /^configmap\/cm serverside-applied$/m,
     },
     { args: ['-n', 'shop', 'delete', 'configmap', 'cm'], code: 0, shape: /^configmap "cm" deleted/m },
   ];

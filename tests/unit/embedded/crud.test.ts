@@ -222,15 +222,13 @@ describe('embedded API server: CRUD', () => {
       { 'content-type': 'application/strategic-merge-patch+json' },
     );
     expect(refused.status).toBe(415);
-    // It names the types this server applies to a custom resource, and no other (no server-side apply).
+    // It names the types kube-apiserver applies to a custom resource: no strategic merge patch.
     expect(refused.body.message).toBe(
-      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json',
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
     );
     const apply = await api(s, 'PATCH', `${CM}/p`, {}, { 'content-type': 'application/apply-patch+yaml' });
-    expect(apply.status).toBe(415);
-    expect(apply.body.message).toMatch(
-      /accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/strategic-merge-patch\+json: server-side apply is not supported/,
-    );
+    expect(apply.status).toBe(422);
+    expect(apply.body.message).toMatch(/fieldManager: Required value: is required for apply patch/);
     expect((await api(s, 'PATCH', `${CM}/absent`, {}, { 'content-type': 'application/merge-patch+json' })).status).toBe(
       404,
     );

@@ -123,18 +123,19 @@ describe('authorization.k8s.io self reviews (kubectl auth can-i)', () => {
 });
 
 describe('server-side apply', () => {
-  it('is refused with 415 saying to use client-side apply, even for an object that does not exist yet', async () => {
+  it('takes a YAML body and creates an object that does not exist yet', async () => {
     const s = await start();
     const res = await api(
       s,
       'PATCH',
       '/api/v1/namespaces/default/configmaps/new?fieldManager=kubectl',
-      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'new' } }),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: new\ndata:\n  key: value\n',
       { 'content-type': 'application/apply-patch+yaml' },
     );
-    expect(res.status).toBe(415);
-    expect(res.body.message).toMatch(
-      /server-side apply is not supported.*use client-side apply \(kubectl apply without --server-side\)/,
-    );
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({ key: 'value' });
+    expect(res.body.metadata.managedFields).toEqual([
+      expect.objectContaining({ manager: 'kubectl', operation: 'Apply' }),
+    ]);
   });
 });
