@@ -9,7 +9,14 @@ import type {
   ReferrerEntity,
 } from '../../lib/changelog/entities';
 import { RefwatchError } from '../../lib/model';
-import { stateKey, type HistoryStore, type TimelinePage, type TimelineQuery, type Transition } from './store';
+import {
+  namespaceOf,
+  stateKey,
+  type HistoryStore,
+  type TimelinePage,
+  type TimelineQuery,
+  type Transition,
+} from './store';
 
 export interface HistoryRecorderOptions {
   changelog: ChangeLog;
@@ -250,7 +257,7 @@ export class HistoryRecorder {
     }
     if (!t) return;
     const key = stateKey(t);
-    const signature = `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`;
+    const signature = signatureOf(t);
     const last = this.#last.get(key);
     const restored = this.#restored.delete(key);
     if (restored && last && t.type === 'referrer' && last.state === t.state && last.at < t.at)
@@ -344,7 +351,7 @@ export class HistoryRecorder {
         this.#lastSeen = lastSeen;
         for (const [key, t] of states) {
           this.#last.set(key, {
-            signature: `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`,
+            signature: signatureOf(t),
             at: t.at,
             state: t.state,
           });
@@ -405,9 +412,9 @@ function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 19);
 }
 
-function namespaceOf(key: string): string {
-  const parts = key.split('/');
-  return parts.length === 3 ? parts[1]! : '';
+/** signatureOf is what a transition records beyond its time: a put with the same signature writes nothing. */
+function signatureOf(t: Transition): string {
+  return `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`;
 }
 
 function referrerTransition(v: ReferrerEntity): Transition | undefined {
