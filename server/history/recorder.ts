@@ -13,6 +13,7 @@ import {
   namespaceOf,
   stateKey,
   type HistoryStore,
+  type StoredTransition,
   type TimelinePage,
   type TimelineQuery,
   type Transition,
@@ -183,12 +184,27 @@ export class HistoryRecorder {
 
   /** timeline reads the store; it throws HistoryUnavailable while the database is down. */
   async timeline(q: TimelineQuery): Promise<TimelinePage> {
+    return this.#up().timeline(q);
+  }
+
+  /**
+   * statesAt reads what the history knew at an instant: the last recorded
+   * state of every object, reference and reference controller at `at`; it
+   * throws HistoryUnavailable while the database is down.
+   */
+  async statesAt(at: number, namespace?: string): Promise<StoredTransition[]> {
+    const store = this.#up();
+    const states = await store.lastStates({ at, ...(namespace !== undefined ? { namespace } : {}) });
+    return [...states.values()].sort((a, b) => a.id - b.id);
+  }
+
+  #up(): HistoryStore {
     if (!this.#store || this.#state !== 'up')
       throw new RefwatchError(
         'HistoryUnavailable',
         `history is unavailable${this.#error ? `: ${this.#error}` : ''}; live state is unaffected, see /api/v1/snapshot`,
       );
-    return this.#store.timeline(q);
+    return this.#store;
   }
 
   status(): HistoryStatus {

@@ -237,16 +237,20 @@ export class HistoryStore {
   /**
    * lastStates returns the newest transition of every referrer (per
    * controller), referent, reference and reference controller of this
-   * cluster, keyed by stateKey: what refwatch knew when it stopped.
+   * cluster, keyed by stateKey: what refwatch knew when it stopped or, with
+   * `at`, what it knew at that instant (epoch ms); `namespace` keeps one
+   * namespace's objects.
    */
-  async lastStates(): Promise<Map<string, StoredTransition>> {
-    const latest = this.#db
+  async lastStates(opts: { at?: number; namespace?: string } = {}): Promise<Map<string, StoredTransition>> {
+    let latest = this.#db
       .selectFrom('transitions as t')
       .innerJoin('objects as o', 'o.id', 't.object_id')
       .select((eb) => [eb.fn.max('t.id').as('id')])
       .where('o.cluster', '=', this.cluster)
-      .where('t.type', '!=', 'warning')
-      .groupBy(['t.object_id', 't.type', 't.controller', 't.related_id']);
+      .where('t.type', '!=', 'warning');
+    if (opts.at !== undefined) latest = latest.where('t.at', '<=', opts.at);
+    if (opts.namespace !== undefined) latest = latest.where('o.namespace', '=', opts.namespace);
+    latest = latest.groupBy(['t.object_id', 't.type', 't.controller', 't.related_id']);
     const rows = await this.#transitions().where('t.id', 'in', latest).execute();
     const out = new Map<string, StoredTransition>();
     for (const r of rows) {
