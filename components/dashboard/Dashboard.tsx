@@ -268,7 +268,7 @@ export function Dashboard() {
             </div>
           </dl>
         ) : null}
-        <ConnectionIndicator {...(snapshot ? { revision: snapshot.revision } : {})} />
+        <ConnectionIndicator {...(liveSnapshot ? { revision: liveSnapshot.revision } : {})} />
         <ThemeToggle />
       </header>
 
