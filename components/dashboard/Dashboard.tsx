@@ -1,10 +1,12 @@
 'use client';
 
+import { useQuery } from '@tanstack/react-query';
 import { usePathname, useSearchParams } from 'next/navigation';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
+import { fetchPastState, pastSnapshot } from '../data/pastState';
 import { chooseMode, hasScope, isLarge, type DataMode, type ScopeParams } from '../data/scope';
 import { DemoPanel } from '../demo/DemoPanel';
 import { GraphView } from '../graph/GraphView';
@@ -24,6 +26,7 @@ import { Overview, type OverviewChoice } from '../overview/Overview';
 import { useTheme } from '../ui/theme';
 import { useNow } from '../ui/useNow';
 import { NodeTable } from './NodeTable';
+import { TimePicker } from './TimePicker';
 import { Toolbar } from './Toolbar';
 import { useGraphModel } from './useGraphModel';
 import { parseViewState, serializeViewState, type PanelTab, type ViewState } from './viewState';
@@ -65,10 +68,28 @@ export function Dashboard() {
   }, [scopeParams, registrySize, view.view]);
   useDataMode(mode);
   const large = isLarge(registrySize);
-  const { data: snapshot, error, isPending, refetch } = useSnapshot();
+  const { data: liveSnapshot, error, isPending, refetch } = useSnapshot();
+  // A past moment, read from the history: the graph, table and panels show it read-only until "Back to live".
+  const [pastAt, setPastAt] = useState<number | null>(null);
+  const pastNamespace = mode?.mode === 'scoped' ? view.ns : '';
+  const past = useQuery({
+    queryKey: ['history-state', pastAt, pastNamespace],
+    queryFn: ({ signal }) => fetchPastState(pastAt!, pastNamespace, signal),
+    enabled: pastAt !== null,
+    staleTime: Infinity,
+    retry: false,
+  });
+  const clusterInfo = liveSnapshot?.cluster;
+  const stuckThresholdMs = liveSnapshot?.stuckThresholdMs;
+  const snapshot = useMemo(() => {
+    if (pastAt === null) return liveSnapshot;
+    if (!past.data || !clusterInfo) return undefined;
+    return pastSnapshot(past.data, { cluster: clusterInfo, stuckThresholdMs });
+  }, [pastAt, past.data, liveSnapshot, clusterInfo, stuckThresholdMs]);
   const connection = useConnection();
   const { theme } = useTheme();
-  const now = useNow(1000);
+  const liveNow = useNow(1000);
+  const now = pastAt ?? liveNow;
   const modelNow = Math.floor(now / 5000) * 5000; // the graph's "stuck" cut-off moves in 5 s steps, not every tick
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const openerRef = useRef<HTMLElement | null>(null);
@@ -247,7 +268,7 @@ export function Dashboard() {
             </div>
           </dl>
         ) : null}
-        <ConnectionIndicator {...(snapshot ? { revision: snapshot.revision } : {})} />
+        <ConnectionIndicator {...(liveSnapshot ? { revision: liveSnapshot.revision } : {})} />
         <ThemeToggle />
       </header>
 
@@ -291,11 +312,18 @@ export function Dashboard() {
             onChange={setView}
           />
 
+          <TimePicker
+            at={pastAt}
+            loading={pastAt !== null && past.isPending}
+            error={past.error?.message}
+            onChange={setPastAt}
+          />
+
           <main className={styles.workspace}>
             <div className={styles.graphColumn}>
               <section className={styles.graphArea} aria-label="Reference graph">
                 <div className={styles.graphStage}>
-                  {isPending ? (
+                  {isPending || (pastAt !== null && past.isPending) ? (
                     <div className={styles.centered}>
                       <div className={styles.spinner} aria-hidden="true" />
                       <p>Loading the reference graph…</p>

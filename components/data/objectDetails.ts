@@ -114,6 +114,23 @@ export function parseObjectDetails(raw: unknown, key: string): ObjectDetailsView
       ...(typeof t.reason === 'string' ? { reason: t.reason } : {}),
       ...(typeof t.message === 'string' ? { message: t.message } : {}),
     })),
+    ...(Array.isArray(o.timeline)
+      ? {
+          timeline: records(o.timeline).map((t) => ({
+            id: num(t.id),
+            at: num(t.at),
+            type: str(t.type),
+            object: str(t.object),
+            state: str(t.state),
+            ...(typeof t.reason === 'string' ? { reason: t.reason } : {}),
+            ...(typeof t.message === 'string' ? { message: t.message } : {}),
+            ...(typeof t.related === 'string' ? { related: t.related } : {}),
+            ...(typeof t.manager === 'string' ? { manager: t.manager } : {}),
+            ...(typeof t.controller === 'string' ? { controller: t.controller } : {}),
+          })),
+        }
+      : {}),
+    ...(typeof o.timelineProblem === 'string' ? { timelineProblem: o.timelineProblem } : {}),
     fixes: records(o.fixes).map((f) => ({
       referent: str(f.referent),
       fieldPath: str(f.fieldPath),

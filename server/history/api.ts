@@ -60,18 +60,12 @@ export async function getHistory(rt: Runtime, req: Request): Promise<Response> {
     const v = validateNamespace(q.namespace, 'namespace');
     if (!v.ok) throw new ApiError(400, 'InvalidParameter', v.error.message, 'namespace');
   }
-  if (!rt.store)
-    throw new ApiError(
-      404,
-      'HistoryOff',
-      'history is off on this server (--history off); start it with --history on, a SQLite path or a postgres:// URL',
-      'history',
-    );
+  const store = historyOf(rt);
   const now = Date.now();
   const since = q.since !== undefined ? parseInstant(q.since, 'since', now) : undefined;
   const until = q.until !== undefined ? parseInstant(q.until, 'until', now) : undefined;
   try {
-    const page = await rt.store.recorder.timeline({
+    const page = await store.recorder.timeline({
       ...(q.object !== undefined ? { object: q.object } : {}),
       ...(q.namespace !== undefined ? { namespace: q.namespace } : {}),
       ...(since !== undefined ? { since } : {}),
@@ -80,14 +74,59 @@ export async function getHistory(rt: Runtime, req: Request): Promise<Response> {
       limit: q.limit,
     });
     return json({
-      cluster: rt.store.cluster,
+      cluster: store.cluster,
       ...(q.object !== undefined ? { object: q.object } : { namespace: q.namespace }),
       transitions: page.transitions,
       ...(page.next !== undefined ? { next: String(page.next) } : {}),
     });
   } catch (e) {
-    if (isRefwatchError(e) && e.code === 'HistoryUnavailable')
-      throw new ApiError(503, 'HistoryUnavailable', e.message, 'history', { 'retry-after': '5' });
-    throw e;
+    throw unavailable(e);
   }
+}
+
+/**
+ * getHistoryState answers GET /api/v1/history/state?at=…: the last recorded
+ * state, at that instant, of every referrer (per controller), referent,
+ * reference and reference controller (namespace=NS: of that namespace), for
+ * the dashboard's read-only view of a past moment.
+ */
+export async function getHistoryState(rt: Runtime, req: Request): Promise<Response> {
+  const q = parseQuery(new URL(req.url), {
+    at: z.string().min(1, 'give the moment to show, such as 2026-05-01T14:02:11Z, epoch ms or 1h (before now)'),
+    namespace: z.string().min(1).optional(),
+  });
+  if (q.namespace !== undefined) {
+    const v = validateNamespace(q.namespace, 'namespace');
+    if (!v.ok) throw new ApiError(400, 'InvalidParameter', v.error.message, 'namespace');
+  }
+  const store = historyOf(rt);
+  const at = parseInstant(q.at, 'at', Date.now());
+  try {
+    const states = await store.recorder.statesAt(at, q.namespace);
+    return json({
+      cluster: store.cluster,
+      at,
+      ...(q.namespace !== undefined ? { namespace: q.namespace } : {}),
+      states,
+    });
+  } catch (e) {
+    throw unavailable(e);
+  }
+}
+
+function historyOf(rt: Runtime): NonNullable<Runtime['store']> {
+  if (!rt.store)
+    throw new ApiError(
+      404,
+      'HistoryOff',
+      'history is off on this server (--history off); start it with --history on, a SQLite path or a postgres:// URL',
+      'history',
+    );
+  return rt.store;
+}
+
+function unavailable(e: unknown): unknown {
+  if (isRefwatchError(e) && e.code === 'HistoryUnavailable')
+    return new ApiError(503, 'HistoryUnavailable', e.message, 'history', { 'retry-after': '5' });
+  return e;
 }

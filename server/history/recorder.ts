@@ -9,7 +9,15 @@ import type {
   ReferrerEntity,
 } from '../../lib/changelog/entities';
 import { RefwatchError } from '../../lib/model';
-import { stateKey, type HistoryStore, type TimelinePage, type TimelineQuery, type Transition } from './store';
+import {
+  namespaceOf,
+  stateKey,
+  type HistoryStore,
+  type StoredTransition,
+  type TimelinePage,
+  type TimelineQuery,
+  type Transition,
+} from './store';
 
 export interface HistoryRecorderOptions {
   changelog: ChangeLog;
@@ -176,12 +184,27 @@ export class HistoryRecorder {
 
   /** timeline reads the store; it throws HistoryUnavailable while the database is down. */
   async timeline(q: TimelineQuery): Promise<TimelinePage> {
+    return this.#up().timeline(q);
+  }
+
+  /**
+   * statesAt reads what the history knew at an instant: the last recorded
+   * state of every object, reference and reference controller at `at`; it
+   * throws HistoryUnavailable while the database is down.
+   */
+  async statesAt(at: number, namespace?: string): Promise<StoredTransition[]> {
+    const store = this.#up();
+    const states = await store.lastStates({ at, ...(namespace !== undefined ? { namespace } : {}) });
+    return [...states.values()].sort((a, b) => a.id - b.id);
+  }
+
+  #up(): HistoryStore {
     if (!this.#store || this.#state !== 'up')
       throw new RefwatchError(
         'HistoryUnavailable',
         `history is unavailable${this.#error ? `: ${this.#error}` : ''}; live state is unaffected, see /api/v1/snapshot`,
       );
-    return this.#store.timeline(q);
+    return this.#store;
   }
 
   status(): HistoryStatus {
@@ -250,7 +273,7 @@ export class HistoryRecorder {
     }
     if (!t) return;
     const key = stateKey(t);
-    const signature = `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`;
+    const signature = signatureOf(t);
     const last = this.#last.get(key);
     const restored = this.#restored.delete(key);
     if (restored && last && t.type === 'referrer' && last.state === t.state && last.at < t.at)
@@ -344,7 +367,7 @@ export class HistoryRecorder {
         this.#lastSeen = lastSeen;
         for (const [key, t] of states) {
           this.#last.set(key, {
-            signature: `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`,
+            signature: signatureOf(t),
             at: t.at,
             state: t.state,
           });
@@ -405,9 +428,9 @@ function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 19);
 }
 
-function namespaceOf(key: string): string {
-  const parts = key.split('/');
-  return parts.length === 3 ? parts[1]! : '';
+/** signatureOf is what a transition records beyond its time: a put with the same signature writes nothing. */
+function signatureOf(t: Transition): string {
+  return `${t.state}\u0000${t.reason ?? ''}\u0000${t.related ?? ''}\u0000${t.message ?? ''}`;
 }
 
 function referrerTransition(v: ReferrerEntity): Transition | undefined {

@@ -156,6 +156,66 @@ describe.each(['sqlite', 'postgres'] as const)('history on %s', (backend) => {
     }
   });
 
+  it("reads the last state of everything at a past instant, for the dashboard's view of then", async ({ skip }) => {
+    if (!available()) return skip(skipped);
+    const store = await HistoryStore.open(targetFor(backend), { cluster: cluster() });
+    try {
+      const ref = {
+        type: 'reference' as const,
+        object: REFERRER,
+        namespace: 'shop',
+        related: SECRET,
+        controller: 'watch',
+      };
+      await store.write([
+        { ...ref, at: 1000, state: 'Added', message: 'spec.secretRef' },
+        { at: 1001, type: 'referent', object: SECRET, namespace: 'shop', state: 'NotFound' },
+        {
+          at: 1002,
+          type: 'referrer',
+          object: REFERRER,
+          namespace: 'shop',
+          state: 'NotFound',
+          reason: 'NotFound',
+          related: SECRET,
+          controller: 'watch',
+        },
+        { at: 1003, type: 'referent', object: 'Secret/other/x', namespace: 'other', state: 'Ready' },
+        { at: 2000, type: 'referent', object: SECRET, namespace: 'shop', state: 'Ready', manager: 'helm' },
+        { at: 2001, type: 'referrer', object: REFERRER, namespace: 'shop', state: 'Resolved', controller: 'watch' },
+        { ...ref, at: 3000, state: 'Removed' },
+      ]);
+      const states = async (at: number, namespace?: string) =>
+        [...(await store.lastStates({ at, ...(namespace ? { namespace } : {}) })).values()]
+          .sort((a, b) => a.id - b.id)
+          .map((t) => `${t.type} ${t.object} ${t.state}${t.related ? ` ${t.related}` : ''}`);
+      expect(await states(999)).toEqual([]);
+      expect(await states(1500)).toEqual([
+        `reference ${REFERRER} Added ${SECRET}`,
+        `referent ${SECRET} NotFound`,
+        `referrer ${REFERRER} NotFound ${SECRET}`,
+        'referent Secret/other/x Ready',
+      ]);
+      expect(await states(1500, 'shop')).toEqual([
+        `reference ${REFERRER} Added ${SECRET}`,
+        `referent ${SECRET} NotFound`,
+        `referrer ${REFERRER} NotFound ${SECRET}`,
+      ]);
+      expect(await states(2500, 'shop')).toEqual([
+        `reference ${REFERRER} Added ${SECRET}`,
+        `referent ${SECRET} Ready`,
+        `referrer ${REFERRER} Resolved`,
+      ]);
+      expect(await states(3000, 'shop')).toEqual([
+        `referent ${SECRET} Ready`,
+        `referrer ${REFERRER} Resolved`,
+        `reference ${REFERRER} Removed ${SECRET}`,
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps clusters apart in one database', async ({ skip }) => {
     if (!available()) return skip(skipped);
     const target = targetFor(backend);

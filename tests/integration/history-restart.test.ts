@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { ReferrerEntity } from '../../lib/changelog/entities';
 import { getReadyz } from '../../server/api';
 import { parseConfig } from '../../server/config';
-import { getHistory } from '../../server/history/api';
+import { getHistory, getHistoryState } from '../../server/history/api';
 import { startRuntime, type Runtime } from '../../server/runtime';
 
 /**
@@ -45,6 +45,7 @@ describe('history across a restart', () => {
     } finally {
       await rt1.dispose();
     }
+    const beforeRestart = Date.now();
     const config = join(example, '10-config.yaml');
     writeFileSync(
       config,
@@ -77,6 +78,22 @@ describe('history across a restart', () => {
       );
       const web = body.transitions.filter((t) => t.object === WEB && t.type === 'referrer').map((t) => t.state);
       expect(web).toEqual(['Resolved', 'NotFound']);
+      // The moment before the restart, as the time picker asks for it: the Secret there, web Resolved.
+      const then = await getHistoryState(
+        rt2,
+        new Request(`http://127.0.0.1/api/v1/history/state?at=${beforeRestart}&namespace=refwatch-example`),
+      );
+      expect(then.status).toBe(200);
+      const past = (await then.json()) as { at: number; states: { type: string; object: string; state: string }[] };
+      expect(past.at).toBe(beforeRestart);
+      const stateOf = (type: string, key: string) =>
+        past.states.filter((t) => t.type === type && t.object === key).map((t) => t.state);
+      expect(stateOf('referent', SECRET)).toEqual(['Ready']);
+      expect(stateOf('referrer', WEB)).toEqual(['Resolved']);
+      expect(stateOf('referrer', WORKER)).toEqual(['NotFound']);
+      await expect(
+        getHistoryState(rt2, new Request('http://127.0.0.1/api/v1/history/state?at=yesterday')),
+      ).rejects.toMatchObject({ status: 400, field: 'at', message: expect.stringContaining('"at" "yesterday"') });
       const ready = (await getReadyz(rt2).json()) as { warnings: string[] };
       expect(ready.warnings.filter((w) => w.startsWith('history'))).toEqual([]);
     } finally {

@@ -140,3 +140,36 @@ describe('ObjectDetails', () => {
     expect(d.history).toEqual([]);
   });
 });
+
+describe('the stored timeline in the details panel', () => {
+  it('reads the server’s timeline and shows it, with what changed while refwatch was down', () => {
+    const timeline = [
+      { id: 1, at: NOW - 60_000, type: 'referrer', object: KEY, state: 'Resolved', controller: 'rules/Pod' },
+      {
+        id: 2,
+        at: NOW - 1000,
+        type: 'referent',
+        object: 'Secret/shop/db-password',
+        state: 'NotFound',
+        reason: 'WhileDown',
+        message: 'Secret/shop/db-password was deleted while refwatch was down (last seen 14:02:11)',
+      },
+    ];
+    const parsed = parseObjectDetails({ ...answer, timeline }, KEY);
+    expect(parsed.timeline?.map((t) => `${t.id} ${t.type} ${t.object} ${t.state}`)).toEqual([
+      `1 referrer ${KEY} Resolved`,
+      '2 referent Secret/shop/db-password NotFound',
+    ]);
+    const html = render((c) => c.setQueryData(['objectDetails', KEY, 'v'], parsed));
+    expect(html).toContain('data-testid="details-timeline"');
+    expect(html).toContain('Pod web Resolved');
+    expect(html).toContain('Secret db-password deleted while refwatch was down');
+    expect(html).toContain('(last seen 14:02:11)');
+  });
+
+  it('says why the timeline could not be read', () => {
+    const parsed = parseObjectDetails({ ...answer, timelineProblem: 'history is unavailable: disk I/O error' }, KEY);
+    const html = render((c) => c.setQueryData(['objectDetails', KEY, 'v'], parsed));
+    expect(html).toContain('history is unavailable: disk I/O error');
+  });
+});
