@@ -12,7 +12,10 @@ const external = process.env.REFWATCH_E2E_URL;
 const baseURL = external ?? 'http://127.0.0.1:3000';
 // The server's history starts empty on every run: stuck ages (and the README's screenshots) never carry
 // over from an earlier run on the same machine.
-const stateHome = mkdtempSync(path.join(os.tmpdir(), 'refwatch-e2e-state-'));
+// Playwright loads this file again in each worker: they inherit the directory the main process made, and
+// the tests that read the embedded cluster's kubeconfig (server/kubeconfig-file) find the server's.
+const stateHome = (process.env.REFWATCH_E2E_STATE_HOME ??= mkdtempSync(path.join(os.tmpdir(), 'refwatch-e2e-state-')));
+if (!external) process.env.XDG_STATE_HOME = stateHome;
 
 export default defineConfig({
   testDir: 'tests/e2e',
