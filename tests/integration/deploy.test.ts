@@ -438,9 +438,11 @@ describe.skipIf(kind !== 'real')('chart and manifests on the real kube-apiserver
   async function expectEveryWatchPrimed(namespace: string, serviceAccount: string, packs: PackName[]) {
     const server = await startInCluster(namespace, serviceAccount, packs.join(','));
     try {
-      const expected = grantsFor(packs)
-        .map((g) => (g.apiGroup === '' ? g.kind : `${g.kind}.${g.apiGroup}`))
-        .sort();
+      // The chart and the kustomize base install the ReferenceRules CRD, so refwatch watches its objects too.
+      const expected = [
+        ...grantsFor(packs).map((g) => (g.apiGroup === '' ? g.kind : `${g.kind}.${g.apiGroup}`)),
+        'ReferenceRules.refwatch.dev',
+      ].sort();
       const watches = await primedWatches(server.url, expected);
       const summary = watches.map(
         (w) =>
