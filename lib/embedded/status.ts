@@ -105,6 +105,11 @@ export function conflict(gr: GroupResource, name: string, why: string): ApiError
   );
 }
 
+/** fieldManagerConflict is server-side apply's 409: message says it all, one cause per conflicting field. */
+export function fieldManagerConflict(message: string, causes: StatusCause[]): ApiError {
+  return new ApiError(failure(409, 'Conflict', message, { causes }));
+}
+
 export const STALE_OBJECT =
   'the object has been modified; please apply your changes to the latest version and try again';
 

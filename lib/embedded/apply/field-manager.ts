@@ -1,4 +1,4 @@
-import { ApiError } from '../status';
+import { fieldManagerConflict, type ApiError } from '../status';
 import { now } from '../strategy';
 import { FieldSet, fromFieldsV1, pathString, startsWith, toFieldsV1, type Path } from './fieldset';
 import { compare, fieldSetOf, merge, removePaths } from './structured';
@@ -290,20 +290,12 @@ export function applyConflict(conflicts: { owner: Owner; path: Path }[]): ApiErr
       .flatMap((name) => [`conflicts with ${name}:`, ...byManager.get(name)!.map((p) => `- ${p}`)]);
     message = `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
   }
-  return new ApiError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
+  return fieldManagerConflict(
     message,
-    reason: 'Conflict',
-    details: {
-      causes: conflicts.map(({ owner, path }) => ({
-        reason: 'FieldManagerConflict',
-        message: `conflict with ${managerName(owner)}`,
-        field: pathString(path),
-      })),
-    },
-    code: 409,
-  });
+    conflicts.map(({ owner, path }) => ({
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${managerName(owner)}`,
+      field: pathString(path),
+    })),
+  );
 }
