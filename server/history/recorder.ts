@@ -307,7 +307,12 @@ export class HistoryRecorder {
       t.reason = 'WhileDown';
       t.message = `${t.object} ${t.state === 'NotFound' ? 'was deleted' : `became ${t.state}`} while refwatch was down (last seen ${clock(this.#lastSeen ?? last.at)})${t.message ? `: ${t.message}` : ''}`;
     }
-    this.#last.set(key, { signature, at: t.at, state: t.state });
+    // In place: one object fewer per transition on the dispatch path.
+    if (last) {
+      last.signature = signature;
+      last.at = t.at;
+      last.state = t.state;
+    } else this.#last.set(key, { signature, at: t.at, state: t.state });
     if (this.#opts.writable?.() === false) return;
     this.#enqueue(t);
   }
