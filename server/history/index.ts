@@ -34,6 +34,8 @@ export interface StartHistoryOptions {
   registry: Registry;
   logger: Logger;
   env?: Record<string, string | undefined>;
+  /** The writer election's timings (ms) and this replica's identity; client-go's defaults otherwise. */
+  leaderElection?: { leaseDuration?: number; renewDeadline?: number; retryPeriod?: number; identity?: string };
 }
 
 /**
@@ -80,27 +82,33 @@ export async function startHistory(opts: StartHistoryOptions): Promise<History |
   if (config.mode === 'off') return undefined;
   const cluster = clusterIdentity(opts.embedded, opts.server);
   const target = historyTarget(config, cluster, opts.env);
+  const elects = config.mode === 'postgres' && !opts.embedded;
   let elector: LeaderElector | undefined;
-  if (config.mode === 'postgres' && !opts.embedded) {
-    const namespace = opts.client.describe().namespace ?? 'default';
-    elector = new LeaderElector({
-      lock: new LeaseLock(opts.client, namespace, 'refwatch-history', { logger: opts.logger }),
-      identity: `${hostname()}-${randomBytes(3).toString('hex')}`,
-      callbacks: {
-        onStartedLeading: () => opts.logger.info('history: this replica writes the history'),
-        onStoppedLeading: () => {},
-      },
-      onError: (e) => opts.logger.debug(`history: leader election: ${e instanceof Error ? e.message : String(e)}`),
-    });
-  }
   const recorder = new HistoryRecorder({
     changelog: opts.changelog,
     open: () => HistoryStore.open(target, { cluster, log: (l) => opts.logger.warn(l) }),
     retentionMs: config.retentionMs,
     maxBytes: config.maxBytes,
-    ...(elector ? { writable: () => elector.isLeader() } : {}),
+    ...(elects ? { writable: () => elector?.isLeader() === true } : {}),
     log: (l) => opts.logger.warn(l),
   });
+  if (elects) {
+    const namespace = opts.client.describe().namespace ?? 'default';
+    const { identity, ...timings } = opts.leaderElection ?? {};
+    elector = new LeaderElector({
+      lock: new LeaseLock(opts.client, namespace, 'refwatch-history', { logger: opts.logger }),
+      identity: identity ?? `${hostname()}-${randomBytes(3).toString('hex')}`,
+      ...timings,
+      callbacks: {
+        onStartedLeading: () => {
+          opts.logger.info('history: this replica writes the history');
+          void recorder.lead();
+        },
+        onStoppedLeading: () => {},
+      },
+      onError: (e) => opts.logger.debug(`history: leader election: ${e instanceof Error ? e.message : String(e)}`),
+    });
+  }
   await recorder.start();
   elector?.start();
   const unregister = registerHistoryMetrics(opts.registry, recorder);

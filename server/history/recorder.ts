@@ -167,6 +167,28 @@ export class HistoryRecorder {
   }
 
   /**
+   * lead is called when this replica becomes the writer: the store's last
+   * states are read again, since the previous writer wrote them, and what
+   * the change log holds now and differs from them is written, so a change
+   * seen while following is not lost.
+   */
+  async lead(): Promise<void> {
+    const store = this.#store;
+    if (!store || this.#state !== 'up' || this.#stopped) return;
+    try {
+      const states = await store.lastStates();
+      this.#last.clear();
+      this.#restored.clear();
+      for (const [key, t] of states) this.#last.set(key, { signature: signatureOf(t), at: t.at, state: t.state });
+    } catch (e) {
+      return this.#fail(e);
+    }
+    for (const e of ['referrer', 'referent', 'reference', 'controller'] as const)
+      for (const v of this.#opts.changelog.snapshot({ entities: [e] }).entities[e])
+        this.#observe(e, v.id, undefined, v);
+  }
+
+  /**
    * warning records an admission warning about an object: the hook the
    * admission handler calls. Warnings are not deduplicated: each is an event.
    */
@@ -285,7 +307,12 @@ export class HistoryRecorder {
       t.reason = 'WhileDown';
       t.message = `${t.object} ${t.state === 'NotFound' ? 'was deleted' : `became ${t.state}`} while refwatch was down (last seen ${clock(this.#lastSeen ?? last.at)})${t.message ? `: ${t.message}` : ''}`;
     }
-    this.#last.set(key, { signature, at: t.at, state: t.state });
+    // In place: one object fewer per transition on the dispatch path.
+    if (last) {
+      last.signature = signature;
+      last.at = t.at;
+      last.state = t.state;
+    } else this.#last.set(key, { signature, at: t.at, state: t.state });
     if (this.#opts.writable?.() === false) return;
     this.#enqueue(t);
   }
@@ -360,8 +387,11 @@ export class HistoryRecorder {
       this.#where = store.where;
       const [states, lastSeen] = await Promise.all([store.lastStates(), store.lastSeen()]);
       const now = this.#now();
-      await store.touch(now, this.#store === undefined && this.#lastSeen === undefined);
-      this.#lastTouch = now;
+      // A follower writes nothing, its liveness included; the writer's first batch says it is alive.
+      if (this.#opts.writable?.() !== false) {
+        await store.touch(now, this.#store === undefined && this.#lastSeen === undefined);
+        this.#lastTouch = now;
+      } else this.#lastTouch = 0;
       if (this.#last.size === 0) {
         // The first open of this process: what the history knew when refwatch stopped.
         this.#lastSeen = lastSeen;

@@ -2,9 +2,7 @@ import 'server-only';
 import { mkdirSync, renameSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Insertable } from 'kysely';
-import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Compilable, type Insertable } from 'kysely';
 import pg from 'pg';
 import { RefwatchError } from '../../lib/model';
 import {
@@ -17,6 +15,7 @@ import {
   type HistoryTables,
   type TransitionType,
 } from './schema';
+import { SqliteWriter } from './sqlite-writer';
 
 /** Where the history lives: a SQLite file, or a PostgreSQL database shared by replicas and clusters. */
 export type HistoryTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
@@ -86,6 +85,14 @@ export class HistoryStore {
   readonly #db: Kysely<HistoryTables>;
   readonly #sqlite: Database.Database | undefined;
   readonly #objectIds = new Map<string, number>();
+  /** Keys and namespaces of object ids, for decoding reads: an object's key never changes. */
+  readonly #objectKeys = new Map<number, { key: string; namespace: string }>();
+  /** SQLite's prepared read statements, by their SQL. */
+  readonly #statements = new Map<string, Database.Statement>();
+  /** SQLite: the thread that writes; this connection migrates, reads and prunes. */
+  #writer: SqliteWriter | undefined;
+  /** PostgreSQL: the pool under Kysely, for reads whose rows come back as arrays. */
+  #pool: pg.Pool | undefined;
   #closed = false;
 
   private constructor(
@@ -107,9 +114,19 @@ export class HistoryStore {
     if (target.dialect === 'sqlite') {
       const [db, sqlite] = sqliteDb(target.path, opts.log ?? console.warn);
       store = new HistoryStore(db, 'sqlite', opts.cluster, target.path, sqlite);
-    } else store = new HistoryStore(postgresDb(target.url), 'postgres', opts.cluster, redactUrl(target.url));
+    } else {
+      const pool = postgresPool(target.url);
+      store = new HistoryStore(
+        new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) }),
+        'postgres',
+        opts.cluster,
+        redactUrl(target.url),
+      );
+      store.#pool = pool;
+    }
     try {
       await store.#migrate();
+      if (target.dialect === 'sqlite') store.#writer = new SqliteWriter(target.path);
     } catch (e) {
       await store.close();
       throw e;
@@ -143,9 +160,10 @@ export class HistoryStore {
       );
   }
 
-  /** write stores transitions in one database transaction. */
+  /** write stores transitions in one database transaction (SQLite: on the writer thread). */
   async write(rows: readonly Transition[]): Promise<void> {
     if (rows.length === 0) return;
+    if (this.#writer) return this.#writer.write(this.cluster, rows);
     // By hand rather than db.transaction(): SQLite rolls back by itself on some errors (SQLITE_FULL at commit),
     // the rollback that follows then fails, and the first error is the one to report.
     await this.#db.connection().execute(async (conn) => {
@@ -202,7 +220,21 @@ export class HistoryStore {
 
   /** timeline reads transitions oldest first, a page at a time. */
   async timeline(q: TimelineQuery): Promise<TimelinePage> {
-    let query = this.#transitions().where('o.cluster', '=', this.cluster);
+    let query = this.#db
+      .selectFrom('transitions')
+      .select([
+        'id',
+        'at',
+        'type',
+        'state',
+        'reason',
+        'message',
+        'resource_version',
+        'manager',
+        'controller',
+        'object_id',
+        'related_id',
+      ]);
     if (q.object !== undefined) {
       const self = await this.#db
         .selectFrom('objects')
@@ -221,21 +253,59 @@ export class HistoryStore {
         .where('type', '=', 'reference')
         .execute();
       const ids = [self.id, ...named.flatMap((n) => (n.related_id === null ? [] : [n.related_id]))];
-      query = query.where('t.object_id', 'in', ids);
-    }
-    if (q.namespace !== undefined) query = query.where('o.namespace', '=', q.namespace);
-    if (q.since !== undefined) query = query.where('t.at', '>=', q.since);
-    if (q.until !== undefined) query = query.where('t.at', '<=', q.until);
-    if (q.cursor !== undefined) query = query.where('t.id', '>', q.cursor);
-    // One JSON array from the database rather than a row object per transition: building 10,000 row
-    // objects across the driver costs several times what the query itself does.
-    const page = query.orderBy('t.id').limit(q.limit + 1);
-    const json = this.dialect === 'sqlite' ? sqliteJsonArrayFrom(page) : postgresJsonArrayFrom(page);
-    const answer = await this.#db.selectNoFrom(json.as('rows')).executeTakeFirstOrThrow();
-    const rows: TransitionRow[] = typeof answer.rows === 'string' ? JSON.parse(answer.rows) : answer.rows;
+      query = query.where('object_id', 'in', ids);
+    } else query = query.where('object_id', 'in', this.#clusterObjects());
+    if (q.namespace !== undefined)
+      query = query.where('object_id', 'in', this.#clusterObjects().where('namespace', '=', q.namespace));
+    if (q.since !== undefined) query = query.where('at', '>=', q.since);
+    if (q.until !== undefined) query = query.where('at', '<=', q.until);
+    if (q.cursor !== undefined) query = query.where('id', '>', q.cursor);
+    // Rows as arrays, without joining the objects' keys in: a 10,000-row timeline names a handful of objects,
+    // and a row object and a key string per row cost more than the query itself.
+    const rows = await this.#rows<TransitionColumns>(query.orderBy('id').limit(q.limit + 1));
     const more = rows.length > q.limit;
-    const transitions = rows.slice(0, q.limit).map(storedTransition);
+    if (more) rows.length = q.limit;
+    const keys = await this.#keysOf(rows);
+    const transitions = rows.map((r) => storedTransition(r, keys));
     return more ? { transitions, next: transitions.at(-1)!.id } : { transitions };
+  }
+
+  /** #rows runs a read and returns its rows as arrays of the selected columns, in order. */
+  async #rows<R extends unknown[]>(query: Compilable): Promise<R[]> {
+    const { sql: text, parameters } = query.compile();
+    if (this.#pool) {
+      const r = await this.#pool.query<R>({ text, values: [...parameters], rowMode: 'array' });
+      return r.rows;
+    }
+    if (!this.#sqlite) throw new Error('history store has no connection');
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      // The SQL varies with the number of ids a timeline names; keep the cache small.
+      if (this.#statements.size >= 64) this.#statements.clear();
+      statement = this.#sqlite.prepare(text).raw(true);
+      this.#statements.set(text, statement);
+    }
+    return statement.all(...parameters) as R[];
+  }
+
+  /** #keysOf finds the key and namespace of every object the rows name, from a cache or the objects table. */
+  async #keysOf(rows: readonly TransitionColumns[]): Promise<Map<number, { key: string; namespace: string }>> {
+    const missing = new Set<number>();
+    for (const r of rows) {
+      const object = Number(r[9]);
+      if (!this.#objectKeys.has(object)) missing.add(object);
+      if (r[10] !== null && !this.#objectKeys.has(Number(r[10]))) missing.add(Number(r[10]));
+    }
+    const ids = [...missing];
+    for (let i = 0; i < ids.length; i += 500) {
+      const found = await this.#db
+        .selectFrom('objects')
+        .select(['id', 'key', 'namespace'])
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute();
+      for (const o of found) this.#objectKeys.set(Number(o.id), { key: o.key, namespace: o.namespace });
+    }
+    return this.#objectKeys;
   }
 
   /**
@@ -258,7 +328,7 @@ export class HistoryStore {
     const rows = await this.#transitions().where('t.id', 'in', latest).execute();
     const out = new Map<string, StoredTransition>();
     for (const r of rows) {
-      const t = storedTransition(r);
+      const t = storedRow(r);
       const key = stateKey(t);
       // A referrer's rows differ by the referent that held it up; its latest is the newest of them.
       if ((out.get(key)?.id ?? -1) < t.id) out.set(key, t);
@@ -300,6 +370,7 @@ export class HistoryStore {
 
   /** touch records that the writer is alive at `now`; `started` marks a new session. */
   async touch(now: number, started = false): Promise<void> {
+    if (this.#writer) return this.#writer.touch(this.cluster, now, started);
     await this.#db
       .insertInto('sessions')
       .values({ cluster: this.cluster, started_at: now, seen_at: now })
@@ -375,9 +446,16 @@ export class HistoryStore {
     await sql`select 1`.execute(this.#db);
   }
 
+  /** writerRunning says whether the SQLite writer thread is alive: true until close. */
+  get writerRunning(): boolean {
+    return this.#writer?.running ?? false;
+  }
+
+  /** close lets the writer thread finish what it was sent, then closes every connection. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#writer?.close();
     await this.#db.destroy().catch(() => {});
   }
 }
@@ -413,7 +491,44 @@ interface TransitionRow {
   controller: string | null;
 }
 
-function storedTransition(r: TransitionRow): StoredTransition {
+/** A timeline row: id, at, type, state, reason, message, resource_version, manager, controller, object_id, related_id. */
+type TransitionColumns = [
+  number,
+  number,
+  TransitionType,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number | null,
+];
+
+function storedTransition(
+  r: TransitionColumns,
+  keys: ReadonlyMap<number, { key: string; namespace: string }>,
+): StoredTransition {
+  const object = keys.get(Number(r[9]))!;
+  const t: StoredTransition = {
+    id: Number(r[0]),
+    at: Number(r[1]),
+    type: r[2],
+    object: object.key,
+    namespace: object.namespace,
+    state: r[3],
+  };
+  if (r[4] !== null) t.reason = r[4];
+  if (r[5] !== null) t.message = r[5];
+  if (r[10] !== null) t.related = keys.get(Number(r[10]))!.key;
+  if (r[6] !== null) t.resourceVersion = r[6];
+  if (r[7] !== null) t.manager = r[7];
+  if (r[8] !== null) t.controller = r[8];
+  return t;
+}
+
+function storedRow(r: TransitionRow): StoredTransition {
   const t: StoredTransition = {
     id: Number(r.id),
     at: Number(r.at),
@@ -484,7 +599,7 @@ function openChecked(path: string): Database.Database {
   }
 }
 
-function postgresDb(url: string): Kysely<HistoryTables> {
+function postgresPool(url: string): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: 4,
@@ -495,7 +610,7 @@ function postgresDb(url: string): Kysely<HistoryTables> {
   // A client whose server went away emits 'error', idle or not; the query in flight, or the next one, reports it.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  return new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) });
+  return pool;
 }
 
 /** redactUrl drops the password from a connection URL, for messages. */
