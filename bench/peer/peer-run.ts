@@ -74,6 +74,8 @@ export interface RunFigures {
   peakRssBytes: number;
   /** Its resident memory once ready, before the first object was created, bytes: what the runtime and libraries cost. */
   readyRssBytes: number;
+  /** Its file-backed resident memory (RssFile) once ready and at the end of the run, bytes: the node binary's touched pages. */
+  rssFileBytes: { ready: number; end: number };
   /** Requests kube-apiserver served on Apps, Databases, Caches and Secrets, less the generator's. */
   requests: { total: number; perApp: number; byKey: Record<string, number> };
   /** Watches the controller held open on those resources once every object existed, in all and by resource. */
@@ -172,6 +174,7 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
         peakRssBytes: end.peakRssBytes,
         readyRssBytes: start.rssBytes,
+        rssFileBytes: { ready: start.rssFileBytes, end: end.rssFileBytes },
         // The generator's own App watch is open too.
         openWatches: (created?.openWatches ?? NaN) - before.openWatches - 1,
         openWatchesByResource: watchesOpened(before, created),

@@ -14,11 +14,13 @@ export interface ProcessSample {
   cpuSeconds: number;
   rssBytes: number;
   peakRssBytes: number;
+  /** RssFile now: pages of the node binary and its libraries the process touched (code, ICU data), bytes. */
+  rssFileBytes: number;
 }
 
 /**
  * sampleProcess reads /proc/<pid>/stat (utime + stime, every thread) and
- * /proc/<pid>/status (VmRSS; VmHWM, the peak the kernel keeps). Undefined
+ * /proc/<pid>/status (VmRSS; VmHWM, the peak the kernel keeps; RssFile). Undefined
  * once the process is gone.
  */
 export function sampleProcess(pid: number): ProcessSample | undefined {
@@ -34,5 +36,5 @@ export function sampleProcess(pid: number): ProcessSample | undefined {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { cpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+  return { cpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), rssFileBytes: kb('RssFile') };
 }

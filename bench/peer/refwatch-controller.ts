@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { conditionReadiness, Manager, type ControllerOptions } from '../../lib/engine';
 import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube';
-import type { KubeObject } from '../../lib/model';
+import { formatTime, type KubeObject } from '../../lib/model';
 import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
 
 /*
@@ -32,7 +32,7 @@ function appController(client: KubeClient, namespace: string, workers: number): 
       const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
       if (resolutions.length < 3 || resolutions.some((r) => r.state !== 'Ready')) return;
       if (resolvedAtOf(app)) return;
-      const resolvedAt = new Date().toISOString();
+      const resolvedAt = formatTime(Date.now());
       try {
         // The resourceVersion makes a stale cached App fail with 409 instead of writing twice.
         await client.request('PATCH', `${APP_PATH}/${namespace}/apps/${app.metadata.name}/status`, {

@@ -1,3 +1,4 @@
+import { formatTime } from '../model';
 import type { Resolution } from './resolution';
 
 /** StatusCondition is a Kubernetes status condition (metav1.Condition), as a controller writes it. */
@@ -36,7 +37,7 @@ export function setCondition(
   const lastTransitionTime =
     prev && prev.status === next.status && prev.lastTransitionTime
       ? prev.lastTransitionTime
-      : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+      : formatTime(now.getTime(), 0);
   const merged: StatusCondition = { ...next, lastTransitionTime };
   return prev ? list.map((c) => (c === prev ? merged : c)) : [...list, merged];
 }

@@ -1,5 +1,6 @@
 import type { LeaderElectionRecord, LockRead, ResourceLock } from '../engine/resource-lock';
 import { defaultLogger, type Logger } from '../log';
+import { formatTime } from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
 import { KubeRequestError, isAbortError } from './errors';
 
@@ -55,7 +56,7 @@ interface Lease {
 
 /** formatMicroTime renders epoch milliseconds as metav1.MicroTime does: RFC 3339 with six fractional digits. */
 export function formatMicroTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  return formatTime(ms, 6);
 }
 
 /** parseMicroTime reads a MicroTime (or a Time) as epoch milliseconds; 0 when absent or unreadable. */

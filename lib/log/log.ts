@@ -1,4 +1,4 @@
-import { RefwatchError } from '../model';
+import { formatTime, RefwatchError } from '../model';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** Fields of a log line: flat values, so that a JSON line stays greppable and a text line readable. */
@@ -46,7 +46,7 @@ export function parseLogLevel(
 
 /** formatJsonLine renders one line as JSON: time, level and msg first, then the fields. */
 export function formatJsonLine(at: number, level: LogLevel, msg: string, fields: LogFields = {}): string {
-  return JSON.stringify({ time: new Date(at).toISOString(), level, msg, ...definedOnly(fields) });
+  return JSON.stringify({ time: formatTime(at), level, msg, ...definedOnly(fields) });
 }
 
 /** formatTextLine renders one line for a terminal: `time LEVEL msg key=value ...`, quoting values with spaces. */
@@ -54,7 +54,7 @@ export function formatTextLine(at: number, level: LogLevel, msg: string, fields:
   const kv = Object.entries(definedOnly(fields)).map(
     ([k, v]) => `${k}=${typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : String(v)}`,
   );
-  return [new Date(at).toISOString(), level.toUpperCase().padEnd(5), msg, ...kv].join(' ');
+  return [formatTime(at), level.toUpperCase().padEnd(5), msg, ...kv].join(' ');
 }
 
 /**

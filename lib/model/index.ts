@@ -8,3 +8,4 @@ export { follow } from './abort';
 export * from './managed-fields';
 export * from './selector';
 export { tokenMatches } from './token';
+export { formatTime } from './time';
