@@ -324,7 +324,7 @@ export function buildModelWithHidden(
  */
 export function moreNodeStatus(selector: string, states: readonly NodeState[]): { state: NodeState; reason: string } {
   const unresolved = states.filter((s) => s !== 'resolved').length;
-  const which = unresolved > 0 ? `, ${unresolved} of them not Ready,` : '';
+  const which = unresolved > 0 ? ` (${unresolved} of them not Ready)` : '';
   return {
     state: worstState(states),
     reason: `${states.length} more matches of ${selector || 'the empty selector'}${which}: the details list them`,
