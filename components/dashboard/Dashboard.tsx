@@ -29,6 +29,7 @@ import { NodeTable } from './NodeTable';
 import { TimePicker } from './TimePicker';
 import { Toolbar } from './Toolbar';
 import { useGraphModel } from './useGraphModel';
+import { AT_PARAM, formatPastMoment, parsePastMoment } from './pastMoment';
 import { parseViewState, serializeViewState, type PanelTab, type ViewState } from './viewState';
 import styles from './Dashboard.module.css';
 
@@ -70,7 +71,10 @@ export function Dashboard() {
   const large = isLarge(registrySize);
   const { data: liveSnapshot, error, isPending, refetch } = useSnapshot();
   // A past moment, read from the history: the graph, table and panels show it read-only until "Back to live".
-  const [pastAt, setPastAt] = useState<number | null>(null);
+  // It lives in the URL (?at=), so a link or a reload shows the same moment; a bad value leaves the view live.
+  const rawAt = params.get(AT_PARAM);
+  const pastMoment = useMemo(() => parsePastMoment(rawAt, Date.now()), [rawAt]);
+  const pastAt = pastMoment.at;
   const pastNamespace = mode?.mode === 'scoped' ? view.ns : '';
   const past = useQuery({
     queryKey: ['history-state', pastAt, pastNamespace],
@@ -315,8 +319,8 @@ export function Dashboard() {
           <TimePicker
             at={pastAt}
             loading={pastAt !== null && past.isPending}
-            error={past.error?.message}
-            onChange={setPastAt}
+            error={pastMoment.error ?? past.error?.message}
+            onChange={(at) => setView({ at: at === null ? '' : formatPastMoment(at) }, 'push')}
           />
 
           <main className={styles.workspace}>

@@ -6,10 +6,11 @@ export const PANEL_TABS: readonly PanelTab[] = ['stuck', 'controllers', 'events'
 
 /**
  * ViewState is everything a shared link restores:
- * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…&layout=…`.
+ * `?select=KEY&ns=…&kind=…&state=…&q=…&object=KEY&stuck=1&view=overview|graph|scope&group=…&tab=…&layout=…&at=…`.
  * Empty means unset. On a large registry (or with view=scope) ns, kind, q,
  * object and stuck are the scope the server is asked for; on a small one
- * they filter in the browser.
+ * they filter in the browser. `at` is the past moment shown, as written in
+ * the URL (pastMoment.ts reads it); empty is live.
  */
 export interface ViewState {
   select: string;
@@ -23,6 +24,7 @@ export interface ViewState {
   tab: PanelTab;
   view: '' | 'overview' | 'graph' | 'scope';
   layout: LayoutName;
+  at: string;
 }
 
 export const DEFAULT_VIEW: ViewState = {
@@ -37,6 +39,7 @@ export const DEFAULT_VIEW: ViewState = {
   tab: 'stuck',
   view: '',
   layout: 'layered',
+  at: '',
 };
 
 const MAX_PARAM = 512;
@@ -63,6 +66,7 @@ export function parseViewState(params: URLSearchParams | { get(name: string): st
     group: (GROUP_BY as readonly string[]).includes(group) ? (group as GroupBy) : DEFAULT_VIEW.group,
     tab: (PANEL_TABS as readonly string[]).includes(tab) ? (tab as PanelTab) : DEFAULT_VIEW.tab,
     layout: (LAYOUT_NAMES as readonly string[]).includes(layout) ? (layout as LayoutName) : DEFAULT_VIEW.layout,
+    at: text('at').trim(),
   };
 }
 
@@ -81,6 +85,7 @@ export function serializeViewState(v: ViewState): string {
     'tab',
     'view',
     'layout',
+    'at',
   ] as const) {
     const value = v[name];
     if (value !== '' && value !== DEFAULT_VIEW[name]) out.set(name, value);

@@ -74,6 +74,8 @@ export const GraphView = memo(function GraphView({
   const layeredDrawn = useRef(0);
   // Nodes added since the last layered run: they take the place the next run gives them.
   const unplacedRef = useRef(new Set<string>());
+  // The inputs of the stylesheet on screen (styleKeyText), so an unchanged one is not applied again.
+  const styledRef = useRef('');
   const [ready, setReady] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
 
@@ -90,13 +92,13 @@ export const GraphView = memo(function GraphView({
         cytoscape.use(fcose);
         fcoseRegistered = true;
       }
+      const styleKey = currentStyleKey();
+      styledRef.current = styleKeyText(styleKey);
       const cy = cytoscape({
         container: containerRef.current,
         elements: [],
         // Styled from the start: layouts measure nodes with the stylesheet's sizes.
-        style: graphStylesheet(themeRef.current, {
-          layered: layoutNameRef.current === 'layered',
-        }) as unknown as StylesheetJson,
+        style: styleFor(styleKey) as unknown as StylesheetJson,
         minZoom: 0.08,
         maxZoom: 3,
         boxSelectionEnabled: false,
@@ -329,13 +331,19 @@ export const GraphView = memo(function GraphView({
     measureAppliedBatch();
   }, [model, ready]);
 
+  function currentStyleKey(): StyleKey {
+    return { theme: themeRef.current, dense: denseRef.current, layered: layoutNameRef.current === 'layered' };
+  }
+
+  /**
+   * restyle replaces the stylesheet when its inputs changed. Replacing it restyles every element, seconds on a
+   * scope of thousands of nodes, so the same sheet is never applied twice (the theme effect runs on mount too).
+   */
   function restyle(cy: Core) {
-    cy.style(
-      graphStylesheet(themeRef.current, {
-        dense: denseRef.current,
-        layered: layoutNameRef.current === 'layered',
-      }) as unknown as Parameters<Core['style']>[0],
-    );
+    const key = currentStyleKey();
+    if (styleKeyText(key) === styledRef.current) return;
+    styledRef.current = styleKeyText(key);
+    cy.style(styleFor(key) as unknown as Parameters<Core['style']>[0]);
   }
 
   useEffect(() => {
@@ -416,6 +424,14 @@ export const GraphView = memo(function GraphView({
     </div>
   );
 });
+
+interface StyleKey {
+  theme: Theme;
+  dense: boolean;
+  layered: boolean;
+}
+const styleKeyText = (k: StyleKey) => `${k.theme}|${k.dense}|${k.layered}`;
+const styleFor = (k: StyleKey) => graphStylesheet(k.theme, { dense: k.dense, layered: k.layered });
 
 /** isDense: thousands of nodes and no groups; see LAYER_ABOVE. */
 function isDense(model: GraphModel): boolean {

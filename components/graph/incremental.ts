@@ -1,9 +1,10 @@
 import type { Snapshot } from '@/lib/changelog/wire';
 import {
-  buildModel,
+  buildModelWithHidden,
   controllerNode,
   isOverdue,
   mergeContribution,
+  moreNodeStatus,
   objectNode,
   objectNodeId,
   referentContribution,
@@ -12,6 +13,7 @@ import {
   stuckThresholdOf,
   type GraphModel,
   type GraphNode,
+  type HiddenMatches,
   type ModelOptions,
 } from './model';
 
@@ -19,8 +21,9 @@ import {
  * ModelState is a built model together with what it was built from, and
  * the positions that let a status-only change patch it: where each object
  * key's referrer and referent entities sit in the snapshot, and where each
- * node sits in the model. Positions depend only on the structure, so they
- * stay valid for as long as the structure does.
+ * node sits in the model, and which "+k more" nodes hide each object key.
+ * Positions depend only on the structure, so they stay valid for as long as
+ * the structure does.
  */
 export interface ModelState {
   model: GraphModel;
@@ -30,6 +33,10 @@ export interface ModelState {
   referrersByKey: ReadonlyMap<string, readonly number[]>;
   referentByKey: ReadonlyMap<string, number>;
   nodeAt: ReadonlyMap<string, number>;
+  /** "+k more" node id → the matches it hides. */
+  hidden: ReadonlyMap<string, HiddenMatches>;
+  /** object key → the "+k more" nodes hiding it. */
+  hiddenIn: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -48,7 +55,14 @@ export type ModelChange =
 /** buildModelState is the full path: build the model from scratch and index it. */
 export function buildModelState(snapshot: Snapshot, opts: ModelOptions): ModelState {
   const stuckAfterMs = opts.stuckAfterMs ?? stuckThresholdOf(snapshot);
-  const model = buildModel(snapshot, { now: opts.now, stuckAfterMs });
+  const { model, hidden } = buildModelWithHidden(snapshot, { now: opts.now, stuckAfterMs });
+  const hiddenIn = new Map<string, string[]>();
+  for (const [id, { keys }] of hidden)
+    for (const key of keys) {
+      const list = hiddenIn.get(key);
+      if (list) list.push(id);
+      else hiddenIn.set(key, [id]);
+    }
   const referrersByKey = new Map<string, number[]>();
   snapshot.referrers.forEach((r, i) => {
     const list = referrersByKey.get(r.key);
@@ -60,7 +74,7 @@ export function buildModelState(snapshot: Snapshot, opts: ModelOptions): ModelSt
   snapshot.referents.forEach((r, i) => referentByKey.set(r.key, i));
   const nodeAt = new Map<string, number>();
   model.nodes.forEach((n, i) => nodeAt.set(n.id, i));
-  return { model, snapshot, now: opts.now, stuckAfterMs, referrersByKey, referentByKey, nodeAt };
+  return { model, snapshot, now: opts.now, stuckAfterMs, referrersByKey, referentByKey, nodeAt, hidden, hiddenIn };
 }
 
 /**
@@ -155,11 +169,26 @@ function patchModel(
 ): GraphModel {
   const nodes = prev.model.nodes.slice();
   const stuckByKey = change.keys.size > 0 ? stuckReasons(snapshot) : new Map<string, string>();
+  const summaries = new Set<string>();
   for (const key of change.keys) {
+    for (const id of prev.hiddenIn.get(key) ?? []) summaries.add(id);
     const at = prev.nodeAt.get(objectNodeId(key));
-    if (at === undefined) continue; // a stuck entry for an object the graph does not show
+    if (at === undefined) continue; // a stuck entry for an object the graph does not show, or a hidden match
     const node = recomputeObject(nodes[at]!, snapshot, prev, stuckByKey, now, stuckAfterMs);
     if (node) nodes[at] = node;
+  }
+  // A "+k more" node shows the worst state of the matches it hides, which are not drawn themselves.
+  for (const id of summaries) {
+    const at = prev.nodeAt.get(id);
+    const matches = prev.hidden.get(id);
+    if (at === undefined || !matches) continue;
+    const states = matches.keys.map((key) => {
+      const placeholder = objectNode(key, '', '', [], { state: 'waiting', reason: undefined, since: undefined });
+      return (recomputeObject(placeholder, snapshot, prev, stuckByKey, now, stuckAfterMs) ?? placeholder).state;
+    });
+    const status = moreNodeStatus(matches.selector, states);
+    const old = nodes[at]!;
+    if (old.state !== status.state || old.reason !== status.reason) nodes[at] = { ...old, ...status };
   }
   for (const i of change.controllers) {
     const node = controllerNode(snapshot.controllers[i]!);

@@ -228,6 +228,23 @@ export function stuckReasons(snapshot: Pick<Snapshot, 'stuck'>): Map<string, str
  * controller of its kind.
  */
 export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
+  return buildModelWithHidden(snapshot, opts).model;
+}
+
+/**
+ * HiddenMatches is what a "+k more" node stands for: its selector and the
+ * keys of the matched objects it hides, whose worst state it shows.
+ */
+export interface HiddenMatches {
+  selector: string;
+  keys: readonly string[];
+}
+
+/** buildModelWithHidden is buildModel plus, per "+k more" node id, the matches it hides (what incremental.ts patches it from). */
+export function buildModelWithHidden(
+  snapshot: Snapshot,
+  opts: ModelOptions,
+): { model: GraphModel; hidden: Map<string, HiddenMatches> } {
   const stuckAfter = opts.stuckAfterMs ?? stuckThresholdOf(snapshot);
   const nodes = new Map<string, GraphNode>();
   const stuckByKey = stuckReasons(snapshot);
@@ -290,7 +307,7 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
       edges.set(id, edge);
     }
   }
-  capSelectorEdges(nodes, edges, snapshot.referrers ?? []);
+  const hidden = capSelectorEdges(nodes, edges, snapshot.referrers ?? []);
   for (const n of nodes.values()) {
     if (n.type !== 'object' || !n.roles.includes('referent')) continue;
     const ctl = controllerNodeId(n.kind);
@@ -298,7 +315,20 @@ export function buildModel(snapshot: Snapshot, opts: ModelOptions): GraphModel {
     const id = `watch:${n.id}`;
     edges.set(id, { id, source: n.id, target: ctl, type: 'watch', label: '', count: 1 });
   }
-  return { nodes: [...nodes.values()], edges: [...edges.values()] };
+  return { model: { nodes: [...nodes.values()], edges: [...edges.values()] }, hidden };
+}
+
+/**
+ * moreNodeStatus is a "+k more" node's state and reason: the worst state of
+ * the matches it hides, so a NotReady Pod past the cap still shows.
+ */
+export function moreNodeStatus(selector: string, states: readonly NodeState[]): { state: NodeState; reason: string } {
+  const unresolved = states.filter((s) => s !== 'resolved').length;
+  const which = unresolved > 0 ? ` (${unresolved} of them not Ready)` : '';
+  return {
+    state: worstState(states),
+    reason: `${states.length} more matches of ${selector || 'the empty selector'}${which}: the details list them`,
+  };
 }
 
 /**
@@ -311,7 +341,8 @@ function capSelectorEdges(
   nodes: Map<string, GraphNode>,
   edges: Map<string, GraphEdge>,
   referrers: readonly ReferrerEntity[],
-): void {
+): Map<string, HiddenMatches> {
+  const hiddenBy = new Map<string, HiddenMatches>();
   const bySelector = new Map<string, GraphEdge[]>();
   for (const e of edges.values()) {
     if (e.selector === undefined) continue;
@@ -328,6 +359,8 @@ function capSelectorEdges(
     const first = hidden[0]!;
     const target = nodes.get(first.target);
     const referrer = keyOfNodeId(first.source);
+    const selector = first.selector ?? '';
+    hiddenBy.set(id, { selector, keys: hidden.map((e) => keyOfNodeId(e.target)) });
     nodes.set(id, {
       id,
       type: 'object',
@@ -335,10 +368,11 @@ function capSelectorEdges(
       label: `+${hidden.length} more`,
       kind: target?.kind ?? '',
       namespace: namespaceOfKey(referrer),
-      // Not the hidden objects' worst state: a status change patches drawn nodes only (incremental.ts).
-      state: 'resolved',
+      ...moreNodeStatus(
+        selector,
+        hidden.map((e) => nodes.get(e.target)?.state ?? PLACEHOLDER_REFERENT.state),
+      ),
       roles: ['referent'],
-      reason: `${hidden.length} more matches of ${first.selector || 'the empty selector'}: the details list them`,
       size: hidden.length,
     });
     edges.set(`ref:${first.source}>${id}`, {
@@ -383,6 +417,7 @@ function capSelectorEdges(
       });
     }
   }
+  return hiddenBy;
 }
 
 /** hasOwnRole says whether a node is also a referrer: it stays on the graph for its own references. */

@@ -166,6 +166,8 @@ type StyleBlock = { selector: string; style: Record<string, string | number | nu
 /**
  * graphStylesheet builds the cytoscape stylesheet for one theme; cytoscape cannot read CSS variables.
  * `dense` (thousands of nodes on screen) draws edges as straight lines without arrows, which costs a fraction to draw.
+ * Each property a rule sets costs cytoscape work per element when styles are first applied (its style and bounds
+ * triggers), so rules set each property once and leave out what is not drawn.
  * `layered` draws straight edges, all pointing right, and names an edge's field path only when its node is selected:
  * between two columns the labels of many edges would lie on top of each other.
  */
@@ -181,20 +183,19 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
         'text-wrap': 'wrap',
         'text-max-width': '160px',
         'text-valign': 'bottom',
-        'text-halign': 'center',
+        // Centred text and a 30 × 30 shape are cytoscape's defaults: not set, so not applied per node.
         'text-margin-y': 6,
         color: p.text,
         'text-outline-color': p.background,
         'text-outline-width': 2,
-        width: 30,
-        height: 30,
         shape: 'round-rectangle',
-        'background-color': p.groupFill,
-        'border-color': p.edge,
-        'border-width': 2,
+        // Fill and border come from the state rules below (and the group rule): setting them here too would
+        // apply each twice per node, and cytoscape pays per property applied, thousands of times on a big scope.
         'min-zoomed-font-size': 5,
-        'transition-property': 'background-color, border-color, opacity',
-        'transition-duration': 250,
+        // A state change fades; on a dense graph nothing animates (see ANIMATE_BELOW), so no transition is set.
+        ...(opts.dense
+          ? {}
+          : { 'transition-property': 'background-color, border-color, opacity', 'transition-duration': 250 }),
       },
     },
     { selector: 'node[type = "object"][?referent][!referrer]', style: { shape: 'ellipse' } },
@@ -261,11 +262,16 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
       selector: 'edge',
       style: {
         width: 1.5,
-        'curve-style': 'bezier',
+        'curve-style': opts.dense ? 'haystack' : opts.layered ? 'straight' : 'bezier',
         'line-color': p.edge,
-        'target-arrow-color': p.edge,
-        'target-arrow-shape': 'triangle',
-        'arrow-scale': 0.9,
+        // Haystack edges (dense) draw no arrows.
+        ...(opts.dense ? {} : { 'target-arrow-color': p.edge, 'target-arrow-shape': 'triangle', 'arrow-scale': 0.9 }),
+      },
+    },
+    {
+      // Layered, an edge's field path is named only when its node is selected (edge.neighbour, below).
+      selector: opts.layered ? 'edge.neighbour' : 'edge',
+      style: {
         label: 'data(label)',
         'font-size': 10,
         color: p.edgeLabel,
@@ -281,8 +287,9 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
         'line-style': 'dashed',
         'line-dash-pattern': [4, 4],
         width: 1,
-        'target-arrow-shape': 'none',
-        opacity: 0.7,
+        ...(opts.dense ? {} : { 'target-arrow-shape': 'none' }),
+        // Thousands of referents watched by a handful of controllers: their long lines stay faint behind the references.
+        opacity: opts.dense ? 0.15 : 0.7,
       },
     },
     // A selector's match: dotted, so it reads apart from a reference that names its referent.
@@ -306,19 +313,8 @@ export function graphStylesheet(theme: Theme, opts: { dense?: boolean; layered?:
     { selector: 'node.faded', style: { opacity: 0.25 } },
     { selector: 'edge.faded', style: { opacity: 0.12 } },
   );
-  if (opts.layered) {
-    blocks.push(
-      { selector: 'edge', style: { 'curve-style': 'straight', label: '' } },
-      { selector: 'edge.neighbour', style: { label: 'data(label)', 'z-index': 10 } },
-    );
-  }
   if (opts.dense) {
-    blocks.push({ selector: 'edge', style: { 'curve-style': 'haystack', 'haystack-radius': 0 } });
-    // Thousands of referents watched by a handful of controllers: their long lines stay faint behind the references.
-    blocks.push(
-      { selector: 'edge[type = "watch"]', style: { opacity: 0.15 } },
-      { selector: 'edge[type = "watch"].neighbour', style: { opacity: 1 } },
-    );
+    blocks.push({ selector: 'edge[type = "watch"].neighbour', style: { opacity: 1 } });
   }
   return blocks;
 }

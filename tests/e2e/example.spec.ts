@@ -20,6 +20,8 @@ test('opens on the example: resolved references, the stuck ones, and an App that
   page,
   request,
 }) => {
+  // Waits 20 s for Database orders, then loads the page twice: more than the default on a loaded machine.
+  test.setTimeout(180_000);
   await deleteAllRuns(request);
   // The example's namespace only, on a tall page: the object table renders the rows in view, and the cluster's
   // CustomResourceDefinitions (referrers through their conversion webhooks) would push Database orders out of it.
@@ -36,10 +38,12 @@ test('opens on the example: resolved references, the stuck ones, and an App that
   await expect(stuckEntry(page, NAMESPACE, 'analytics')).toContainText('KindUnknown');
   await expect(stuckEntry(page, NAMESPACE, 'checkout')).toContainText('ServiceAccount');
   await expect(stuckEntry(page, NAMESPACE, 'web-v2')).toContainText('did you mean app=web?');
-  // The README's picture, at the usual size: the example's namespace only, leaving out what earlier tests' demo runs left behind.
-  await page.setViewportSize({ width: 1440, height: 900 });
+  // The README's picture: the example's namespace only, leaving out what earlier tests' demo runs left behind, on a
+  // page tall enough that the Stuck panel shows every stuck entry with its fix (the certificate and secret scene too).
+  await page.setViewportSize({ width: 1440, height: 1600 });
   await openDashboard(page, `?ns=${NAMESPACE}`, 'light');
   await expect(stuckEntry(page, NAMESPACE, 'worker')).toHaveCount(1);
+  await expect(stuckEntry(page, NAMESPACE, 'payments-db')).toBeInViewport();
   await settle(page, 2000);
   await page.screenshot({ path: `${IMAGES}/example-graph.png` });
 });

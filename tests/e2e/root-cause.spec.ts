@@ -11,9 +11,11 @@ import { startServer } from './server';
 
 const NAMESPACE = 'root-cause-demo';
 const SHOTS = process.env.REFWATCH_SHOTS ?? SCREENS;
+// The details' chain is docs/rules.md's picture of a root cause.
+const IMAGES = 'docs/images';
 
 test('the stuck panel groups by root cause, and the details show the chain to it', async ({ page }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   mkdirSync(SHOTS, { recursive: true });
   const server = await startServer({
     REFWATCH_EXAMPLE: 'tests/fixtures/root-cause-example',
@@ -47,7 +49,7 @@ test('the stuck panel groups by root cause, and the details show the chain to it
     await expect(chain.locator('[data-root="true"]')).toHaveText('StorageClass fast-sd');
     await expect(chain).toContainText('set spec.storageClassName to fast-ssd');
     await settle(page, 1500);
-    await page.screenshot({ path: `${SHOTS}/rootcause-details.png` });
+    await page.screenshot({ path: `${IMAGES}/root-cause-details.png` });
   } finally {
     await server.stop();
   }

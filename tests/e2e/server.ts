@@ -86,7 +86,8 @@ export async function startServer(
   };
   await expect
     .poll(async () => (await raw(`${url}/readyz`).catch(() => ({ status: 0 }))).status, {
-      timeout: 60_000,
+      // Three minutes: next start takes seconds, and far longer on a machine busy with builds.
+      timeout: 180_000,
       message: `server on ${url} never got ready:\n${log}`,
     })
     .toBe(200);

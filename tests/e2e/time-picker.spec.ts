@@ -81,6 +81,9 @@ test('the graph at a past moment shows the state recorded then; back to live sho
     const banner = page.getByTestId('past-banner');
     const clock = new Date(Math.floor(brokenAt / 1000) * 1000).toLocaleTimeString('en-GB', { hour12: false });
     await expect(banner).toHaveText(`Viewing ${clock} — read-only`);
+    // The moment is in the URL, in UTC to the second.
+    const at = new Date(Math.floor(brokenAt / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    expect(new URL(page.url()).searchParams.get('at')).toBe(at);
     const pod = objectRow(page, 'api', NAMESPACE);
     await expect(pod).toHaveAccessibleName(/api, Pod in timeline-e2e, (Not found|Stuck)/);
     await expect(objectRow(page, 'api-credentials', NAMESPACE)).toHaveAccessibleName(/Secret .*Not found/);
@@ -91,6 +94,22 @@ test('the graph at a past moment shows the state recorded then; back to live sho
     await page.screenshot({ path: `${SHOTS}/history-past-view.png` });
 
     await page.getByRole('button', { name: 'Back to live' }).click();
+    await expect(banner).toHaveCount(0);
+    await expect(pod).toHaveAccessibleName(/api, Pod in timeline-e2e, Resolved/);
+    expect(new URL(page.url()).searchParams.has('at')).toBe(false);
+
+    // A shared link to that moment opens on the past view; a reload keeps it.
+    await page.goto(`${server.url}/?ns=${NAMESPACE}&at=${at}`);
+    await expect(banner).toHaveText(`Viewing ${clock} — read-only`);
+    await expect(pod).toHaveAccessibleName(/api, Pod in timeline-e2e, (Not found|Stuck)/);
+    await page.reload();
+    await expect(banner).toHaveText(`Viewing ${clock} — read-only`);
+    await expect(pod).toHaveAccessibleName(/api, Pod in timeline-e2e, (Not found|Stuck)/);
+    // A value that is not a time: a notice naming the parameter and its format, and the live graph.
+    await page.goto(`${server.url}/?ns=${NAMESPACE}&at=yesterday`);
+    await expect(page.getByTestId('time-picker').getByRole('alert')).toContainText(
+      'at parameter "yesterday" is not a time: write an RFC 3339 time such as ?at=',
+    );
     await expect(banner).toHaveCount(0);
     await expect(pod).toHaveAccessibleName(/api, Pod in timeline-e2e, Resolved/);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReferenceEntity, ReferrerEntity } from '@/lib/changelog/entities';
+import type { ReferenceEntity, ReferentEntity, ReferrerEntity } from '@/lib/changelog/entities';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { buildModel, keyOfNodeId, objectNodeId, SELECTOR_EDGE_CAP, selectorNodeId } from '@/components/graph/model';
 import { buildModelState, updateModel } from '@/components/graph/incremental';
@@ -40,14 +40,23 @@ function edge(referrer: string, pod: string): ReferenceEntity {
   };
 }
 
-function snapshot(referrers: ReferrerEntity[], references: ReferenceEntity[]): Snapshot {
+function pod(name: string, state: ReferentEntity['state']): ReferentEntity {
+  const key = `Pod/shop/${name}`;
+  return { id: key, key, kind: 'Pod', namespace: 'shop', state, referencedBy: 1, changedAt: NOW - 500 };
+}
+
+function snapshot(
+  referrers: ReferrerEntity[],
+  references: ReferenceEntity[],
+  referents: ReferentEntity[] = [],
+): Snapshot {
   return {
     revision: 1,
     cluster: { mode: 'embedded', server: '', reachable: true },
     controllers: [],
     watches: [],
     referrers,
-    referents: [],
+    referents,
     references,
     queues: [],
     events: [],
@@ -142,5 +151,45 @@ describe('selector references on the graph', () => {
     );
     const after = { ...before, referrers: [lonely] };
     expect(updateModel(state, after, { now: NOW }).model).toEqual(buildModel(after, { now: NOW }));
+  });
+
+  describe('the "+k more" node shows the worst state of the matches it hides', () => {
+    const pods = Array.from({ length: SELECTOR_EDGE_CAP + 5 }, (_, i) => `web-${String(i).padStart(2, '0')}`);
+    const moreId = selectorNodeId('Service/shop/web', 'spec.selector');
+    const scene = (notReady: readonly string[]) =>
+      snapshot(
+        [matching(pods.length)],
+        pods.map((p) => edge('Service/shop/web', p)),
+        pods.map((p) => pod(p, notReady.includes(p) ? 'NotReady' : 'Ready')),
+      );
+
+    it('is waiting when a hidden match is NotReady, and resolved when every hidden match is Ready', () => {
+      // web-20 … web-24 are past the cap (matches are drawn in key order).
+      const stuck = buildModel(scene(['web-22']), { now: NOW }).nodes.find((n) => n.id === moreId);
+      expect(stuck).toMatchObject({ label: '+5 more', state: 'waiting' });
+      expect(stuck?.reason).toContain('1 of them not Ready');
+      const fine = buildModel(scene([]), { now: NOW }).nodes.find((n) => n.id === moreId);
+      expect(fine).toMatchObject({ label: '+5 more', state: 'resolved' });
+      expect(fine?.reason).not.toContain('not Ready');
+    });
+
+    it('follows a hidden match turning NotReady and back on the incremental path', () => {
+      const ready = scene([]);
+      const state = buildModelState(ready, { now: NOW });
+      // applyDelta replaces only the changed entity: the same arrays elsewhere, a status change.
+      const referents = ready.referents.map((r) => (r.key === 'Pod/shop/web-23' ? pod('web-23', 'NotReady') : r));
+      const notReady = { ...ready, referents };
+      const patched = updateModel(state, notReady, { now: NOW });
+      expect(patched.model.edges).toBe(state.model.edges); // patched, not rebuilt
+      expect(patched.model.nodes.find((n) => n.id === moreId)).toMatchObject({ state: 'waiting' });
+      expect(patched.model).toEqual(buildModel(notReady, { now: NOW }));
+      const back = {
+        ...notReady,
+        referents: notReady.referents.map((r) => (r.key === 'Pod/shop/web-23' ? pod('web-23', 'Ready') : r)),
+      };
+      const again = updateModel(patched, back, { now: NOW });
+      expect(again.model.nodes.find((n) => n.id === moreId)).toMatchObject({ state: 'resolved' });
+      expect(again.model).toEqual(buildModel(back, { now: NOW }));
+    });
   });
 });

@@ -65,7 +65,7 @@ describe('layered stylesheet', () => {
   it('draws straight edges and names a field path only on the selected node’s edges', () => {
     const blocks = graphStylesheet('light', { layered: true });
     expect(last(blocks, 'edge', 'curve-style')).toBe('straight');
-    expect(last(blocks, 'edge', 'label')).toBe('');
+    expect(last(blocks, 'edge', 'label') ?? '').toBe('');
     expect(last(blocks, 'edge.neighbour', 'label')).toBe('data(label)');
     expect(last(graphStylesheet('light'), 'edge', 'label')).toBe('data(label)');
   });
