@@ -67,7 +67,12 @@ export function admit(
           ? req.namespace
           : '';
     const name = typeof meta.name === 'string' ? meta.name : '';
-    const obj = { ...object, metadata: { ...meta, name, namespace } } as KubeObject;
+    // Rules read the name and namespace from metadata: a copy only when the object lacks them.
+    const obj = (
+      meta.name === name && meta.namespace === namespace
+        ? object
+        : { ...object, metadata: { ...meta, name, namespace } }
+    ) as KubeObject;
     const findings = checkObject(deps.ruleSet, deps.lookup, obj);
     if (findings.length === 0) return { allowed: true, warnings: [], findings };
     const warnings = warningsOf(findings);
