@@ -122,8 +122,10 @@ export function warningsOf(findings: readonly Finding[]): string[] {
   return [...lines.slice(0, MAX_WARNINGS - 1), `refwatch: ${more} more dangling references not shown`];
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]+/g;
+
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  const flat = text.replace(CONTROL, ' ');
   return flat.length <= MAX_WARNING_LENGTH ? flat : `${flat.slice(0, MAX_WARNING_LENGTH - 1)}…`;
 }
