@@ -1,9 +1,9 @@
 import type { InformerSource, ReadinessPredicate } from '../engine';
-import { keyOfChecked, parseKindKey, type KubeObject, type ObjectKey } from '../model';
+import { keyOfChecked, parseKindKey, type ObjectKey } from '../model';
 import type { RuleSet } from '../rules/rule-set';
 import { GraceTracker } from './grace';
 import { ReferentCaches } from './referent-caches';
-import { admit, reviewAdmission, type AdmissionReviewOut, type AdmissionVerdict } from './review';
+import { admit, reviewAdmission, type AdmissionDeps, type AdmissionReviewOut, type AdmissionVerdict } from './review';
 
 export interface AdmissionOptions {
   source: InformerSource;
@@ -26,6 +26,8 @@ export interface AdmissionOptions {
 export class Admission {
   readonly caches: ReferentCaches;
   private readonly grace: GraceTracker;
+  /** What every review reads; built once, since a review is on the webhook's hot path. */
+  private readonly deps: AdmissionDeps;
 
   constructor(private readonly opts: AdmissionOptions) {
     this.grace = new GraceTracker({
@@ -37,6 +39,16 @@ export class Admission {
       readiness: opts.readiness,
       onAdded: (key) => this.grace.appeared(key),
     });
+    this.deps = {
+      ruleSet: opts.ruleSet,
+      lookup: this.caches,
+      namespaceLabels: (ns) => this.caches.namespaceLabels(ns),
+      onError: opts.onError,
+      onFindings: (object, findings) => {
+        const key = keyOfChecked(object);
+        this.grace.warned(key.ok ? key.value : `${object.kind} ${object.metadata.name}`, findings);
+      },
+    };
   }
 
   /**
@@ -64,29 +76,16 @@ export class Admission {
 
   /** review answers an AdmissionReview v1 body; never throws. */
   review(body: unknown): AdmissionReviewOut {
-    return reviewAdmission(this.deps(), body);
+    return reviewAdmission(this.deps, body);
   }
 
   /** check judges one object of a create or update, as the webhook would; never throws. */
   check(operation: 'CREATE' | 'UPDATE', object: unknown, opts: { dryRun?: boolean } = {}): AdmissionVerdict {
-    return admit(this.deps(), { operation, object, dryRun: opts.dryRun === true });
+    return admit(this.deps, { operation, object, dryRun: opts.dryRun === true });
   }
 
   async stop(): Promise<void> {
     this.grace.stop();
     await this.caches.stop();
-  }
-
-  private deps() {
-    return {
-      ruleSet: this.opts.ruleSet,
-      lookup: this.caches,
-      namespaceLabels: (ns: string) => this.caches.namespaceLabels(ns),
-      onError: this.opts.onError,
-      onFindings: (object: KubeObject, findings: Parameters<GraceTracker['warned']>[1]) => {
-        const key = keyOfChecked(object);
-        this.grace.warned(key.ok ? key.value : `${object.kind} ${object.metadata.name}`, findings);
-      },
-    };
   }
 }

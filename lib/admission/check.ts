@@ -1,8 +1,9 @@
 import { isRecord } from '../rules/field-path';
 import { scanReferences, type RuleReference } from '../rules/extract';
 import type { RuleSet } from '../rules/rule-set';
-import { splitKey, type KubeObject, type ObjectKey } from '../model';
+import { kindKey, splitKey, type KubeObject, type ObjectKey } from '../model';
 import type { ReferentLookup } from './referent-lookup';
+import { templateRuleSet } from './template-rules';
 
 /** Finding is one dangling or doubtful reference of an object. */
 export interface Finding {
@@ -39,21 +40,27 @@ export const POD_TEMPLATES: Readonly<Record<string, string>> = {
 export function referencesOf(rs: RuleSet, object: KubeObject): RuleReference[] {
   const refs = scanReferences(rs, object).references;
   const template = podTemplateOf(object);
-  if (template) {
-    const seen = new Set(refs.map((r) => `${r.referent}|${r.fieldPath}`));
-    for (const r of scanReferences(rs, template.pod).references) {
-      const fieldPath = `${template.path}.${r.fieldPath}`;
-      if (seen.has(`${r.referent}|${fieldPath}`)) continue;
-      seen.add(`${r.referent}|${fieldPath}`);
-      refs.push({ ...r, fieldPath });
+  if (!template) return refs;
+  const found = scanReferences(templateRuleSet(rs, template.workload, template.path), template.pod).references;
+  if (found.length === 0) return refs;
+  // The references are fresh objects of this scan: their paths are prefixed in place.
+  const seen = refs.length > 0 ? new Set(refs.map((r) => `${r.referent}|${r.fieldPath}`)) : undefined;
+  for (const r of found) {
+    r.fieldPath = `${template.path}.${r.fieldPath}`;
+    if (seen) {
+      const id = `${r.referent}|${r.fieldPath}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
     }
+    refs.push(r);
   }
   return refs;
 }
 
-function podTemplateOf(object: KubeObject): { path: string; pod: KubeObject } | undefined {
+function podTemplateOf(object: KubeObject): { path: string; workload: string; pod: KubeObject } | undefined {
   const av = object.apiVersion;
-  const group = av.includes('/') ? av.slice(0, av.indexOf('/')) : '';
+  const slash = av.indexOf('/');
+  const group = slash < 0 ? '' : av.slice(0, slash);
   const path = POD_TEMPLATES[`${group}/${object.kind}`];
   if (!path) return undefined;
   let t: unknown = object;
@@ -62,6 +69,7 @@ function podTemplateOf(object: KubeObject): { path: string; pod: KubeObject } | 
   const meta = isRecord(t.metadata) ? t.metadata : {};
   return {
     path,
+    workload: kindKey({ group, kind: object.kind }),
     pod: {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -111,8 +119,9 @@ export function checkObject(
 /** judge turns one reference and what the lookup knows of its referent into a finding, or none. */
 export function judge(ref: RuleReference, lookup: ReferentLookup, yet: boolean): Finding | undefined {
   const s = lookup.lookup(ref.referent);
-  const who = describeReferent(ref.referent);
   if (s.state === 'unknown') return undefined;
+  if (s.state === 'found' && s.readiness.ready) return undefined;
+  const who = describeReferent(ref.referent);
   if (s.state === 'missing') {
     const suggestions = [...s.similar];
     const message =
@@ -125,7 +134,6 @@ export function judge(ref: RuleReference, lookup: ReferentLookup, yet: boolean):
         : `create ${who}, or correct ${ref.fieldPath}`;
     return { fieldPath: ref.fieldPath, referent: ref.referent, problem: 'missing', suggestions, message, fix };
   }
-  if (s.readiness.ready) return undefined;
   const r = s.readiness;
   const why = r.message && r.message !== r.reason ? `${r.reason ?? 'NotReady'}: ${r.message}` : r.reason;
   const detail = why ? ` (${why})` : '';

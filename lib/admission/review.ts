@@ -67,7 +67,12 @@ export function admit(
           ? req.namespace
           : '';
     const name = typeof meta.name === 'string' ? meta.name : '';
-    const obj = { ...object, metadata: { ...meta, name, namespace } } as KubeObject;
+    // Rules read the name and namespace from metadata: a copy only when the object lacks them.
+    const obj = (
+      meta.name === name && meta.namespace === namespace
+        ? object
+        : { ...object, metadata: { ...meta, name, namespace } }
+    ) as KubeObject;
     const findings = checkObject(deps.ruleSet, deps.lookup, obj);
     if (findings.length === 0) return { allowed: true, warnings: [], findings };
     const warnings = warningsOf(findings);
@@ -117,8 +122,10 @@ export function warningsOf(findings: readonly Finding[]): string[] {
   return [...lines.slice(0, MAX_WARNINGS - 1), `refwatch: ${more} more dangling references not shown`];
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]+/g;
+
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  const flat = text.replace(CONTROL, ' ');
   return flat.length <= MAX_WARNING_LENGTH ? flat : `${flat.slice(0, MAX_WARNING_LENGTH - 1)}…`;
 }

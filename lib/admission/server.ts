@@ -29,7 +29,9 @@ export interface AdmissionServer {
  */
 export async function startAdmissionServer(opts: AdmissionServerOptions): Promise<AdmissionServer> {
   const server: Server = createServer({ cert: opts.cert, key: opts.key }, (req, res) => {
-    const url = (req.url ?? '').split('?')[0];
+    const raw = req.url ?? '';
+    const q = raw.indexOf('?');
+    const url = q < 0 ? raw : raw.slice(0, q);
     if (url === '/healthz') {
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
       return;
@@ -53,12 +55,14 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     req.on('end', () => {
       let body: unknown;
       try {
-        body = overflow ? undefined : JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        // A review's body is mostly one TLS record, so one chunk: decoded in place, not concatenated first.
+        const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        body = overflow ? undefined : JSON.parse(buf.toString('utf8'));
       } catch {
         body = undefined;
       }
       const text = JSON.stringify(opts.review(body));
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) });
+      res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(text))]);
       res.end(text);
     });
     req.on('error', () => res.destroy());

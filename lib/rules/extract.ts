@@ -13,7 +13,14 @@ import {
   type Reference,
 } from '../model';
 import { appendField, isRecord, type FieldMatch } from './field-path';
-import { kindInfoOf, selectorMatches, type Convention, type ReferenceTarget, type RuleSet } from './rule-set';
+import {
+  kindInfoOf,
+  selectorMatches,
+  type Convention,
+  type ReferenceRule,
+  type ReferenceTarget,
+  type RuleSet,
+} from './rule-set';
 import type { ReferrerSelector, Scope } from './schema';
 
 /**
@@ -68,23 +75,26 @@ export function scanReferences(rs: RuleSet, obj: KubeObject, opts: ScanOptions =
   if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return out;
   const referrer: GroupKind = { group: groupOfApiVersion(obj.apiVersion), kind: obj.kind };
   const namespace = typeof obj.metadata?.namespace === 'string' ? obj.metadata.namespace : '';
+  const rules = rs.rules.get(kindKey(referrer));
+  const categories = rs.conventions.length > 0 ? opts.categoriesOf?.(referrer) : undefined;
+  const convention = rs.conventions.find((c) => selectorMatches(c.selector, referrer, categories));
   const ctx: Context = {
     rs,
     opts,
     referrerGroup: referrer.group,
     namespace,
     out,
-    seen: new Set(),
-    seenPaths: new Set(),
+    seen: convention || (rules !== undefined && mayRepeat(rules)) ? new Set() : undefined,
+    seenPaths: convention ? new Set() : undefined,
   };
 
-  for (const rule of rs.rules.get(kindKey(referrer)) ?? []) {
-    const matches = rule.path.match(obj);
-    const fallback = rule.fallbackPath && !matches.some((m) => isName(m.value)) ? rule.fallbackPath.match(obj) : [];
-    for (const m of [...matches, ...fallback]) resolve(ctx, rule, m);
-  }
-  const categories = opts.categoriesOf?.(referrer);
-  const convention = rs.conventions.find((c) => selectorMatches(c.selector, referrer, categories));
+  if (rules)
+    for (const rule of rules) {
+      const matches = rule.path.match(obj);
+      for (const m of matches) resolve(ctx, rule, m);
+      if (rule.fallbackPath && !matches.some((m) => isName(m.value)))
+        for (const m of rule.fallbackPath.match(obj)) resolve(ctx, rule, m);
+    }
   if (convention) scanConvention(ctx, convention, obj);
   return out;
 }
@@ -115,12 +125,31 @@ interface Context {
   referrerGroup: string;
   namespace: string;
   out: ReferenceScan;
-  /** Reference ids found so far, and field paths a rule already resolved (conventions skip those). */
-  seen: Set<string>;
-  seenPaths: Set<string>;
+  /**
+   * Reference ids found so far, kept only when two rules or a convention may find the same field; and field paths
+   * a rule already resolved, kept only when a convention will skip them.
+   */
+  seen: Set<string> | undefined;
+  seenPaths: Set<string> | undefined;
 }
 
 const FIELD_NAME = /^[A-Za-z_$][\w$-]*$/;
+
+/** Rule lists in which two rules may reach the same field: only their scans check references for duplicates. */
+const repeats = new WeakMap<readonly ReferenceRule[], boolean>();
+
+function mayRepeat(rules: readonly ReferenceRule[]): boolean {
+  let r = repeats.get(rules);
+  if (r === undefined) {
+    const patterns = rules.flatMap((rule) => [
+      rule.path.pattern,
+      ...(rule.fallbackPath ? [rule.fallbackPath.pattern] : []),
+    ]);
+    r = new Set(patterns).size < patterns.length;
+    repeats.set(rules, r);
+  }
+  return r;
+}
 
 function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
   for (const under of c.under) {
@@ -141,7 +170,7 @@ function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
         if (candidates.length === 0) continue;
         const target = c.fields.get(field);
         for (const cand of candidates) {
-          if (ctx.seenPaths.has(cand.path)) continue;
+          if (ctx.seenPaths?.has(cand.path)) continue;
           if (target) resolve(ctx, target, cand);
           else if (typeof cand.value === 'string' && cand.value !== '') {
             ctx.out.unresolved.push({
@@ -158,7 +187,7 @@ function scanConvention(ctx: Context, c: Convention, obj: KubeObject): void {
 }
 
 function resolve(ctx: Context, t: ReferenceTarget & { produces?: boolean }, m: FieldMatch): void {
-  ctx.seenPaths.add(m.path);
+  ctx.seenPaths?.add(m.path);
   const name = m.value;
   if (name === undefined || name === null || name === '') return;
   if (typeof name !== 'string') {
@@ -193,7 +222,7 @@ function resolve(ctx: Context, t: ReferenceTarget & { produces?: boolean }, m: F
     const av = nonEmptyString(t.apiVersionField.get(holder));
     if (av !== undefined) group = groupOfApiVersion(av);
   }
-  const gk = { group, kind };
+  const gk: GroupKind = { group, kind };
   const scope = ctx.opts.scopeOf?.(gk) ?? t.scope ?? kindInfoOf(ctx.rs, gk)?.scope ?? 'Namespaced';
   const namespace =
     scope === 'Cluster'
@@ -205,11 +234,14 @@ function resolve(ctx: Context, t: ReferenceTarget & { produces?: boolean }, m: F
     ctx.out.unresolved.push({ fieldPath: m.path, name, reason: invalid, rule: t.origin });
     return;
   }
-  const referent = formatKey({ ...gk, namespace, name });
+  // A literal, not a spread of gk: the spread took most of the time of a reference (the admission bench).
+  const referent = formatKey({ group, kind, namespace, name });
   const ref: RuleReference = { referent, fieldPath: m.path };
-  const id = referenceId(ref);
-  if (ctx.seen.has(id)) return;
-  ctx.seen.add(id);
+  if (ctx.seen) {
+    const id = referenceId(ref);
+    if (ctx.seen.has(id)) return;
+    ctx.seen.add(id);
+  }
   if (t.produces) {
     (ctx.out.produced ??= []).push(ref);
     return;

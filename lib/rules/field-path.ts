@@ -10,7 +10,22 @@ import { RefwatchError, err, ok, type Result } from '../model';
  * no quote or backslash inside) is any other map key, such as an annotation's;
  * `[*]` walks array elements only. A leading `.` is accepted and dropped.
  */
-type Step = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'each' };
+type Step =
+  | {
+      kind: 'field';
+      name: string;
+      /** The step as written in a concrete path, first or after another step: `spec` and `.spec`, or `['a/b']`. */
+      first: string;
+      next: string;
+    }
+  | { kind: 'index'; index: number }
+  | { kind: 'each' };
+
+/** fieldStep compiles a field step with its concrete-path text, so that a match builds paths without tests. */
+function fieldStep(name: string): Step {
+  const plain = FIELD_NAME.test(name);
+  return { kind: 'field', name, first: plain ? name : `['${name}']`, next: plain ? `.${name}` : `['${name}']` };
+}
 
 /** FieldMatch is one value a path reached, with the concrete path that reaches it alone. */
 export interface FieldMatch {
@@ -68,7 +83,7 @@ export class FieldPath {
       const first = ident();
       if (first === undefined)
         return fail(text === '' ? 'the path is empty; expected a field name' : 'expected a field name');
-      steps.push({ kind: 'field', name: first });
+      steps.push(fieldStep(first));
     }
     while (i < text.length) {
       const c = text[i];
@@ -76,7 +91,7 @@ export class FieldPath {
         i++;
         const name = ident();
         if (name === undefined) return fail("expected a field name after '.'");
-        steps.push({ kind: 'field', name });
+        steps.push(fieldStep(name));
       } else if (c === '[') {
         i++;
         if (text[i] === '*') {
@@ -87,7 +102,7 @@ export class FieldPath {
           const m = QUOTED.exec(text);
           if (!m) return fail('expected a non-empty quoted key without quotes or backslashes inside');
           i += m[0].length;
-          steps.push({ kind: 'field', name: m[1] ?? m[2]! });
+          steps.push(fieldStep(m[1] ?? m[2]!));
         } else {
           DIGITS.lastIndex = i;
           const m = DIGITS.exec(text);
@@ -102,6 +117,16 @@ export class FieldPath {
       }
     }
     return ok(new FieldPath(text, steps));
+  }
+
+  /**
+   * pattern is the path with every index written `[*]` and keys as a concrete path writes them:
+   * two paths with the same pattern may reach the same field, two with different patterns never do.
+   */
+  get pattern(): string {
+    let out = '';
+    for (const s of this.steps) out += s.kind === 'field' ? (out === '' ? s.first : s.next) : '[*]';
+    return out;
   }
 
   /** isConcrete: the path has no `[*]` and so reaches at most one value. */
@@ -150,11 +175,6 @@ export function appendField(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
 
-/** appendStep extends a concrete path by one field, quoting a key that is no field name: `['cert-manager.io/issuer']`. */
-function appendStep(path: string, name: string): string {
-  return FIELD_NAME.test(name) ? appendField(path, name) : `${path}['${name}']`;
-}
-
 const FIELD_NAME = /^[A-Za-z_$][\w$-]*$/;
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
@@ -177,7 +197,7 @@ function walk(
   switch (s.kind) {
     case 'field':
       if (isRecord(node) && Object.hasOwn(node, s.name))
-        walk(steps, i + 1, node[s.name], appendStep(path, s.name), node, out);
+        walk(steps, i + 1, node[s.name], path === '' ? s.first : path + s.next, node, out);
       return;
     case 'index':
       if (Array.isArray(node) && s.index < node.length)

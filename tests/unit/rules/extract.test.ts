@@ -135,6 +135,22 @@ describe('extractReferences', () => {
     expect(extractReferences(appRules, app('not an object'))).toEqual([]);
   });
 
+  it('counts a field that two rules reach once, however their paths write it', () => {
+    const rs = ruleSet(`
+rules:
+  - referrer: { group: demo.refwatch.dev, kind: App }
+    references:
+      - { path: "spec.links[*].name", referent: { kind: Secret } }
+      - { path: "spec.links[0]['name']", referent: { kind: Secret } }
+      - { path: "spec.links[1].name", referent: { kind: ConfigMap } }
+`);
+    expect(extractReferences(rs, app({ links: [{ name: 'a' }, { name: 'b' }] }))).toEqual([
+      { referent: 'Secret/shop/a', fieldPath: 'spec.links[0].name' },
+      { referent: 'Secret/shop/b', fieldPath: 'spec.links[1].name' },
+      { referent: 'ConfigMap/shop/b', fieldPath: 'spec.links[1].name' },
+    ]);
+  });
+
   it('matches the referrer by group, not only kind', () => {
     const other = {
       apiVersion: 'other.example.com/v1',

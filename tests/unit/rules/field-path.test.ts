@@ -72,6 +72,12 @@ describe('FieldPath', () => {
     expect(bad.ok ? '' : bad.error.message).toMatch(/expected a non-empty quoted key .* at character 22/);
   });
 
+  it('writes its pattern with every index as [*] and keys as concrete paths write them', () => {
+    expect(compileFieldPath("spec['volumes'][0].secret['a/b']").pattern).toBe("spec.volumes[*].secret['a/b']");
+    expect(compileFieldPath('.spec.volumes[*].secret.secretName').pattern).toBe('spec.volumes[*].secret.secretName');
+    expect(compileFieldPath("['x.y'].z").pattern).toBe("['x.y'].z");
+  });
+
   it('knows whether a path is concrete', () => {
     expect(compileFieldPath('spec.volumes[0].name').isConcrete).toBe(true);
     expect(compileFieldPath('spec.volumes[*].name').isConcrete).toBe(false);
