@@ -7,7 +7,8 @@ import { admit, reviewAdmission, type AdmissionReviewOut, type AdmissionVerdict 
 
 export interface AdmissionOptions {
   source: InformerSource;
-  ruleSet: RuleSet;
+  /** The rules, or a function reading the rules in force (a server's, which ReferenceRules objects change live). */
+  ruleSet: RuleSet | (() => RuleSet);
   readiness?: (kind: string) => ReadinessPredicate | undefined;
   /** How long a warned, missing referent may take to appear and count as resolved (default 30 s; 0: not tracked). */
   graceMs?: number;
@@ -26,6 +27,8 @@ export interface AdmissionOptions {
 export class Admission {
   readonly caches: ReferentCaches;
   private readonly grace: GraceTracker;
+  /** The rule set prime last saw: a new one primes the referent kinds it adds. */
+  private primedFor: RuleSet | undefined;
 
   constructor(private readonly opts: AdmissionOptions) {
     this.grace = new GraceTracker({
@@ -45,8 +48,10 @@ export class Admission {
    * are left to their first lookup, so a missing CRD costs no failing watch.
    */
   async prime(): Promise<void> {
+    const ruleSet = this.ruleSet();
+    this.primedFor = ruleSet;
     const kinds = new Set<string>(['Namespace']);
-    for (const [, rules] of this.opts.ruleSet.rules)
+    for (const [, rules] of ruleSet.rules)
       for (const r of rules) {
         if (r.kind === undefined || typeof r.group !== 'string') continue;
         kinds.add(r.group === '' ? r.kind : `${r.kind}.${r.group}`);
@@ -77,9 +82,17 @@ export class Admission {
     await this.caches.stop();
   }
 
+  private ruleSet(): RuleSet {
+    const rs = this.opts.ruleSet;
+    return typeof rs === 'function' ? rs() : rs;
+  }
+
   private deps() {
+    const ruleSet = this.ruleSet();
+    if (this.primedFor !== undefined && ruleSet !== this.primedFor)
+      this.prime().catch((e: unknown) => this.opts.onError?.(e));
     return {
-      ruleSet: this.opts.ruleSet,
+      ruleSet,
       lookup: this.caches,
       namespaceLabels: (ns: string) => this.caches.namespaceLabels(ns),
       onError: this.opts.onError,

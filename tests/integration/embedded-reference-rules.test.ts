@@ -10,7 +10,8 @@ import { kubectl, kubectlPath } from '../setup/kubectl';
 /*
  * The embedded cluster of `npm start` serves the ReferenceRules CRD from boot
  * (deploy/kubernetes/base/referencerules-crd.yaml), so a platform team's
- * rules go in with kubectl apply as on a cluster with the chart installed.
+ * rules go in with kubectl apply as on a cluster with the chart installed,
+ * and the admission check warns by them.
  */
 
 const kind = inject('refwatchCluster').kind;
@@ -51,7 +52,7 @@ describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the em
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the ReferenceRules CRD from boot: kubectl apply of one makes its relation take effect', async () => {
+  it('serves the ReferenceRules CRD from boot: kubectl apply of one makes its relation take effect, admission warnings included', async () => {
     const crd = await run(['get', 'crd', 'referencerules.refwatch.dev', '-o', 'jsonpath={.spec.versions[0].name}']);
     expect(crd.code, crd.stderr).toBe(0);
     expect(crd.stdout).toBe('v1alpha1');
@@ -68,6 +69,8 @@ describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the em
       `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-settings, namespace: ${NS}}\ndata: {credentials: db-creds}\n`,
     );
     expect(cm.code, cm.stderr).toBe(0);
+    // The admission check reads the rules in force, ReferenceRules included.
+    expect(cm.stderr).toContain(`Warning: data.credentials: Secret ${NS}/db-creds does not exist yet`);
     const key = `ConfigMap/${NS}/app-settings`;
     await expect
       .poll(
