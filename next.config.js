@@ -12,9 +12,11 @@ const nextConfig = {
   // Trace from this folder, so server.js sits at the top of .next/standalone whatever lies above the repository.
   outputFileTracingRoot: import.meta.dirname,
   // Read at run time, relative to the server's folder (server.js makes it the cwd): the embedded
-  // cluster installs the demo's CRDs and the example from these. A file read at run time that is
-  // not imported must be listed here, or the standalone server and the image go without it.
-  outputFileTracingIncludes: { '/**': ['./deploy/demo/**', './deploy/example/**'] },
+  // cluster installs the demo's CRDs, the ReferenceRules CRD and the example from these. A file read at
+  // run time that is not imported must be listed here, or the standalone server and the image go without it.
+  outputFileTracingIncludes: {
+    '/**': ['./deploy/demo/**', './deploy/example/**', './deploy/kubernetes/base/referencerules-crd.yaml'],
+  },
 };
 
 export default nextConfig;

@@ -14,6 +14,7 @@ const SOURCES = [
   'server',
   'deploy/demo',
   'deploy/example',
+  'deploy/kubernetes/base/referencerules-crd.yaml',
   'instrumentation.ts',
   'next.config.js',
   'package.json',

@@ -30,7 +30,8 @@ export async function startAdmission(deps: {
 }): Promise<AdmissionService> {
   const admission = new Admission({
     source: deps.source,
-    ruleSet: deps.observer.ruleSet,
+    // Read at each review: ReferenceRules objects change the observer's rules while the server runs.
+    ruleSet: () => deps.observer.ruleSet,
     readiness: (kind) => deps.observer.readiness(kind),
     graceMs: deps.config?.graceMs ?? 30_000,
     onResolved: (e) => {

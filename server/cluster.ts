@@ -36,6 +36,14 @@ export function demoManifests(root = process.cwd()): object[] {
 }
 
 /**
+ * referenceRulesCrdManifests reads the ReferenceRules CRD that the kustomize base ships (the Helm chart's copy is
+ * kept equal to it): the embedded cluster serves ReferenceRules like a cluster with the chart installed.
+ */
+export function referenceRulesCrdManifests(root = process.cwd()): object[] {
+  return readManifests(path.join(root, 'deploy', 'kubernetes', 'base', 'referencerules-crd.yaml'));
+}
+
+/**
  * readManifests reads the YAML documents of a file, or of a directory's
  * .yaml/.yml files in name order, as `kubectl apply -f DIR` does.
  */
@@ -65,7 +73,7 @@ export async function connectCluster(config: Config): Promise<ClusterConnection>
     const example = config.example ? exampleManifests(config.example) : undefined;
     // TLS so that kubectl, which sends a token over HTTPS only, can use the kubeconfig npm start writes.
     const embedded = await startEmbeddedServer({
-      objects: [...demoManifests(), ...(example ?? [])],
+      objects: [...demoManifests(), ...referenceRulesCrdManifests(), ...(example ?? [])],
       bookmarkIntervalMs: 30_000,
       token: randomBytes(24).toString('hex'),
       tls: true,

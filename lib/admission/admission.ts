@@ -7,7 +7,8 @@ import { admit, reviewAdmission, type AdmissionDeps, type AdmissionReviewOut, ty
 
 export interface AdmissionOptions {
   source: InformerSource;
-  ruleSet: RuleSet;
+  /** The rules, or a function reading the rules in force (a server's, which ReferenceRules objects change live). */
+  ruleSet: RuleSet | (() => RuleSet);
   readiness?: (kind: string) => ReadinessPredicate | undefined;
   /** How long a warned, missing referent may take to appear and count as resolved (default 30 s; 0: not tracked). */
   graceMs?: number;
@@ -26,8 +27,10 @@ export interface AdmissionOptions {
 export class Admission {
   readonly caches: ReferentCaches;
   private readonly grace: GraceTracker;
-  /** What every review reads; built once, since a review is on the webhook's hot path. */
-  private readonly deps: AdmissionDeps;
+  /** What every review reads; built again only when the rules in force change, since a review is on the webhook's hot path. */
+  private deps: AdmissionDeps;
+  /** The rule set prime last saw: a new one primes the referent kinds it adds. */
+  private primedFor: RuleSet | undefined;
 
   constructor(private readonly opts: AdmissionOptions) {
     this.grace = new GraceTracker({
@@ -40,7 +43,7 @@ export class Admission {
       onAdded: (key) => this.grace.appeared(key),
     });
     this.deps = {
-      ruleSet: opts.ruleSet,
+      ruleSet: this.ruleSet(),
       lookup: this.caches,
       namespaceLabels: (ns) => this.caches.namespaceLabels(ns),
       onError: opts.onError,
@@ -57,8 +60,10 @@ export class Admission {
    * are left to their first lookup, so a missing CRD costs no failing watch.
    */
   async prime(): Promise<void> {
+    const ruleSet = this.ruleSet();
+    this.primedFor = ruleSet;
     const kinds = new Set<string>(['Namespace']);
-    for (const [, rules] of this.opts.ruleSet.rules)
+    for (const [, rules] of ruleSet.rules)
       for (const r of rules) {
         if (r.kind === undefined || typeof r.group !== 'string') continue;
         kinds.add(r.group === '' ? r.kind : `${r.kind}.${r.group}`);
@@ -76,16 +81,31 @@ export class Admission {
 
   /** review answers an AdmissionReview v1 body; never throws. */
   review(body: unknown): AdmissionReviewOut {
-    return reviewAdmission(this.deps, body);
+    return reviewAdmission(this.current(), body);
   }
 
   /** check judges one object of a create or update, as the webhook would; never throws. */
   check(operation: 'CREATE' | 'UPDATE', object: unknown, opts: { dryRun?: boolean } = {}): AdmissionVerdict {
-    return admit(this.deps, { operation, object, dryRun: opts.dryRun === true });
+    return admit(this.current(), { operation, object, dryRun: opts.dryRun === true });
   }
 
   async stop(): Promise<void> {
     this.grace.stop();
     await this.caches.stop();
+  }
+
+  private ruleSet(): RuleSet {
+    const rs = this.opts.ruleSet;
+    return typeof rs === 'function' ? rs() : rs;
+  }
+
+  /** current is what a review reads: the rules in force, with the referent kinds a new rule set adds primed. */
+  private current(): AdmissionDeps {
+    const ruleSet = this.ruleSet();
+    if (ruleSet === this.deps.ruleSet) return this.deps;
+    this.deps = { ...this.deps, ruleSet };
+    if (this.primedFor !== undefined && ruleSet !== this.primedFor)
+      this.prime().catch((e: unknown) => this.opts.onError?.(e));
+    return this.deps;
   }
 }

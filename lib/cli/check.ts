@@ -26,6 +26,8 @@ export interface CheckResult {
   findings: CheckFinding[];
   /** Referent kinds the cluster does not serve, or that could not be read and were not judged. */
   unjudged: string[];
+  /** The cluster's ReferenceRules: what was read, and each bad object's problems (online only). */
+  referenceRules?: { summary: string; problems: string[] };
 }
 
 /** Kinds that are cluster-scoped whatever the rules say; an object of these has no namespace. */

@@ -23,6 +23,7 @@ import {
   type RulesObserver,
 } from '../rules';
 import type { Backend, Graph, StuckQuery, WatchMessage, WatchScope } from './backend';
+import { readClusterRules } from './cluster-rules';
 import { CliError } from './errors';
 import { DiscoveryKinds } from './kinds';
 
@@ -34,6 +35,8 @@ export interface StandaloneOptions {
   rules: string[];
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
+  /** Told each problem of a bad ReferenceRules object of the cluster, one line each (default: stderr). */
+  warn?: (line: string) => void;
 }
 
 /** How deep `tree` follows referents that are referrers themselves (Pod → PVC → StorageClass). */
@@ -78,6 +81,8 @@ export class StandaloneBackend implements Backend {
     observer: RulesObserver,
     private readonly opts: StandaloneOptions,
     where: string,
+    /** What the cluster's ReferenceRules added, for the message of a kind no rule covers. */
+    private readonly clusterRules: string,
   ) {
     this.observer = observer;
     this.where = where;
@@ -97,14 +102,18 @@ export class StandaloneBackend implements Backend {
 
   static async open(opts: StandaloneOptions): Promise<StandaloneBackend> {
     const { client, where } = openKubeClient(opts);
+    // The cluster's ReferenceRules join the packs and files, as on the server; a bad one is reported and skipped.
+    const fromCluster = await readClusterRules(client, opts.timeoutMs);
+    const warn = opts.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+    for (const problem of fromCluster.problems) warn(`warning: ${problem}`);
     let observer: RulesObserver;
     try {
-      observer = observeRuleSet(await loadRuleSet(opts.packs, opts.rules));
+      observer = observeRuleSet(await loadRuleSet(opts.packs, opts.rules, fromCluster.documents));
     } catch (e) {
       client.close();
       throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
     }
-    return new StandaloneBackend(client, observer, opts, where);
+    return new StandaloneBackend(client, observer, opts, where, fromCluster.summary);
   }
 
   async explain(key: ObjectKey): Promise<Explanation> {
@@ -226,7 +235,7 @@ export class StandaloneBackend implements Backend {
     if (!coversReferrer(this.observer.ruleSet, kind)) {
       const packs = this.opts.packs.length > 0 ? this.opts.packs.join(',') : 'none';
       throw new CliError(
-        `no reference rule names ${kindKey(kind)} as a referrer (packs: ${packs}${this.opts.rules.length ? `; rules: ${this.opts.rules.join(',')}` : ''}); add a rules file with --rules FILE (docs/rules.md), or ask a server that runs its controller with --server URL`,
+        `no reference rule names ${kindKey(kind)} as a referrer (packs: ${packs}${this.opts.rules.length ? `; rules: ${this.opts.rules.join(',')}` : ''}; ${this.clusterRules}); add a rules file with --rules FILE or a ReferenceRules object (docs/rules.md), or ask a server that runs its controller with --server URL`,
       );
     }
     const all = this.scopes.get(scopeKey(kind, undefined));

@@ -197,17 +197,11 @@ export class ClusterRules {
     const prev = this.entries.get(id);
     const entry: Entry = { good: prev?.good, problems: [], generation };
     this.entries.set(id, entry);
-    const label = `ReferenceRules ${id}`;
-    if (!isRecord(obj.spec)) {
-      entry.problems = [`${label} spec: is required; give it rules:, conventions: or kinds: as in a rules file`];
-      return;
-    }
     const spec = JSON.stringify(obj.spec);
-    if (prev?.good?.spec === spec && prev.problems.length === 0) return;
-    const r = validateRules(obj.spec, label);
-    if (r.ok) entry.good = { doc: { ...r.value, name: label }, generation, spec };
-    else
-      entry.problems = r.error.issues.map((i) => `${label} ${i.path === '' ? 'spec' : `spec.${i.path}`}: ${i.reason}`);
+    if (isRecord(obj.spec) && prev?.good?.spec === spec && prev.problems.length === 0) return;
+    const r = readReferenceRules(id, obj.spec);
+    if (r.ok) entry.good = { doc: r.doc, generation, spec };
+    else entry.problems = r.problems;
   }
 
   /** apply puts the good documents in force and attaches or removes the referrer kinds they add. */
@@ -288,6 +282,28 @@ export class ClusterRules {
     this.lastPublished = text;
     this.opts.onChange?.(states);
   }
+}
+
+/**
+ * readReferenceRules validates one ReferenceRules object's spec (`id` is its namespace/name) as a rules file:
+ * the document, named after the object, or its problems, each naming the field.
+ */
+export function readReferenceRules(
+  id: string,
+  spec: unknown,
+): { ok: true; doc: RulesDocument } | { ok: false; problems: string[] } {
+  const label = `ReferenceRules ${id}`;
+  if (!isRecord(spec))
+    return {
+      ok: false,
+      problems: [`${label} spec: is required; give it rules:, conventions: or kinds: as in a rules file`],
+    };
+  const r = validateRules(spec, label);
+  if (r.ok) return { ok: true, doc: { ...r.value, name: label } };
+  return {
+    ok: false,
+    problems: r.error.issues.map((i) => `${label} ${i.path === '' ? 'spec' : `spec.${i.path}`}: ${i.reason}`),
+  };
 }
 
 const NOT_INSTALLED =

@@ -70,15 +70,22 @@ export interface ObserveScope {
 
 const readyCondition = conditionReadiness('Ready');
 
-/** loadRuleSet compiles the built-in packs and rules files into one rule set; a bad file rejects with its RulesError. */
-export async function loadRuleSet(packs: readonly PackName[], files: readonly string[]): Promise<RuleSet> {
+/**
+ * loadRuleSet compiles the built-in packs, the rules files and then `extra` (the cluster's ReferenceRules) into
+ * one rule set; a bad file rejects with its RulesError.
+ */
+export async function loadRuleSet(
+  packs: readonly PackName[],
+  files: readonly string[],
+  extra: readonly RulesDocument[] = [],
+): Promise<RuleSet> {
   const docs: RulesDocument[] = [];
   for (const file of files) {
     const r = await loadRulesFile(file);
     if (!r.ok) throw r.error;
     docs.push(r.value);
   }
-  return builtinRuleSet(packs, docs);
+  return builtinRuleSet(packs, [...docs, ...extra]);
 }
 
 export function observeRuleSet(initial: RuleSet): RulesObserver {

@@ -113,7 +113,9 @@ describe('refwatch check', () => {
     });
     const r = await run(['check', '-f', set, '-n', ns]);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('3 objects in 2 files checked against the cluster: no dangling reference\n');
+    expect(r.stderr).toMatch(
+      /^note: ReferenceRules: [^\n]+\n3 objects in 2 files checked against the cluster: no dangling reference\n$/,
+    );
     expect(r.code).toBe(0);
   }, 60_000);
 

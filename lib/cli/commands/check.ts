@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import { isRefwatchError } from '../../model';
-import { loadRuleSet } from '../../rules';
+import { loadRuleSet, type RulesDocument } from '../../rules';
 import { runCheck, type CheckResult } from '../check';
+import { readClusterRules } from '../cluster-rules';
 import { CliError, EXIT } from '../errors';
 import { readManifests } from '../manifests';
 import { addCommonOptions, examples, type CommonOptions } from '../options';
@@ -47,21 +48,27 @@ export function registerCheck(program: Command, bin: string): void {
     const manifests = await readManifests(o.filename, { recursive: o.recursive === true });
     if (manifests.length === 0)
       throw new CliError(`flag -f: no Kubernetes objects in ${o.filename.join(', ')}; give YAML or JSON manifests`);
-    let ruleSet;
-    try {
-      ruleSet = await loadRuleSet(o.packs, o.rules);
-    } catch (e) {
-      throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
-    }
+    const rules = async (extra: readonly RulesDocument[] = []) => {
+      try {
+        return await loadRuleSet(o.packs, o.rules, extra);
+      } catch (e) {
+        throw new CliError(`flag --rules: ${isRefwatchError(e) || e instanceof Error ? e.message : String(e)}`);
+      }
+    };
     let result: CheckResult;
     if (o.offline) {
+      // --offline asks no cluster, so it reads no ReferenceRules either: the packs and --rules files only.
+      const ruleSet = await rules();
       result = await runCheck({ ruleSet, manifests, namespace: o.namespace ?? 'default', timeoutMs: o.timeout });
     } else {
       const { openKubeClient } = await import('../standalone');
       const { client, where } = openKubeClient(o);
       try {
+        const fromCluster = await readClusterRules(client, o.timeout);
+        const ruleSet = await rules(fromCluster.documents);
         const namespace = o.namespace ?? client.describe().namespace ?? 'default';
         result = await runCheck({ ruleSet, manifests, namespace, client, where, timeoutMs: o.timeout });
+        result.referenceRules = { summary: fromCluster.summary, problems: fromCluster.problems };
       } finally {
         client.close();
       }
@@ -86,6 +93,8 @@ export function printCheck(p: Printer, r: CheckResult, offline: boolean): void {
     const tag = f.problem === 'missing' ? c.red('dangling') : c.yellow('not ready');
     p.write(`${where}: ${f.object}: ${tag}: ${f.message}; fix: ${f.fix}`);
   }
+  for (const problem of r.referenceRules?.problems ?? []) process.stderr.write(`warning: ${problem}\n`);
+  if (r.referenceRules) process.stderr.write(`note: ${r.referenceRules.summary}\n`);
   for (const kind of r.unjudged)
     process.stderr.write(`note: ${kind} is not served by the cluster (no CRD?); its references were not checked\n`);
   const missing = r.findings.filter((f) => f.problem === 'missing').length;

@@ -9,7 +9,7 @@ import {
   type AdmissionDeps,
 } from '@/lib/admission';
 import { MemoryInformerSource } from '@/lib/engine';
-import { builtinRuleSet, observeRuleSet } from '@/lib/rules';
+import { builtinRuleSet, observeRuleSet, readReferenceRules } from '@/lib/rules';
 
 const rules = builtinRuleSet(['core']);
 
@@ -153,6 +153,44 @@ describe('Admission', () => {
       /^spec\.volumes\[1\]\.persistentVolumeClaim\.claimName: PersistentVolumeClaim shop\/data exists but is not ready yet/,
     );
     expect(w[0]).not.toContain('does not exist');
+  });
+
+  it('reads the rules in force at each review: a ReferenceRules that joins them warns from then on', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    source.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
+    source.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password', namespace: 'shop' } });
+    const platform = readReferenceRules('platform/settings', {
+      rules: [
+        {
+          referrer: { kind: 'ConfigMap' },
+          references: [
+            { path: 'data.credentials', referent: { kind: 'Secret' } },
+            { path: 'data.database', referent: { group: 'acme.example', kind: 'Database' } },
+          ],
+        },
+      ],
+    });
+    if (!platform.ok) throw new Error(platform.problems.join('; '));
+    let inForce = rules;
+    const admission = new Admission({ source, ruleSet: () => inForce });
+    stops.push(() => admission.stop());
+    await admission.prime();
+    const settings = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'shop' },
+      data: { credentials: 'db-pasword', database: 'orders' },
+    };
+    expect(admission.check('CREATE', settings).warnings).toEqual([]);
+
+    inForce = builtinRuleSet(['core'], [platform.doc]);
+    // The referent kind only the new rules name is primed for the reviews to come.
+    expect(admission.caches.isPrimed('Database.acme.example')).toBe(false);
+    expect(admission.check('CREATE', settings).warnings).toEqual([
+      'data.credentials: Secret shop/db-pasword does not exist; did you mean db-password?',
+      'data.database: Database.acme.example shop/orders does not exist yet',
+    ]);
+    await vi.waitFor(() => expect(admission.caches.isPrimed('Database.acme.example')).toBe(true));
   });
 
   it('says nothing of a kind whose cache is forbidden or not primed', async () => {
