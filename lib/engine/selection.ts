@@ -5,7 +5,6 @@ import {
   namespaceOfKey,
   namespaceSelectorText,
   parseNamespaceSelector,
-  parseSelector,
   type CachedObject,
   type EmptySelector,
   type GroupKind,
@@ -17,6 +16,7 @@ import {
   type SelectorForm,
 } from '../model';
 import { noMatchHint, plural } from '../diagnose/selector-hints';
+import { parseSelectorOnce } from './selector-cache';
 import type { SelectionSummary } from '../changelog';
 import type { WatchError } from './informer-source';
 import type { SelectorWatch } from './label-index';
@@ -280,7 +280,7 @@ function parsedSelector(spec: SelectSpec, field: string): Selector | undefined {
   const raw = spec.selector;
   if (isParsed(raw)) return raw;
   const form = spec.form ?? guessForm(raw);
-  return unwrapParsed(parseSelector(raw, { form, empty: spec.empty ?? (form === 'map' ? 'none' : 'all'), field }));
+  return parseSelectorOnce(raw, { form, empty: spec.empty ?? (form === 'map' ? 'none' : 'all'), field });
 }
 
 function isParsed(raw: unknown): raw is Selector {
