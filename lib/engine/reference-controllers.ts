@@ -227,11 +227,14 @@ export class ReferenceControllers {
 
   /** isReady says whether a referent resolves Ready now, as resolve() would judge it, starting nothing. */
   isReady(referent: ObjectKey): boolean {
-    const kind = kindOfKey(referent);
+    return this.isReadyObject(kindOfKey(referent), referent, this.cached(referent));
+  }
+
+  /** isReadyObject is isReady for a referent of a known kind whose cached object the caller holds. */
+  isReadyObject(kind: string, referent: ObjectKey, object: CachedObject | undefined): boolean {
     if (this.deps.observers?.observes(kind)) return this.deps.observers.resolve(referent, '').state === 'Ready';
-    if (this.outOfScope(referent)) return false;
-    const object = this.cached(referent);
-    return object !== undefined && this.deps.readiness(kind)(object).ready;
+    if (object === undefined || this.outOfScope(referent)) return false;
+    return this.deps.readiness(kind)(object).ready;
   }
 
   /** cached returns a referent's cached object, if its kind is watched and primed. */
@@ -741,6 +744,14 @@ export class ReferenceControllers {
   publishReferent(referent: ObjectKey, object: CachedObject | undefined): void {
     if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
     this.publishWatched(this.controllerOf(referent), referent, object, undefined);
+  }
+
+  /** publishCached is publishReferent with the referent's object as its kind's cache holds it, its scope looked up once. */
+  publishCached(referent: ObjectKey): void {
+    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
+    const rc = this.controllerOf(referent);
+    const sub = rc?.subscription;
+    this.publishWatched(rc, referent, sub?.isPrimed() ? sub.store.get(referent) : undefined, undefined);
   }
 
   /** publishWatched is publishReferent for a watched kind, given the referent's controller and, if known, its verdict. */

@@ -224,7 +224,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
     ctx.reference({ referent: key, fieldPath }, mask);
     const object = ctx.rcs.cached(key);
     if (object) objects.push(object);
-    if (ctx.rcs.isReady(key)) ready++;
+    if (ctx.rcs.isReadyObject(kind, key, object)) ready++;
   }
   const sel = { ...base, keys, objects, ready };
   const kinds = (n: number) => `${n} ${plural(spec.kind.kind, n)}`;
