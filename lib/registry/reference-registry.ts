@@ -240,12 +240,16 @@ export class ReferenceRegistry {
   }
 
   private validate(all: readonly Reference[], toCheck: readonly Reference[]): void {
-    for (const r of toCheck) this.validateAt(r, all.indexOf(r));
+    for (const r of toCheck) if (!this.known(r)) this.validateAt(r, all.indexOf(r));
+  }
+
+  /** known says whether a reference's referent and field path were validated before: in the reverse index, a field path seen. */
+  private known(r: Reference): boolean {
+    return r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath);
   }
 
   private validateAt(r: Reference, index: number): void {
-    // Referents already in the reverse index and known field paths were validated before.
-    if (r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath)) return;
+    if (this.known(r)) return;
     const v = validateReference(r, `references[${index}]`);
     if (!v.ok) throw v.error;
     this.validFieldPaths.add(r.fieldPath);
