@@ -250,24 +250,14 @@ export class SelectorWatches {
     next: Labels | undefined,
     visit: (w: SelectorWatch) => void,
   ): void {
-    const check = (entries: Set<WatchEntry> | undefined) => {
-      if (!entries) return;
-      for (const e of entries) {
-        if (e.visited === pass) continue;
-        e.visited = pass;
-        this.rechecks++;
-        const s = e.watch.selector;
-        if (matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);
-      }
-    };
     if (old === undefined || next === undefined) {
       // Created or deleted: any selector naming one of its labels, and the keyless ones.
       const labels = old ?? next ?? NO_LABELS;
       for (const k in labels) {
-        check(b.byValue.get(k)?.get(labels[k]!));
-        check(b.byKey.get(k));
+        this.check(b.byValue.get(k)?.get(labels[k]!), pass, old, next, visit);
+        this.check(b.byKey.get(k), pass, old, next, visit);
       }
-      check(b.keyless);
+      this.check(b.keyless, pass, old, next, visit);
       return;
     }
     for (const k in old) {
@@ -276,15 +266,33 @@ export class SelectorWatches {
       if (was === now) continue;
       const values = b.byValue.get(k);
       if (values) {
-        check(values.get(was));
-        if (now !== undefined) check(values.get(now));
+        this.check(values.get(was), pass, old, next, visit);
+        if (now !== undefined) this.check(values.get(now), pass, old, next, visit);
       }
-      check(b.byKey.get(k));
+      this.check(b.byKey.get(k), pass, old, next, visit);
     }
     for (const k in next) {
       if (Object.hasOwn(old, k)) continue;
-      check(b.byValue.get(k)?.get(next[k]!));
-      check(b.byKey.get(k));
+      this.check(b.byValue.get(k)?.get(next[k]!), pass, old, next, visit);
+      this.check(b.byKey.get(k), pass, old, next, visit);
+    }
+  }
+
+  /** check visits the entries whose answer differs between the two label sets, each once per pass; a method, so a pass creates no closure. */
+  private check(
+    entries: Set<WatchEntry> | undefined,
+    pass: number,
+    old: Labels | undefined,
+    next: Labels | undefined,
+    visit: (w: SelectorWatch) => void,
+  ): void {
+    if (!entries) return;
+    for (const e of entries) {
+      if (e.visited === pass) continue;
+      e.visited = pass;
+      this.rechecks++;
+      const s = e.watch.selector;
+      if (matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);
     }
   }
 }

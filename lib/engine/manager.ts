@@ -475,30 +475,41 @@ export class Manager {
     removed: readonly { referent: ObjectKey; fieldPath: string }[];
   }): void {
     const { controller, key } = d.referrer;
-    const touched = new Set<ObjectKey>();
-    for (const r of [...d.removed, ...d.added]) {
-      const id = `${controller}|${key}|${r.referent}|${r.fieldPath}`;
-      const count = this.registry.multiplicityAt(controller, key, r);
-      touched.add(r.referent);
-      if (count === 0) this.changelog.remove('reference', id);
-      else {
-        const value: ReferenceEntity = {
-          id,
-          controller,
-          referrer: key,
-          referent: r.referent,
-          fieldPath: r.fieldPath,
-          count,
-          kind: kindOfKey(r.referent),
-          namespace: namespaceOfKey(key),
-        };
-        const selector = this.controllers.get(controller)?.selectorAt(key, r.fieldPath);
-        if (selector !== undefined) value.selector = selector;
-        this.changelog.put('reference', id, value);
-      }
+    for (const r of d.removed) this.publishEdge(controller, key, r);
+    for (const r of d.added) this.publishEdge(controller, key, r);
+    const rcs = this.referenceControllers;
+    // A reconcile's subscribe-before-read adds one reference at a time: no set for a single edge.
+    if (d.removed.length + d.added.length === 1) {
+      rcs.publishCached((d.removed[0] ?? d.added[0])!.referent);
+      return;
     }
-    for (const referent of touched)
-      this.referenceControllers.publishReferent(referent, this.referenceControllers.cached(referent));
+    const touched = new Set<ObjectKey>();
+    for (const r of d.removed) touched.add(r.referent);
+    for (const r of d.added) touched.add(r.referent);
+    for (const referent of touched) rcs.publishCached(referent);
+  }
+
+  /** publishEdge records one (referrer, referent, field path) edge of a delta as the registry holds it now. */
+  private publishEdge(controller: string, key: ObjectKey, r: { referent: ObjectKey; fieldPath: string }): void {
+    const id = `${controller}|${key}|${r.referent}|${r.fieldPath}`;
+    const count = this.registry.multiplicityAt(controller, key, r);
+    if (count === 0) {
+      this.changelog.remove('reference', id);
+      return;
+    }
+    const value: ReferenceEntity = {
+      id,
+      controller,
+      referrer: key,
+      referent: r.referent,
+      fieldPath: r.fieldPath,
+      count,
+      kind: kindOfKey(r.referent),
+      namespace: namespaceOfKey(key),
+    };
+    const selector = this.controllers.get(controller)?.selectorAt(key, r.fieldPath);
+    if (selector !== undefined) value.selector = selector;
+    this.changelog.put('reference', id, value);
   }
 
   private event(e: Parameters<EngineContext['event']>[0]): void {

@@ -39,6 +39,8 @@ class MemoryInformer {
   /** Changes when a key enters or leaves objects (ObjectStore.keysVersion). */
   keysVersion = 0;
   readonly handlers = new Set<InformerHandler>();
+  /** The handlers as an event reaches them: copied once per change of handlers, not once per event. */
+  private reached: InformerHandler[] | undefined;
   primed = false;
   primedAt: number | undefined;
   lastError: WatchError | undefined;
@@ -51,12 +53,23 @@ class MemoryInformer {
   ) {}
 
   matches(object: CachedObject): boolean {
-    if (groupOfApiVersion(object.apiVersion) !== this.target.group || object.kind !== this.target.kind) return false;
+    if (object.kind !== this.target.kind || groupOfApiVersion(object.apiVersion) !== this.target.group) return false;
     return this.target.namespace === undefined || object.metadata.namespace === this.target.namespace;
   }
 
+  addHandler(h: InformerHandler): void {
+    this.handlers.add(h);
+    this.reached = undefined;
+  }
+
+  deleteHandler(h: InformerHandler): void {
+    this.handlers.delete(h);
+    this.reached = undefined;
+  }
+
   emit(event: InformerEvent): void {
-    for (const h of [...this.handlers]) {
+    // A handler added or removed by a handler changes who the next event reaches, not this one.
+    for (const h of (this.reached ??= [...this.handlers])) {
       try {
         h(event);
       } catch {
@@ -128,7 +141,7 @@ export class MemoryInformerSource implements InformerSource {
       for (const [key, object] of informer.objects) safe(handler, { type: 'added', key, object });
       if (informer.primed) safe(handler, { type: 'primed' });
     }
-    informer.handlers.add(handler);
+    informer.addHandler(handler);
     const denied = fresh ? this.denial(target) : undefined;
     if (denied) {
       // Like a reflector answered 403: an error, never primed.
@@ -159,7 +172,7 @@ export class MemoryInformerSource implements InformerSource {
       release: async () => {
         if (released) return;
         released = true;
-        informer.handlers.delete(handler);
+        informer.deleteHandler(handler);
         if (informer.handlers.size === 0 && this.informers.get(id) === informer) {
           informer.stopped = true;
           this.informers.delete(id);

@@ -8,7 +8,7 @@ import {
   type ObjectKey,
   type Selector,
 } from '../model';
-import type { ReferenceRegistry } from '../registry';
+import type { ReferenceRegistry, Referrer } from '../registry';
 import type {
   ChangeLog,
   ReferenceControllerEntity,
@@ -18,7 +18,7 @@ import type {
 } from '../changelog';
 import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
-import type { ReadinessPredicate } from './readiness';
+import type { Readiness, ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
 import { LabelIndex, SelectorWatches, type SelectorWatch } from './label-index';
@@ -162,8 +162,9 @@ export class ReferenceControllers {
 
   /** outOfScope says why a referent cannot be watched: its namespace is outside the `namespaces` option. */
   outOfScope(referent: ObjectKey): WatchError | undefined {
+    if (!this.namespaces) return undefined;
     const namespace = namespaceOfKey(referent);
-    if (!this.namespaces || namespace === '' || this.namespaces.has(namespace)) return undefined;
+    if (namespace === '' || this.namespaces.has(namespace)) return undefined;
     const list = [...this.namespaces].join(', ');
     return {
       reason: 'OutOfScope',
@@ -226,11 +227,14 @@ export class ReferenceControllers {
 
   /** isReady says whether a referent resolves Ready now, as resolve() would judge it, starting nothing. */
   isReady(referent: ObjectKey): boolean {
-    const kind = kindOfKey(referent);
+    return this.isReadyObject(kindOfKey(referent), referent, this.cached(referent));
+  }
+
+  /** isReadyObject is isReady for a referent of a known kind whose cached object the caller holds. */
+  isReadyObject(kind: string, referent: ObjectKey, object: CachedObject | undefined): boolean {
     if (this.deps.observers?.observes(kind)) return this.deps.observers.resolve(referent, '').state === 'Ready';
-    if (this.outOfScope(referent)) return false;
-    const object = this.cached(referent);
-    return object !== undefined && this.deps.readiness(kind)(object).ready;
+    if (object === undefined || this.outOfScope(referent)) return false;
+    return this.deps.readiness(kind)(object).ready;
   }
 
   /** cached returns a referent's cached object, if its kind is watched and primed. */
@@ -373,7 +377,7 @@ export class ReferenceControllers {
     if (next === undefined) labels.delete(event.key);
     else labels.set(event.key, namespace, next);
     if (old !== undefined && next !== undefined && old === next) return;
-    rc.selectors?.changed(namespace, old, next, (w) => this.deps.enqueue(w.controller, w.referrer));
+    rc.selectors?.changed(namespace, old, next, this.enqueueSelector);
   }
 
   /** stop cancels every reference controller and awaits their releases. */
@@ -527,12 +531,19 @@ export class ReferenceControllers {
         if (rc.labels) this.relabel(rc, event);
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
-        this.publishReferent(event.key, event.type === 'deleted' ? undefined : event.object);
-        // What the event changed is judged once per event, and only when some referrer filters.
-        if (!this.deps.wake?.filtered(event.key)) this.dispatch(event.key);
-        else if (event.type === 'updated')
-          this.dispatch(event.key, updateVerdict(event.old, event.object, this.deps.readiness(rc.kind)));
-        else this.dispatch(event.key, existenceVerdict(event.object, this.deps.readiness(rc.kind)));
+        if (this.deps.observers?.observes(rc.kind)) this.deps.observers.publishReferent(event.key);
+        else {
+          // The event's own controller and one readiness verdict serve both the published state and the wake bits.
+          const readiness = this.deps.readiness(rc.kind);
+          const object = event.type === 'deleted' ? undefined : event.object;
+          const verdict = object && readiness(object);
+          this.publishWatched(rc, event.key, object, verdict);
+          // What the event changed is judged once per event, and only when some referrer filters.
+          if (!this.deps.wake?.filtered(event.key)) this.dispatch(event.key);
+          else if (event.type === 'updated')
+            this.dispatch(event.key, updateVerdict(event.old, event.object, readiness, verdict!.ready));
+          else this.dispatch(event.key, existenceVerdict(event.object, readiness, verdict?.ready));
+        }
         return;
       case 'primed': {
         rc.primedAt = this.deps.clock.now();
@@ -584,11 +595,14 @@ export class ReferenceControllers {
 
   /** dispatch queues the referrers of the referent that a change with these bits wakes: the hot path of a referent event. */
   private dispatch(referent: ObjectKey, bits = WAKE_ALL): void {
-    const enqueue = this.deps.enqueue;
     const wake = this.deps.wake;
-    if (!wake?.filtered(referent)) this.deps.registry.forEachReferrerOf(referent, (r) => enqueue(r.controller, r.key));
-    else this.deps.registry.forEachReferrerOf(referent, (r) => wake.dispatch(referent, r, bits, enqueue));
+    if (!wake?.filtered(referent)) this.deps.registry.forEachReferrerOf(referent, this.enqueueReferrer);
+    else wake.dispatchAll(referent, bits, this.deps.enqueue);
   }
+
+  /** Bound once: dispatch and relabel pass them on every event, and an event should allocate nothing for them. */
+  private readonly enqueueReferrer = (r: Referrer): void => this.deps.enqueue(r.controller, r.key);
+  private readonly enqueueSelector = (w: SelectorWatch): void => this.deps.enqueue(w.controller, w.referrer);
 
   private beginGrace(rc: ReferenceController | undefined): void {
     if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
@@ -729,13 +743,30 @@ export class ReferenceControllers {
   /** publishReferent records a referenced referent's state as its kind's cache sees it. */
   publishReferent(referent: ObjectKey, object: CachedObject | undefined): void {
     if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
+    this.publishWatched(this.controllerOf(referent), referent, object, undefined);
+  }
+
+  /** publishCached is publishReferent with the referent's object as its kind's cache holds it, its scope looked up once. */
+  publishCached(referent: ObjectKey): void {
+    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.publishReferent(referent);
+    const rc = this.controllerOf(referent);
+    const sub = rc?.subscription;
+    this.publishWatched(rc, referent, sub?.isPrimed() ? sub.store.get(referent) : undefined, undefined);
+  }
+
+  /** publishWatched is publishReferent for a watched kind, given the referent's controller and, if known, its verdict. */
+  private publishWatched(
+    rc: ReferenceController | undefined,
+    referent: ObjectKey,
+    object: CachedObject | undefined,
+    verdict: Readiness | undefined,
+  ): void {
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);
       return;
     }
-    const kind = kindOfKey(referent);
-    const rc = this.controllerOf(referent);
+    const kind = rc?.kind ?? kindOfKey(referent);
     const outside = this.outOfScope(referent);
     let state: ReferentState;
     let message: string | undefined;
@@ -755,7 +786,7 @@ export class ReferenceControllers {
       state = 'NotFound';
       message = `${referent} not found`;
     } else {
-      const r = this.deps.readiness(kind)(object);
+      const r = verdict ?? this.deps.readiness(kind)(object);
       state = r.ready ? 'Ready' : 'NotReady';
       message = r.ready ? undefined : [r.reason, r.message].filter(Boolean).join(': ');
     }

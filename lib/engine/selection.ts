@@ -5,7 +5,6 @@ import {
   namespaceOfKey,
   namespaceSelectorText,
   parseNamespaceSelector,
-  parseSelector,
   type CachedObject,
   type EmptySelector,
   type GroupKind,
@@ -17,6 +16,7 @@ import {
   type SelectorForm,
 } from '../model';
 import { noMatchHint, plural } from '../diagnose/selector-hints';
+import { parseSelectorOnce } from './selector-cache';
 import type { SelectionSummary } from '../changelog';
 import type { WatchError } from './informer-source';
 import type { SelectorWatch } from './label-index';
@@ -224,7 +224,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
     ctx.reference({ referent: key, fieldPath }, mask);
     const object = ctx.rcs.cached(key);
     if (object) objects.push(object);
-    if (ctx.rcs.isReady(key)) ready++;
+    if (ctx.rcs.isReadyObject(kind, key, object)) ready++;
   }
   const sel = { ...base, keys, objects, ready };
   const kinds = (n: number) => `${n} ${plural(spec.kind.kind, n)}`;
@@ -280,7 +280,7 @@ function parsedSelector(spec: SelectSpec, field: string): Selector | undefined {
   const raw = spec.selector;
   if (isParsed(raw)) return raw;
   const form = spec.form ?? guessForm(raw);
-  return unwrapParsed(parseSelector(raw, { form, empty: spec.empty ?? (form === 'map' ? 'none' : 'all'), field }));
+  return parseSelectorOnce(raw, { form, empty: spec.empty ?? (form === 'map' ? 'none' : 'all'), field });
 }
 
 function isParsed(raw: unknown): raw is Selector {

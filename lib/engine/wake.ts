@@ -93,16 +93,25 @@ export function forWakeOnIsGeneration(forWakeOn: ForWakeOn | undefined): boolean
 }
 
 /** updateVerdict is what an update changed, computed once per referent event whatever the number of referrers. */
-export function updateVerdict(old: KubeObject, object: KubeObject, readiness: ReadinessPredicate): number {
+export function updateVerdict(
+  old: KubeObject,
+  object: KubeObject,
+  readiness: ReadinessPredicate,
+  ready = readiness(object).ready,
+): number {
   let bits = WAKE_CHANGE;
-  if (readiness(old).ready !== readiness(object).ready) bits |= WAKE_READINESS | WAKE_VERDICT;
+  if (readiness(old).ready !== ready) bits |= WAKE_READINESS | WAKE_VERDICT;
   if (old.metadata.generation !== object.metadata.generation) bits |= WAKE_GENERATION;
   return bits;
 }
 
 /** existenceVerdict is what a referent appearing or going changed: the verdict only when it was or is Ready. */
-export function existenceVerdict(object: KubeObject, readiness: ReadinessPredicate): number {
-  return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | (readiness(object).ready ? WAKE_VERDICT : 0);
+export function existenceVerdict(
+  object: KubeObject,
+  readiness: ReadinessPredicate,
+  ready = readiness(object).ready,
+): number {
+  return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | (ready ? WAKE_VERDICT : 0);
 }
 
 /**
@@ -167,7 +176,10 @@ export class WakeFilters {
    * if all its referents are Ready now.
    */
   wakes(referent: ObjectKey, r: Referrer, bits: number): boolean {
-    const mask = this.byReferent.get(referent)?.get(r.controller)?.get(r.key);
+    return this.wakesWith(this.byReferent.get(referent)?.get(r.controller)?.get(r.key), referent, r, bits);
+  }
+
+  private wakesWith(mask: number | undefined, referent: ObjectKey, r: Referrer, bits: number): boolean {
     if (mask === undefined) return true;
     if ((mask & bits) === 0) return false;
     if ((mask & GATED) === 0) return true;
@@ -188,6 +200,15 @@ export class WakeFilters {
   ): void {
     if (this.wakes(referent, r, bits)) enqueue(r.controller, r.key);
     else this.restate(r.controller, r.key);
+  }
+
+  /** dispatchAll is dispatch for every referrer of the referent, looking the referent's filters up once. */
+  dispatchAll(referent: ObjectKey, bits: number, enqueue: (controller: string, referrer: ObjectKey) => void): void {
+    const byController = this.byReferent.get(referent);
+    this.registry.forEachReferrerOf(referent, (r) => {
+      if (this.wakesWith(byController?.get(r.controller)?.get(r.key), referent, r, bits)) enqueue(r.controller, r.key);
+      else this.restate(r.controller, r.key);
+    });
   }
 
   /** size is the number of referents with filters, for tests. */

@@ -133,8 +133,18 @@ export class ReferenceRegistry {
    * setReferences then settles the whole set.
    */
   addReference(controller: string, referrer: ObjectKey, ref: Reference): RegistryDelta {
-    const current = this.referencesOf(controller, referrer);
-    return this.setReferences(controller, referrer, [...current, ref]);
+    const entry = this.byController.get(controller)?.get(referrer);
+    if (!entry) return this.setReferences(controller, referrer, [ref]);
+    // Appended in place: a reconcile declaring n matches one by one costs O(n), not a copy of the set per match.
+    this.validateAt(ref, entry.referents.length);
+    this.activated = NO_KINDS;
+    this.idled = NO_KINDS;
+    this.link(entry, ref.referent);
+    entry.referents.push(this.internReferent(ref.referent));
+    entry.fieldPaths.push(ref.fieldPath);
+    const delta: RegistryDelta = { referrer: entry, added: [ref], removed: NONE };
+    if (this.listeners.size > 0) this.notify(delta, this.activated, NO_KINDS);
+    return delta;
   }
 
   /** clear drops every reference of the referrer. */
@@ -230,13 +240,19 @@ export class ReferenceRegistry {
   }
 
   private validate(all: readonly Reference[], toCheck: readonly Reference[]): void {
-    for (const r of toCheck) {
-      // Referents already in the reverse index and known field paths were validated before.
-      if (r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath)) continue;
-      const v = validateReference(r, `references[${all.indexOf(r)}]`);
-      if (!v.ok) throw v.error;
-      this.validFieldPaths.add(r.fieldPath);
-    }
+    for (const r of toCheck) if (!this.known(r)) this.validateAt(r, all.indexOf(r));
+  }
+
+  /** known says whether a reference's referent and field path were validated before: in the reverse index, a field path seen. */
+  private known(r: Reference): boolean {
+    return r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath);
+  }
+
+  private validateAt(r: Reference, index: number): void {
+    if (this.known(r)) return;
+    const v = validateReference(r, `references[${index}]`);
+    if (!v.ok) throw v.error;
+    this.validFieldPaths.add(r.fieldPath);
   }
 
   private createEntry(controller: string, key: ObjectKey): Entry {
