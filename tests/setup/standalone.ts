@@ -74,7 +74,14 @@ export async function startStandalone(dir: string, env: Record<string, string> =
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  let how = '';
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = true;
+      how = signal ? `killed by ${signal}` : `exit code ${code}`;
+      resolve();
+    }),
+  );
   const stop = async () => {
     if (exited) return;
     child.kill('SIGTERM');
@@ -85,7 +92,7 @@ export async function startStandalone(dir: string, env: Record<string, string> =
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) throw new Error(`the standalone server exited before answering /healthz:\n${out}`);
+    if (exited) throw new Error(`the standalone server exited (${how}) before answering /healthz:\n${out}`);
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
