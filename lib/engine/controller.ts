@@ -449,11 +449,21 @@ export class Controller {
     let open = true;
     const engine = this.engine;
     const name = this.name;
+    // Where the previous set is expected to hold the next declared reference: a restatement in the same order
+    // finds each one there, so checking a set of n costs O(n), not O(n²).
+    let cursor = 0;
     const declare = (ref: Reference, mask: number): void => {
       // Subscribe before read: register now, unless the previous set already holds this occurrence.
       // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
-      if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
-        engine.registry.addReference(name, key, ref);
+      if (masks.has(ref.referent)) {
+        // Declared before in this reconcile: count the occurrences (a multiset), as rare as it is.
+        if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
+          engine.registry.addReference(name, key, ref);
+      } else {
+        const at = engine.registry.indexOf(name, key, ref, cursor);
+        if (at < 0) engine.registry.addReference(name, key, ref);
+        else cursor = at + 1;
+      }
       collected.push(ref);
       masks.set(ref.referent, mask);
       engine.wake.set(name, key, ref.referent, mask);

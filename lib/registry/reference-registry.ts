@@ -187,6 +187,23 @@ export class ReferenceRegistry {
     return e ? (this.reverse.get(referent)?.referrers.get(e) ?? 0) : 0;
   }
 
+  /**
+   * indexOf is the position of one occurrence of (referent, fieldPath) in the
+   * referrer's current set, or -1 when the set holds none. It looks at `from`
+   * first: a reconcile restating its set in the order it had finds each
+   * reference there without a scan; a referent the referrer does not
+   * reference at all is answered from the reverse index.
+   */
+  indexOf(controller: string, referrer: ObjectKey, ref: Reference, from = 0): number {
+    const e = this.byController.get(controller)?.get(referrer);
+    if (!e) return -1;
+    if (e.referents[from] === ref.referent && e.fieldPaths[from] === ref.fieldPath) return from;
+    if (!this.reverse.get(ref.referent)?.referrers.has(e)) return -1;
+    for (let i = 0; i < e.referents.length; i++)
+      if (e.referents[i] === ref.referent && e.fieldPaths[i] === ref.fieldPath) return i;
+    return -1;
+  }
+
   /** multiplicityAt counts how often the referrer's current set holds exactly this (referent, fieldPath). */
   multiplicityAt(controller: string, referrer: ObjectKey, ref: Reference): number {
     const e = this.byController.get(controller)?.get(referrer);

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import fc from 'fast-check';
+import { Manager, MemoryInformerSource } from '@/lib/engine';
+import type { ObjectKey, Reference } from '@/lib/model';
+
+const REFERRER = 'App.demo.refwatch.dev/shop/web' as ObjectKey;
+const REFERENTS = ['Secret/shop/a', 'Secret/shop/b', 'ConfigMap/shop/c', 'ConfigMap/shop/d'] as ObjectKey[];
+const PATHS = ['spec.a', 'spec.b'];
+
+/** occurrences counts each (referent, fieldPath) of a list: the multiset a reconcile states. */
+function occurrences(refs: readonly Reference[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of refs) m.set(`${r.referent} ${r.fieldPath}`, (m.get(`${r.referent} ${r.fieldPath}`) ?? 0) + 1);
+  return m;
+}
+
+/** missing is how many occurrences of `next` the multiset `held` lacks: what a reconcile must add. */
+function missing(held: readonly Reference[], next: readonly Reference[]): number {
+  const have = occurrences(held);
+  let n = 0;
+  for (const [id, count] of occurrences(next)) n += Math.max(0, count - (have.get(id) ?? 0));
+  return n;
+}
+
+let manager: Manager | undefined;
+afterEach(async () => {
+  await manager?.stop();
+  manager = undefined;
+});
+
+describe('a reconcile restating its references', () => {
+  it('registers before it reads exactly the occurrences the previous set lacks, in any order and with repeats', async () => {
+    manager = new Manager({ source: new MemoryInformerSource({ priming: 'sync' }), statsIntervalMs: 0 });
+    const registry = manager.registry;
+    let plan: Reference[] = [];
+    let adds = 0;
+    const wrong: string[] = [];
+    const addReference = registry.addReference.bind(registry);
+    registry.addReference = (...args) => {
+      adds++;
+      return addReference(...args);
+    };
+    let reconciles = 0;
+    const controller = manager.addController({
+      name: 'apps',
+      reconcile: (ctx) => {
+        const held = registry.referencesOf('apps', REFERRER);
+        adds = 0;
+        const declared: Reference[] = [];
+        for (const ref of plan) {
+          ctx.resolve(ref);
+          declared.push(ref);
+          // Subscribe before read: every occurrence declared so far is in the registry already.
+          const want = declared.filter((r) => r.referent === ref.referent && r.fieldPath === ref.fieldPath).length;
+          if (registry.multiplicityAt('apps', REFERRER, ref) < want) wrong.push(`${ref.referent} read unsubscribed`);
+        }
+        if (adds !== missing(held, plan)) wrong.push(`${adds} adds for ${missing(held, plan)} new occurrences`);
+        reconciles++;
+      },
+    });
+    manager.start();
+    const reference = fc.record({ referent: fc.constantFrom(...REFERENTS), fieldPath: fc.constantFrom(...PATHS) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(reference, { maxLength: 6 }), { minLength: 1, maxLength: 6 }),
+        async (sets) => {
+          for (const set of sets) {
+            plan = set;
+            const before = reconciles;
+            controller.enqueue(REFERRER);
+            await vi.waitFor(() => {
+              expect(reconciles).toBeGreaterThan(before);
+              expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 });
+            });
+            expect(wrong).toEqual([]);
+            // A multiset: a restatement in another order keeps the order the registry had.
+            expect(occurrences(registry.referencesOf('apps', REFERRER))).toEqual(occurrences(set));
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+});
