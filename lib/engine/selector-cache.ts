@@ -16,9 +16,11 @@ const parsed = new WeakMap<object, Map<string, Selector | undefined>>();
  * every time. Bad input throws parseSelector's RefwatchError on every call.
  */
 export function parseSelectorOnce(raw: unknown, opts: ParseSelectorOptions): Selector | undefined {
-  if (raw === null || typeof raw !== 'object' || !deeplyFrozen(raw)) return unwrap(parseSelector(raw, opts));
-  const id = `${opts.form}|${opts.empty ?? 'all'}|${opts.field ?? ''}`;
+  if (raw === null || typeof raw !== 'object') return unwrap(parseSelector(raw, opts));
+  // Only deeply frozen objects get an entry, and freezing cannot be undone: an entry spares the walk.
   let byOptions = parsed.get(raw);
+  if (!byOptions && !deeplyFrozen(raw)) return unwrap(parseSelector(raw, opts));
+  const id = `${opts.form}|${opts.empty ?? 'all'}|${opts.field ?? ''}`;
   if (byOptions?.has(id)) return byOptions.get(id);
   const selector = unwrap(parseSelector(raw, opts));
   if (!byOptions) parsed.set(raw, (byOptions = new Map()));

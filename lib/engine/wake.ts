@@ -160,7 +160,8 @@ export class WakeFilters {
     if (!byController) this.byReferent.set(referent, (byController = new Map()));
     let masks = byController.get(controller);
     if (!masks) byController.set(controller, (masks = new Map()));
-    masks.set(referrer, mask);
+    // A reconcile restates every reference: most find their mask as it was.
+    if (masks.get(referrer) !== mask) masks.set(referrer, mask);
   }
 
   /** filtered says whether any referrer of the referent asked for less than every change. */
