@@ -17,7 +17,7 @@ import type {
   ReferentState,
 } from '../changelog';
 import type { Clock } from '../queue';
-import type { InformerEvent, InformerSource, InformerSubscription, WatchError } from './informer-source';
+import type { InformerEvent, InformerSource, InformerSubscription, ObjectStore, WatchError } from './informer-source';
 import type { Readiness, ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
@@ -100,7 +100,8 @@ interface ReferenceController {
 
 /** SelectAnswer is a selector's match set from its kind's cache, or why the cache cannot answer yet. */
 export type SelectAnswer =
-  { primed: true; keys: ObjectKey[] } | { primed: false; error: WatchError | undefined; message: string };
+  | { primed: true; keys: ObjectKey[]; store: ObjectStore }
+  | { primed: false; error: WatchError | undefined; message: string };
 
 /** ReferenceControllerView is a read-only look at one reference controller, for diagnosis. */
 export interface ReferenceControllerView {
@@ -343,7 +344,7 @@ export class ReferenceControllers {
         message: error?.message ?? `the ${what} cache is still loading its initial snapshot`,
       };
     }
-    return { primed: true, keys: rc.labels.select(namespace, selector) };
+    return { primed: true, keys: rc.labels.select(namespace, selector), store: sub.store };
   }
 
   /** labelsIn lists the label sets of a scope's cached objects in a namespace, for explaining a selector that matches nothing. */

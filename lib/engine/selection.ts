@@ -18,7 +18,7 @@ import {
 import { noMatchHint, plural } from '../diagnose/selector-hints';
 import { parseSelectorOnce } from './selector-cache';
 import type { SelectionSummary } from '../changelog';
-import type { WatchError } from './informer-source';
+import type { ObjectStore, WatchError } from './informer-source';
 import type { SelectorWatch } from './label-index';
 import type { ReferenceControllers, ReferenceScope } from './reference-controllers';
 import { wakeMask, type WakeOn } from './wake';
@@ -200,6 +200,8 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   if (!namespaces.ok) return { ...base, ...namespaces.notPrimed, state: 'NotPrimed', blocking: true };
   const mask = wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn);
   const keys: ObjectKey[] = [];
+  // The cache a one-namespace selection was answered from is the one cached() would find for each match.
+  let store: ObjectStore | undefined;
   for (const namespace of namespaces.value) {
     const scope = ctx.rcs.scopeOf(`${kind}/${namespace ?? ''}/_` as ObjectKey);
     const scoped: ReferenceScope = namespace === undefined ? { kind } : scope;
@@ -214,6 +216,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
         message: answer.message,
         error: answer.error,
       };
+    if (namespace !== undefined && namespaces.value.length === 1) store = answer.store;
     if (namespaces.only === undefined) keys.push(...answer.keys);
     else for (const k of answer.keys) if (namespaces.only.has(namespaceOfKey(k))) keys.push(k);
   }
@@ -222,7 +225,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   let ready = 0;
   for (const key of keys) {
     ctx.reference({ referent: key, fieldPath }, mask);
-    const object = ctx.rcs.cached(key);
+    const object = store ? store.get(key) : ctx.rcs.cached(key);
     if (object) objects.push(object);
     if (ctx.rcs.isReadyObject(kind, key, object)) ready++;
   }
