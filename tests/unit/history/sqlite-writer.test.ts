@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeLog } from '../../../lib/changelog';
 import { HistoryRecorder } from '../../../server/history/recorder';
-import { BatchEncoder, decode } from '../../../server/history/sqlite-writer';
+import { BatchEncoder, WRITER_NICE, decode } from '../../../server/history/sqlite-writer';
 import { HistoryStore, type Transition } from '../../../server/history/store';
 
 const dirs: string[] = [];
@@ -60,6 +61,30 @@ describe('the SQLite writer thread', () => {
       await store.close();
     }
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs at a lower priority than the engine, whose thread goes first where both want a core',
+    async () => {
+      // The nice value of each of this process's threads: the 19th field of /proc/self/task/TID/stat.
+      const nices = () =>
+        readdirSync('/proc/self/task').flatMap((tid) => {
+          try {
+            const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+            return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+          } catch {
+            return []; // a thread that ended meanwhile
+          }
+        });
+      const lowered = Math.min(19, getPriority() + WRITER_NICE);
+      expect(WRITER_NICE).toBeGreaterThan(0);
+      const before = nices().filter((n) => n === lowered).length;
+      const store = await HistoryStore.open({ dialect: 'sqlite', path: join(tempDir(), 'h.db') }, { cluster: 'c' });
+      await store.write(rows(10));
+      expect(nices().filter((n) => n === lowered).length).toBe(before + 1);
+      await store.close();
+      expect(nices().filter((n) => n === lowered).length).toBe(before);
+    },
+  );
 
   it('close writes what was sent before it, ends the thread, and later writes are refused', async () => {
     const path = join(tempDir(), 'h.db');
