@@ -15,6 +15,11 @@ export interface ReferentCachesOptions {
 
 interface KindCache {
   subscription: InformerSubscription;
+  /**
+   * The watch is failing (an error event not yet followed by recovery): kept from the subscription's events,
+   * because its status() is a fresh copy, and a review looks up ten referents or more.
+   */
+  failing: boolean;
   similar?: {
     version: number | undefined;
     builtAt: number;
@@ -53,7 +58,7 @@ export class ReferentCaches implements ReferentLookup {
     const c = this.cacheOf(kind);
     if (!c) return { state: 'unknown' };
     const sub = c.subscription;
-    if (!sub.isPrimed() || sub.status().lastError) return { state: 'unknown' };
+    if (c.failing || !sub.isPrimed()) return { state: 'unknown' };
     const object = sub.store.get(referent);
     if (object) {
       const predicate = this.opts.readiness?.(kind) ?? defaultReadiness;
@@ -91,8 +96,8 @@ export class ReferentCaches implements ReferentLookup {
 
   /** isPrimed: is the cache of this kind primed and healthy? */
   isPrimed(kind: string): boolean {
-    const s = this.kinds.get(kind)?.subscription;
-    return s !== undefined && s.isPrimed() && !s.status().lastError;
+    const c = this.kinds.get(kind);
+    return c !== undefined && !c.failing && c.subscription.isPrimed();
   }
 
   /** stop releases every cache this lookup acquired; awaited. */
@@ -110,15 +115,21 @@ export class ReferentCaches implements ReferentLookup {
     if (!gk.ok) return undefined;
     const predicate = kind === NAMESPACE_KIND ? undefined : (this.opts.readiness?.(kind) ?? defaultReadiness);
     const onAdded = this.opts.onAdded;
+    // Filled in below; the handler may run before acquire returns.
+    const c = { failing: false } as KindCache;
     const subscription = this.opts.source.acquire(
       { group: gk.value.group, kind: gk.value.kind },
       (e) => {
         if (e.type === 'added' && onAdded) onAdded(e.key);
+        else if (e.type === 'error') c.failing = true;
+        else if (e.type === 'recovered') c.failing = false;
       },
       // Namespaces are read for their labels only; a kind whose readiness is existence needs no more either.
       { metadataOnly: kind === NAMESPACE_KIND || predicate?.readsMetadataOnly === true },
     );
-    const c: KindCache = { subscription };
+    c.subscription = subscription;
+    // A shared watch that was failing before this subscription sends it no error event.
+    if (subscription.status().lastError) c.failing = true;
     this.kinds.set(kind, c);
     return c;
   }

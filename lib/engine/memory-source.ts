@@ -234,6 +234,15 @@ export class MemoryInformerSource implements InformerSource {
     }
   }
 
+  /** recover ends the watch errors of a kind's informers, as a watch that opens again does. */
+  recover(kind: string): void {
+    for (const i of this.informers.values()) {
+      if (kindKey(i.target) !== kind || !i.lastError) continue;
+      i.lastError = undefined;
+      i.emit({ type: 'recovered' });
+    }
+  }
+
   /**
    * apply creates or replaces an object in the cluster and tells the informers
    * that cover it. Like a reflector, it stores a frozen copy: the caller's

@@ -59,3 +59,44 @@ describe('ReferentCaches: did you mean', () => {
     }
   });
 });
+
+describe('ReferentCaches: a failing watch', () => {
+  it('answers unknown while the watch fails, and from the cache again once it recovers', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    source.apply(secret('db-password'));
+    const caches = new ReferentCaches({ source });
+    try {
+      caches.prime(['Secret']);
+      expect(caches.lookup('Secret/shop/db-password').state).toBe('found');
+      source.fail('Secret', { reason: 'ServerError', message: 'etcd is down' });
+      expect(caches.lookup('Secret/shop/db-password')).toEqual({ state: 'unknown' });
+      expect(caches.lookup('Secret/shop/db-pasword')).toEqual({ state: 'unknown' });
+      expect(caches.isPrimed('Secret')).toBe(false);
+      source.recover('Secret');
+      expect(caches.lookup('Secret/shop/db-password').state).toBe('found');
+      expect(caches.lookup('Secret/shop/db-pasword')).toEqual({ state: 'missing', similar: ['db-password'] });
+      expect(caches.isPrimed('Secret')).toBe(true);
+    } finally {
+      await caches.stop();
+      await source.stop();
+    }
+  });
+
+  it('answers unknown when the shared watch it joins was already failing', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    source.apply(secret('db-password'));
+    // The engine watches Secrets first, and that watch fails before the admission check reads the kind.
+    const engine = source.acquire({ group: '', kind: 'Secret' }, () => {});
+    source.fail('Secret', { reason: 'ServerError', message: 'etcd is down' });
+    const caches = new ReferentCaches({ source });
+    try {
+      expect(caches.lookup('Secret/shop/db-password')).toEqual({ state: 'unknown' });
+      source.recover('Secret');
+      expect(caches.lookup('Secret/shop/db-password').state).toBe('found');
+    } finally {
+      await caches.stop();
+      await engine.release();
+      await source.stop();
+    }
+  });
+});
