@@ -2,113 +2,22 @@
 // As in bench/ui.ts the page code runs unchanged against the production build and only the network is
 // synthetic (page.route). ui.scope.render is the time from the snapshot in hand to the laid-out graph drawn.
 // Target: within 3 s, as the dashboard's first render (bench/ui.ts): before people give up on a page.
-// REFWATCH_UI_SCREENSHOT=path saves what the first view shows.
+// REFWATCH_UI_SCREENSHOT=path saves what the first view shows; REFWATCH_UI_PROFILE=path saves a CPU profile of the
+// first load (.cpuprofile, for Chromium's DevTools) and prints the functions that took the most time.
 import type { Page } from '@playwright/test';
-import type {
-  ReferenceControllerEntity,
-  ReferenceEntity,
-  ReferentEntity,
-  ReferrerEntity,
-} from '../lib/changelog/entities';
 import { encodeSnapshot } from '../lib/changelog/codec';
 import type { Snapshot } from '../lib/changelog/wire';
+import { NAMESPACE, synthesize } from './browser/scope-data';
 import { launchChromium, measures, sse, startServer, waitFor } from './browser/page';
 import { report, result } from './report';
+import { writeFileSync } from 'node:fs';
+import { browserCpuMs, topSelfTime } from './browser/profile';
 
 const FIRST_RENDER = 'refwatch:graph:first-render';
-const GROUP = 'demo.refwatch.dev';
-const NAMESPACE = 'shop';
-const APPS = 1667;
-const REFERENTS_PER_KIND = { Database: 1110, Cache: 1110, Secret: 1110 }; // with the Apps and 3 controllers: 5,000 nodes
 const LOADS = 3;
 
-/** synthesize builds one namespace: Apps referring to two Databases, a Cache and a Secret each, a tenth of the referents not Ready. */
-function synthesize(now: number): { snapshot: Snapshot; nodes: number; edges: number } {
-  const kindKey = (kind: string) => (kind === 'Secret' ? 'Secret' : `${kind}.${GROUP}`);
-  const key = (kind: string, i: number) => `${kindKey(kind)}/${NAMESPACE}/${kind.toLowerCase()}-${i}`;
-  const referents: ReferentEntity[] = [];
-  for (const [kind, count] of Object.entries(REFERENTS_PER_KIND)) {
-    for (let i = 0; i < count; i++) {
-      const k = key(kind, i);
-      referents.push({
-        id: k,
-        key: k,
-        kind: kindKey(kind),
-        namespace: NAMESPACE,
-        state: i % 10 === 0 ? 'NotReady' : 'Ready',
-        referencedBy: 0,
-        changedAt: now - 60_000,
-      });
-    }
-  }
-  const controller = 'demo/watch';
-  const referrers: ReferrerEntity[] = [];
-  const references: ReferenceEntity[] = [];
-  for (let i = 0; i < APPS; i++) {
-    const app = `App.${GROUP}/${NAMESPACE}/app-${i}`;
-    const refs: [string, string, string][] = [
-      ['spec.databaseRef', key('Database', i % 1110), kindKey('Database')],
-      ['spec.replicaDatabaseRef', key('Database', (i + 555) % 1110), kindKey('Database')],
-      ['spec.cacheRef', key('Cache', i % 1110), kindKey('Cache')],
-      ['spec.secretRef', key('Secret', i % 1110), 'Secret'],
-    ];
-    for (const [fieldPath, referent, kind] of refs)
-      references.push({
-        id: `${controller}|${app}|${referent}|${fieldPath}`,
-        controller,
-        referrer: app,
-        referent,
-        fieldPath,
-        count: 1,
-        kind,
-        namespace: NAMESPACE,
-      });
-    const waiting = i % 4 === 0;
-    referrers.push({
-      id: `${controller}|${app}`,
-      key: app,
-      controller,
-      kind: `App.${GROUP}`,
-      namespace: NAMESPACE,
-      state: waiting ? 'Waiting' : 'Resolved',
-      ...(waiting ? { reason: refs[0]![1], message: `${refs[0]![1]} is not Ready` } : { resolvedAt: now - 30_000 }),
-      since: now - 5_000,
-      references: 4,
-      reconciles: 2,
-      lastReconcileAt: now - 5_000,
-    });
-  }
-  const controllers: ReferenceControllerEntity[] = Object.entries(REFERENTS_PER_KIND).map(([kind, count]) => ({
-    id: kindKey(kind),
-    kind: kindKey(kind),
-    state: 'Active',
-    reason: 'watching',
-    references: kind === 'Database' ? APPS * 2 : APPS,
-    referents: count,
-    startedAt: now - 120_000,
-    primedAt: now - 119_000,
-    primingMs: 1000,
-    dispatches: 0,
-    errors: [],
-    history: [{ at: now - 119_000, state: 'Active', reason: 'primed' }],
-  }));
-  const snapshot: Snapshot = {
-    revision: 10_000,
-    cluster: { mode: 'embedded', server: 'https://127.0.0.1:6443', reachable: true, version: 'synthetic' },
-    controllers,
-    watches: [],
-    referrers,
-    referents,
-    references,
-    queues: [],
-    events: [],
-    stuck: [],
-  };
-  return { snapshot, nodes: APPS + referents.length + controllers.length, edges: references.length + referents.length };
-}
-
 /** loadScope opens the namespace's view on the synthetic data and waits for the layered graph to be drawn. */
-async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<number> {
+async function loadScope(page: Page, url: string, snapshot: Snapshot, profile?: string): Promise<number> {
   const headers = { 'cache-control': 'no-store' };
   const wire = encodeSnapshot(snapshot); // the lean wire format, as the server sends it
   await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) =>
@@ -122,8 +31,21 @@ async function loadScope(page: Page, url: string, snapshot: Snapshot): Promise<n
       body: `retry: 3600000\n\n${sse(snapshot.revision, 'snapshot', wire)}`,
     }),
   );
+  const cdp = profile ? await page.context().newCDPSession(page) : undefined;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   await page.goto(url, { waitUntil: 'domcontentloaded' });
-  return waitFor(FIRST_RENDER, 120_000, async () => (await measures(page, FIRST_RENDER))[0]);
+  const ms = await waitFor(FIRST_RENDER, 120_000, async () => (await measures(page, FIRST_RENDER))[0]);
+  if (cdp && profile) {
+    const { profile: taken } = await cdp.send('Profiler.stop');
+    writeFileSync(profile, JSON.stringify(taken));
+    console.log(`CPU profile of the load saved to ${profile}; the most self time:`);
+    for (const line of topSelfTime(taken, 15)) console.log(`  ${line}`);
+  }
+  return ms;
 }
 
 async function main(): Promise<void> {
@@ -135,16 +57,23 @@ async function main(): Promise<void> {
   const browser = await launchChromium();
   try {
     const renders: number[] = [];
+    const cpus: number[] = [];
     for (let i = 0; i < LOADS; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       const page = await context.newPage();
-      const ms = await loadScope(page, `${server.url}/?ns=${NAMESPACE}`, data.snapshot);
+      const profile = i === 0 ? process.env.REFWATCH_UI_PROFILE : undefined;
+      const cpuBefore = browserCpuMs();
+      const ms = await loadScope(page, `${server.url}/?ns=${NAMESPACE}`, data.snapshot, profile);
+      const cpuAfter = browserCpuMs();
+      const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
+      if (cpu !== undefined && !profile) cpus.push(cpu);
       const canvas = page.getByTestId('graph-canvas');
       const layout = await canvas.getAttribute('data-layout');
       const drawn = Number(/with (\d+) nodes/.exec((await canvas.getAttribute('aria-label')) ?? '')?.[1] ?? -1);
       if (layout !== 'layered') throw new Error(`the graph was drawn with the ${layout} layout, not the layered one`);
       if (drawn !== data.nodes) throw new Error(`the scope drew ${drawn} nodes, expected all ${data.nodes}`);
-      console.log(`load ${i + 1}: ${drawn} nodes laid out and drawn in ${ms.toFixed(0)} ms`);
+      const cpuText = cpu === undefined ? '' : `; the browser used ${cpu.toFixed(0)} ms of CPU`;
+      console.log(`load ${i + 1}: ${drawn} nodes laid out and drawn in ${ms.toFixed(0)} ms${cpuText}`);
       renders.push(ms);
       const shot = process.env.REFWATCH_UI_SCREENSHOT;
       if (shot && i === 0) {
@@ -166,6 +95,10 @@ async function main(): Promise<void> {
     console.log(`same namespace, force option: drawn in ${force.toFixed(0)} ms`);
     report('ui.scope.nodes', data.nodes, 'nodes');
     report('ui.scope.render.force', Math.round(force), 'ms');
+    cpus.sort((a, b) => a - b);
+    // The browser's CPU time for a load, from navigation to the graph drawn: beside the wall time, it shows how
+    // much of a slow figure is work and how much is waiting for a busy machine's cores.
+    if (cpus.length > 0) report('ui.scope.render.cpu', Math.round(cpus[Math.floor(cpus.length / 2)]!), 'ms');
     result('ui.scope.render', Math.round(renders[Math.floor(renders.length / 2)]!), 'ms', '<=', 3000);
   } finally {
     await browser.close();
