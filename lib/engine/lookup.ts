@@ -204,6 +204,8 @@ export function lookup(ctx: LookupContext, spec: LookupSpec): Selection {
   const by = spec.by ?? `with ${spec.field}`;
   const near = nearest(spec.equals, values);
   const where = namespace === '' ? '' : ` in ${namespace}`;
+  const holds = `${spec.field}${spec.decode === 'base64' ? ' decodes to' : ' is'} "${spec.equals}"`;
+  const create = `create a ${spec.kind.kind}${where} labelled ${spec.labelSelector} whose ${holds}`;
   return {
     ...base,
     keys,
@@ -211,6 +213,7 @@ export function lookup(ctx: LookupContext, spec: LookupSpec): Selection {
     blocking: true,
     reason: 'NoMatch',
     message: `no ${noun} ${by} "${spec.equals}" is registered (${plural(spec.kind.kind)} labelled ${spec.labelSelector}${where})${near ? `; did you mean "${near}"?` : ''}`,
+    fix: near ? `set ${spec.fieldPath} to "${near}", or ${create}` : `${create}, or correct ${spec.fieldPath}`,
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { explain } from '@/lib/diagnose';
+import { explain, stuck } from '@/lib/diagnose';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
 import type { KubeObject } from '@/lib/model';
 import { builtinRuleSet, extractLookups, observeRuleSet, parseRulesText } from '@/lib/rules';
@@ -119,6 +119,15 @@ describe('argocd pack, observed', () => {
       message:
         'no Argo CD cluster named "prod-eu" is registered (Secrets labelled argocd.argoproj.io/secret-type=cluster in argocd); did you mean "prod-eu1"?',
     });
+
+    expect(stuck(m, { olderThan: 0 }).map(({ key, reason, message, fix }) => ({ key, reason, message, fix }))).toEqual([
+      {
+        key: APP_KEY,
+        reason: 'NoMatch',
+        message: referrer()!.message,
+        fix: 'set spec.destination.name to "prod-eu1", or create a Secret in argocd labelled argocd.argoproj.io/secret-type=cluster whose data.name decodes to "prod-eu"',
+      },
+    ]);
 
     source.apply(clusterSecret('cluster-prod-eu', 'prod-eu', 'https://prod-eu.example.com'));
     await vi.waitFor(() => expect(referrer()).toMatchObject({ state: 'Resolved' }));
