@@ -64,7 +64,8 @@ export function packResources(doc: RulesDocument): WebhookResource[] {
   };
   let podRules = false;
   for (const rule of doc.rules) {
-    const names = rule.references.some((ref) => !('selector' in ref) && ref.produces !== true);
+    // Lookups are not checked at admission (their candidates are not cached there): only names are.
+    const names = rule.references.some((ref) => !('selector' in ref) && !('lookup' in ref) && ref.produces !== true);
     if (!names) continue;
     add(rule.referrer.group, rule.referrer.kind);
     if (rule.referrer.group === '' && rule.referrer.kind === 'Pod') podRules = true;

@@ -131,7 +131,8 @@ export function packGrants(doc: RulesDocument): Grant[] {
   for (const rule of doc.rules) {
     add(rule.referrer.group, rule.referrer.kind);
     for (const ref of rule.references) {
-      add(ref.referent?.group, ref.referent?.kind);
+      if ('lookup' in ref) add(ref.lookup.referent.group, ref.lookup.referent.kind);
+      else add(ref.referent?.group, ref.referent?.kind);
       // A namespace selector in label form reads the Namespaces' labels.
       if ('namespaceSelector' in ref && ref.namespaceSelector !== undefined) add('', 'Namespace');
     }

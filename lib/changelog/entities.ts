@@ -60,6 +60,8 @@ export interface SelectionSummary {
   state: 'Ready' | 'NoMatch' | 'NotReady' | 'NotPrimed' | 'NoSelector';
   matched: number;
   ready: number;
+  /** What to do about it, when the reference says better than the selector's generic fix (a lookup). */
+  fix?: string;
 }
 
 export interface ReferentEntity {

@@ -147,6 +147,7 @@ function entry(r: ReferrerEntity, blocking: ReferenceExplanation | undefined, no
  * object so that it matches; for one matching too few Ready, wait for them.
  */
 function selectionFix(s: SelectionSummary, message: string): string {
+  if (s.fix !== undefined) return s.fix;
   const kind = s.kind.split('.')[0]!;
   const where = s.where === 'the cluster' ? '' : ` in ${s.where}`;
   if (s.state !== 'NoMatch') return `wait for the selected ${plural(kind)} to become Ready, or change ${s.fieldPath}`;

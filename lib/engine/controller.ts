@@ -14,6 +14,7 @@ import type { Resolution } from './resolution';
 import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
 import { select, SelectorReferences, summaryOf, type Selection, type SelectSpec } from './selection';
+import { lookup, LookupReferences, type LookupSpec } from './lookup';
 import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type ResolveOptions } from './wake';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
@@ -63,6 +64,14 @@ export interface ReconcileContext {
    * An invalid selector throws a RefwatchError naming the field.
    */
   select(spec: SelectSpec): Selection;
+  /**
+   * lookup declares a reference to the object, among those a label selector
+   * picks, whose field equals a value (an Argo CD cluster Secret by its
+   * decoded data.name). Only the selected objects are watched, projected to
+   * that field; any change among them wakes the referrer. NoMatch names the
+   * nearest value held. An empty labelSelector throws a RefwatchError.
+   */
+  lookup(spec: LookupSpec): Selection;
 }
 
 export type Reconciler = (ctx: ReconcileContext) => Promise<ReconcileResult | void> | ReconcileResult | void;
@@ -156,6 +165,7 @@ export class Controller {
   /** Set when stop gave up waiting: a reconcile that ends later changes nothing. */
   private abandoned = false;
   private selectorRefs: SelectorReferences | undefined;
+  private lookupRefs: LookupReferences | undefined;
 
   constructor(
     private readonly engine: EngineContext,
@@ -312,7 +322,7 @@ export class Controller {
    */
   restate(key: ObjectKey): void {
     // A referrer with selectors is judged by its selections, which only a reconcile computes.
-    if (this.selectorRefs?.has(key) || this.inFlight.has(key)) return;
+    if (this.selectorRefs?.has(key) || this.lookupRefs?.has(key) || this.inFlight.has(key)) return;
     const id = `${this.name}|${key}`;
     const prev = this.engine.changelog.get('referrer', id);
     if (!prev || prev.state === 'Resolved' || prev.state === 'Error') return;
@@ -359,8 +369,14 @@ export class Controller {
     return this.selectorRefs?.selectorAt(key, fieldPath);
   }
 
+  /** lookups holds the controller's lookup watches, per referrer. */
+  private get lookups(): LookupReferences {
+    return (this.lookupRefs ??= new LookupReferences(this.engine.source, (key) => this.queue.add(key)));
+  }
+
   private drop(key: ObjectKey): void {
     this.selectorRefs?.drop(key);
+    this.lookupRefs?.keepOnly(key, new Set());
     this.engine.registry.clear(this.name, key);
     this.engine.changelog.remove('referrer', `${this.name}|${key}`);
     this.queue.forget(key);
@@ -384,7 +400,7 @@ export class Controller {
         this.engine.abandoned(this.name, [...this.inFlight.keys()]);
         await this.queue.shutdown(); // ends the drain's wait
       }
-      await Promise.all(this.primaries.map((p) => p.release()));
+      await Promise.all([...this.primaries.map((p) => p.release()), this.lookupRefs?.stop()]);
     })();
     return this.stopping;
   }
@@ -446,6 +462,7 @@ export class Controller {
     const masks = new Map<ObjectKey, number>();
     const selections: Selection[] = [];
     const keepSelectors = new Set<string>();
+    const keepLookups = new Set<string>();
     let open = true;
     const engine = this.engine;
     const name = this.name;
@@ -475,6 +492,12 @@ export class Controller {
       keep: keepSelectors,
       reference: (ref: Reference, mask: number) => declare(ref, unionMask(masks.get(ref.referent), mask)),
     };
+    const lookupsOf = () => this.lookups;
+    // A matched object is a reference like a named one: its kind's cache says whether it exists yet.
+    const matched = (referent: ObjectKey, fieldPath: string): void => {
+      declare({ referent, fieldPath }, unionMask(masks.get(referent), wakeMask(undefined)));
+      resolutions.push(engine.referenceControllers.resolve(referent, fieldPath));
+    };
     const ctx: ReconcileContext = {
       controller: name,
       key,
@@ -501,6 +524,12 @@ export class Controller {
         if (!open)
           throw new Error(`select(${spec.fieldPath ?? 'spec.selector'}) called after the reconcile of ${key} ended`);
         const s = select(selectCtx, spec);
+        selections.push(s);
+        return s;
+      },
+      lookup(spec: LookupSpec): Selection {
+        if (!open) throw new Error(`lookup(${spec.fieldPath}) called after the reconcile of ${key} ended`);
+        const s = lookup({ referrer: key, lookups: lookupsOf(), keep: keepLookups, reference: matched }, spec);
         selections.push(s);
         return s;
       },
@@ -539,6 +568,7 @@ export class Controller {
     }
     this.engine.registry.setReferences(this.name, key, collected);
     this.selectorRefs?.keepOnly(key, keepSelectors);
+    this.lookupRefs?.keepOnly(key, keepLookups);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
     this.queue.forget(key);
     const { state, reason, message } = verdict(resolutions, selections);

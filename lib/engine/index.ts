@@ -15,3 +15,4 @@ export * from './resource-lock';
 export * from './leader-election';
 export * from './selection';
 export * from './label-index';
+export * from './lookup';

@@ -8,11 +8,37 @@ import type { CachedObject, GroupKind, ObjectKey } from '../model';
 export interface WatchTarget extends GroupKind {
   namespace?: string; // omitted: all namespaces (or cluster-scoped)
   labelSelector?: string;
+  /**
+   * Keep of each object only its metadata and these dotted paths (`data.name`):
+   * a lookup's cache of Secrets holds what it compares, never their credentials.
+   */
+  fields?: readonly string[];
 }
 
 export function watchTargetKey(t: WatchTarget): string {
   const kind = t.group === '' ? t.kind : `${t.kind}.${t.group}`;
-  return `${kind}|${t.namespace ?? '*'}|${t.labelSelector ?? ''}`;
+  const key = `${kind}|${t.namespace ?? '*'}|${t.labelSelector ?? ''}`;
+  return t.fields ? `${key}|${t.fields.join(',')}` : key;
+}
+
+/**
+ * projectFields keeps an object's identity and metadata and, of the rest,
+ * only the dotted paths given: what a lookup's cache holds of a Secret (its
+ * `data.name`, never its credentials).
+ */
+export function projectFields(obj: CachedObject, fields: readonly string[]): CachedObject {
+  const out: Record<string, unknown> = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata };
+  for (const field of fields) {
+    const parts = field.split('.');
+    let from: unknown = obj;
+    for (const p of parts)
+      from = from !== null && typeof from === 'object' ? (from as Record<string, unknown>)[p] : undefined;
+    if (from === undefined || parts[0] === 'metadata') continue;
+    let to = out;
+    for (const p of parts.slice(0, -1)) to = (to[p] ??= {}) as Record<string, unknown>;
+    to[parts[parts.length - 1]!] = from;
+  }
+  return out as unknown as CachedObject;
 }
 
 /**

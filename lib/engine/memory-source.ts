@@ -9,6 +9,7 @@ import {
   type ObjectKey,
 } from '../model';
 import {
+  projectFields,
   watchTargetKey,
   type InformerEvent,
   type InformerHandler,
@@ -54,7 +55,13 @@ class MemoryInformer {
 
   matches(object: CachedObject): boolean {
     if (object.kind !== this.target.kind || groupOfApiVersion(object.apiVersion) !== this.target.group) return false;
-    return this.target.namespace === undefined || object.metadata.namespace === this.target.namespace;
+    if (this.target.namespace !== undefined && object.metadata.namespace !== this.target.namespace) return false;
+    return this.target.labelSelector === undefined || labelsMatch(this.target.labelSelector, object.metadata.labels);
+  }
+
+  /** held is what this informer caches of a cluster object: the object, or its projection to the target's fields. */
+  held(object: CachedObject): CachedObject {
+    return this.target.fields ? deepFreeze(projectFields(object, this.target.fields)) : object;
   }
 
   addHandler(h: InformerHandler): void {
@@ -132,7 +139,7 @@ export class MemoryInformerSource implements InformerSource {
       this.openedTargets.push(id);
       this.informers.set(id, inf);
       // The "list": the informer's cache starts with what the cluster holds.
-      for (const [key, obj] of this.cluster) if (inf.matches(obj)) inf.objects.set(key, obj);
+      for (const [key, obj] of this.cluster) if (inf.matches(obj)) inf.objects.set(key, inf.held(obj));
       inf.keysVersion++;
     }
     const informer = inf;
@@ -257,11 +264,19 @@ export class MemoryInformerSource implements InformerSource {
     const stored = deepFreeze(copy);
     this.cluster.set(key, stored);
     for (const i of this.informers.values()) {
-      if (!i.matches(stored)) continue;
       const prev = i.objects.get(key);
-      i.objects.set(key, stored);
+      if (!i.matches(stored)) {
+        // Relabelled out of a label-selected watch: gone from it, as the API server says with a DELETED event.
+        if (prev && i.objects.delete(key)) {
+          i.keysVersion++;
+          i.emit({ type: 'deleted', key, object: prev });
+        }
+        continue;
+      }
+      const held = i.held(stored);
+      i.objects.set(key, held);
       if (!prev) i.keysVersion++;
-      i.emit(prev ? { type: 'updated', key, object: stored, old: prev } : { type: 'added', key, object: stored });
+      i.emit(prev ? { type: 'updated', key, object: held, old: prev } : { type: 'added', key, object: held });
     }
     return stored;
   }
@@ -297,4 +312,26 @@ function safe(handler: InformerHandler, event: InformerEvent): void {
   } catch {
     // A throwing handler does not stop delivery to the others.
   }
+}
+
+/**
+ * labelsMatch answers a watch's labelSelector in kubectl's text form, for the
+ * requirements the memory source supports: `k=v`, `k==v`, `k!=v`, `k`, `!k`.
+ */
+function labelsMatch(text: string, labels: Readonly<Record<string, string>> | undefined): boolean {
+  for (const raw of text.split(',')) {
+    const req = raw.trim();
+    if (req === '') continue;
+    const ne = req.indexOf('!=');
+    const eq = req.indexOf('=');
+    if (ne > 0) {
+      if (labels?.[req.slice(0, ne).trim()] === req.slice(ne + 2).trim()) return false;
+    } else if (eq > 0) {
+      const value = req.slice(eq + (req[eq + 1] === '=' ? 2 : 1)).trim();
+      if (labels?.[req.slice(0, eq).trim()] !== value) return false;
+    } else if (req.startsWith('!')) {
+      if (labels?.[req.slice(1).trim()] !== undefined) return false;
+    } else if (labels?.[req] === undefined) return false;
+  }
+  return true;
 }

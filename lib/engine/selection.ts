@@ -95,6 +95,8 @@ export interface Selection {
   blocking: boolean;
   reason?: string;
   message?: string;
+  /** What to do about it, when the kind of reference knows better than a selector's generic fix (a lookup). */
+  fix?: string;
   error?: WatchError;
 }
 
@@ -276,6 +278,7 @@ export function summaryOf(s: Selection): SelectionSummary {
     state: s.state,
     matched: s.keys.length,
     ready: s.ready,
+    ...(s.fix !== undefined ? { fix: s.fix } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  projectFields,
   watchTargetKey,
   type AcquireOptions,
   type InformerEvent,
@@ -7,7 +8,7 @@ import {
   type InformerSubscription,
   type WatchTarget,
 } from '../engine/informer-source';
-import { RefwatchError, type GroupKind } from '../model';
+import { RefwatchError, type CachedObject, type GroupKind, type KubeObject } from '../model';
 import type { KubeTransport } from './transport';
 import { Discovery } from './discovery';
 import { defaultLogger, type Logger } from '../log';
@@ -93,6 +94,7 @@ export class SharedInformerPool implements InformerSource {
     const t: WatchTarget = { group: target.group, kind: target.kind };
     if (target.namespace) t.namespace = target.namespace;
     if (target.labelSelector) t.labelSelector = target.labelSelector;
+    if (target.fields) t.fields = target.fields;
     const key = watchTargetKey(t);
     const metadataOnly = opts.metadataOnly === true;
     let entry = this.entries.get(key);
@@ -183,6 +185,9 @@ export class SharedInformerPool implements InformerSource {
     entry.reflector = new Reflector({
       transform: stripManagedFields,
       ...this.opts.reflector,
+      ...(target.fields
+        ? { transform: projected(target.fields, this.opts.reflector?.transform ?? stripManagedFields) }
+        : {}),
       target,
       client: this.opts.client,
       discovery: this.discovery,
@@ -324,4 +329,12 @@ export class SharedInformerPool implements InformerSource {
   private statusOf(e: Entry): ReflectorStatus {
     return { ...e.reflector.status(), subscribers: e.subs.size };
   }
+}
+
+/** projected keeps of each object its metadata and the target's fields, after the pool's own transform. */
+function projected(
+  fields: readonly string[],
+  transform: (obj: KubeObject) => KubeObject,
+): (obj: KubeObject) => KubeObject {
+  return (obj) => projectFields(transform(obj) as CachedObject, fields) as KubeObject;
 }

@@ -348,7 +348,7 @@ function kindProblems(object: string, doc: RulesDocument, unknown: ReadonlySet<s
   doc.rules.forEach((rule, r) => {
     if (unknown.has(kindKey(rule.referrer))) say(`spec.rules[${r}].referrer`, rule.referrer);
     rule.references.forEach((ref, i) => {
-      const referent = ref.referent;
+      const referent = 'lookup' in ref ? ref.lookup.referent : ref.referent;
       if (referent && typeof referent.group === 'string') {
         const gk = { group: referent.group, kind: referent.kind };
         if (unknown.has(kindKey(gk))) say(`spec.rules[${r}].references[${i}].referent`, gk);

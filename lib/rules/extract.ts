@@ -291,6 +291,7 @@ export function coversReferrer(rs: RuleSet, gk: GroupKind, categories?: readonly
   return (
     rs.rules.has(key) ||
     rs.selectors.has(key) ||
+    rs.lookups.has(key) ||
     rs.conventions.some((c) => selectorMatches(c.selector, gk, categories))
   );
 }

@@ -12,3 +12,4 @@ export * from './reference-grant';
 export * from './pack-switch';
 export * from './selectors';
 export * from './cluster-rules';
+export * from './lookups';

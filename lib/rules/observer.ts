@@ -27,6 +27,7 @@ import { evaluate, predicateFor } from './readiness';
 import { namespaceFieldOf, referrerKinds, scanReferences } from './extract';
 import { referenceNote } from './impact';
 import { extractSelectors } from './selectors';
+import { extractLookups } from './lookups';
 import { noReadyEndpoints, wakeOnEndpoints } from './service-endpoints';
 import { loadRulesFile } from './load';
 import { builtinRuleSet, type PackName } from './packs';
@@ -228,6 +229,18 @@ export function observeRuleSet(initial: RuleSet): RulesObserver {
                 minMatches: found.minMatches,
                 onNoMatch: found.onNoMatch,
                 unreadyMeans: found.unreadyMeans,
+              });
+            for (const found of extractLookups(ruleSet, ctx.object))
+              ctx.lookup({
+                kind: found.kind,
+                namespace: found.namespace,
+                labelSelector: found.labelSelector,
+                field: found.field,
+                decode: found.decode,
+                equals: found.value,
+                fieldPath: found.fieldPath,
+                noun: found.noun,
+                by: found.by,
               });
             // A grant cache that primes with no grant wakes nobody: look again shortly.
             return waitForGrants ? { requeueAfter: GRANT_PRIMING_RETRY_MS } : undefined;

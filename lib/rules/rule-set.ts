@@ -9,6 +9,7 @@ import type {
   ReferrerSelector,
   RulesDocument,
   SelectorReferenceSpec,
+  LookupReferenceSpec,
   RulesDocumentInput,
   Scope,
 } from './schema';
@@ -63,6 +64,20 @@ export interface SelectorRule {
   unreadyMeans: string | undefined;
 }
 
+/** LookupRule is a compiled lookup reference: where the value is, and which labelled objects hold it. */
+export interface LookupRule {
+  origin: string;
+  path: FieldPath;
+  referent: GroupKind;
+  labelSelector: string;
+  field: string;
+  decode: 'base64' | undefined;
+  noun: string | undefined;
+  by: string | undefined;
+  namespace: string | undefined;
+  skip: ReadonlySet<string>;
+}
+
 export interface Convention {
   name: string;
   selector: ReferrerSelector | undefined;
@@ -93,6 +108,8 @@ export interface RuleSet {
   readonly rules: ReadonlyMap<string, readonly ReferenceRule[]>;
   /** Selector rules by referrer kind key (`Service`, `PodDisruptionBudget.policy`). */
   readonly selectors: ReadonlyMap<string, readonly SelectorRule[]>;
+  /** Lookup rules by referrer kind key (`Application.argoproj.io`). */
+  readonly lookups: ReadonlyMap<string, readonly LookupRule[]>;
   /** Conventions in order; an object uses the first whose selector matches it. */
   readonly conventions: readonly Convention[];
   /** Kind facts by kind key; `Kind.*` entries apply to the kind in any group. */
@@ -109,6 +126,7 @@ export interface RuleSet {
 export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
   const rules = new Map<string, ReferenceRule[]>();
   const selectors = new Map<string, SelectorRule[]>();
+  const lookups = new Map<string, LookupRule[]>();
   const referrerKinds: GroupKind[] = [];
   const conventions: Convention[] = [];
   const kinds = new Map<string, KindInfo>();
@@ -116,9 +134,15 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
     const label = doc.name ?? `document ${d}`;
     doc.rules.forEach((rule, r) => {
       const key = kindKey(rule.referrer);
-      if (!rules.has(key) && !selectors.has(key))
+      if (!rules.has(key) && !selectors.has(key) && !lookups.has(key))
         referrerKinds.push({ group: rule.referrer.group, kind: rule.referrer.kind });
-      rule.references.forEach((ref: ReferenceRuleSpec | SelectorReferenceSpec, i) => {
+      rule.references.forEach((ref: ReferenceRuleSpec | SelectorReferenceSpec | LookupReferenceSpec, i) => {
+        if ('lookup' in ref) {
+          const list = lookups.get(key) ?? [];
+          lookups.set(key, list);
+          list.push(compileLookupRule(ref, `${label}: rules[${r}].references[${i}]`));
+          return;
+        }
         if ('selector' in ref) {
           const list = selectors.get(key) ?? [];
           selectors.set(key, list);
@@ -158,7 +182,22 @@ export function compileRuleSet(docs: readonly RulesDocument[]): RuleSet {
       });
     }
   });
-  return { rules, selectors, conventions, kinds, referrerKinds };
+  return { rules, selectors, lookups, conventions, kinds, referrerKinds };
+}
+
+function compileLookupRule(spec: LookupReferenceSpec, origin: string): LookupRule {
+  return {
+    origin,
+    path: compileFieldPath(spec.path),
+    referent: { group: spec.lookup.referent.group, kind: spec.lookup.referent.kind },
+    labelSelector: spec.lookup.labelSelector,
+    field: spec.lookup.field.replace(/^\./, ''),
+    decode: spec.lookup.decode,
+    noun: spec.lookup.noun,
+    by: spec.lookup.by,
+    namespace: spec.namespace,
+    skip: new Set(spec.skip ?? []),
+  };
 }
 
 function compileSelectorRule(spec: SelectorReferenceSpec, origin: string): SelectorRule {

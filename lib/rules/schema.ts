@@ -201,10 +201,50 @@ export const selectorReferenceSchema = z.strictObject({
   unreadyMeans: z.string().min(1).optional(),
 });
 
+/**
+ * A lookup reference: the field at `path` holds a value, and the referent is
+ * the object, among those `labelSelector` picks, whose `field` (decoded)
+ * equals it: an Argo CD Application names its cluster Secret by the cluster's
+ * name, the Secret's base64 data.name. Only the labelled objects are watched,
+ * and of them only metadata and `field` are kept.
+ */
+export const lookupReferenceSchema = z.strictObject({
+  /** Field path to the value, e.g. spec.destination.name. */
+  path: fieldPath,
+  lookup: z.strictObject({
+    /** The kind of the candidates ('' group for core). */
+    referent: kindRefSchema,
+    /** The labels that mark a candidate, in kubectl form: argocd.argoproj.io/secret-type=cluster. */
+    labelSelector: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9][-A-Za-z0-9_./]*(!?=|==)[-A-Za-z0-9_.]*(,[A-Za-z0-9][-A-Za-z0-9_./]*(!?=|==)[-A-Za-z0-9_.]*)*$/,
+        {
+          error: 'labelSelector must be key=value pairs separated by commas (argocd.argoproj.io/secret-type=cluster)',
+        },
+      ),
+    /** The candidate's field compared with the value, e.g. data.name; the only field of theirs kept in memory. */
+    field: fieldPath,
+    /** base64: the field is a Secret's data, compared decoded. */
+    decode: z.enum(['base64'], { error: "decode must be 'base64' or left out" }).optional(),
+    /** What a candidate is, in messages: Argo CD cluster. */
+    noun: z.string().min(1).optional(),
+    /** How the value names it, in messages: named, with server. */
+    by: z.string().min(1).optional(),
+  }),
+  /** Where the candidates live; default the referrer's own namespace. */
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'namespace must be a namespace name (argocd)' })
+    .optional(),
+  /** Values that name no object, so are no reference (Argo CD's built-in in-cluster destination). */
+  skip: z.array(z.string().min(1)).optional(),
+});
+
 export const ruleSchema = z.strictObject({
   referrer: kindRefSchema,
   references: z
-    .array(z.union([referenceRuleSchema, selectorReferenceSchema]))
+    .array(z.union([referenceRuleSchema, selectorReferenceSchema, lookupReferenceSchema]))
     .min(1, { error: 'give at least one reference' }),
 });
 
@@ -317,6 +357,7 @@ export type RulesDocumentInput = z.input<typeof rulesDocumentSchema>;
 export type RulesDocument = z.output<typeof rulesDocumentSchema>;
 export type ReferenceRuleSpec = z.output<typeof referenceRuleSchema>;
 export type SelectorReferenceSpec = z.output<typeof selectorReferenceSchema>;
+export type LookupReferenceSpec = z.output<typeof lookupReferenceSchema>;
 export type ConventionSpec = z.output<typeof conventionSchema>;
 export type ConventionFieldSpec = z.output<typeof conventionFieldSchema>;
 export type ReferentSpec = z.output<typeof referentSchema>;

@@ -22,7 +22,7 @@ const subsets: PackName[][] = Array.from({ length: 1 << PACK_NAMES.length }, (_,
 /**
  * watchedKinds reads the kinds a set of packs makes refwatch watch from the
  * compiled rule set the server runs: referrer kinds, the referent kinds name
- * and selector rules and conventions name (and Namespaces for a namespace selector), and the `kinds` table. Kinds named for any group
+ * selector and lookup rules and conventions name (and Namespaces for a namespace selector), and the `kinds` table. Kinds named for any group
  * (`ProviderConfig.*`) or whose group comes from the referrer cannot be granted
  * without a wildcard and are left to rbac.extraRules.
  */
@@ -40,6 +40,7 @@ function watchedKinds(packs: PackName[]): Set<string> {
       // A namespace selector in label form reads the Namespaces' labels.
       if (s.namespaceSelector) add('', 'Namespace');
     }
+  for (const lookups of rs.lookups.values()) for (const l of lookups) add(l.referent.group, l.referent.kind);
   for (const c of rs.conventions) for (const t of c.fields.values()) add(t.group, t.kind);
   for (const key of rs.kinds.keys()) {
     const dot = key.indexOf('.');

@@ -50,7 +50,7 @@ describe('rules files', () => {
   it('accepts a valid YAML file and fills in defaults', () => {
     const doc = parsed(valid);
     expect(doc.rules[0]!.referrer).toEqual({ group: '', kind: 'Pod' });
-    expect(doc.rules[0]!.references[0]!.referent).toEqual({ group: '', kind: 'ConfigMap' });
+    expect(doc.rules[0]!.references[0]!).toMatchObject({ referent: { group: '', kind: 'ConfigMap' } });
     expect(doc.conventions).toEqual([]);
     expect(doc.kinds[1]!.ready).toEqual({ condition: 'Available', status: 'True' });
   });
