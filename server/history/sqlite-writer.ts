@@ -1,20 +1,6 @@
 import 'server-only';
 import { Worker } from 'node:worker_threads';
-
-/** The fields of a transition the writer stores: the store's Transition, without importing it back. */
-export interface WrittenTransition {
-  at: number;
-  type: string;
-  object: string;
-  namespace: string;
-  state: string;
-  reason?: string;
-  message?: string;
-  related?: string;
-  resourceVersion?: string;
-  manager?: string;
-  controller?: string;
-}
+import type { Transition } from './schema';
 
 /** The values a transition travels as, in order (see flatten): a flat array of primitives is the cheapest to post. */
 const FIELDS = 11;
@@ -110,7 +96,7 @@ parentPort.on('message', (m) => {
 `;
 
 /** flatten lays transitions out as FIELDS values each, in the order the writer thread reads them. */
-export function flatten(rows: readonly WrittenTransition[]): (string | number | null)[] {
+export function flatten(rows: readonly Transition[]): (string | number | null)[] {
   const f = new Array<string | number | null>(rows.length * FIELDS);
   let i = 0;
   for (const r of rows) {
@@ -175,7 +161,7 @@ export class SqliteWriter {
   }
 
   /** write stores transitions in one transaction, on the writer thread. */
-  write(cluster: string, rows: readonly WrittenTransition[]): Promise<void> {
+  write(cluster: string, rows: readonly Transition[]): Promise<void> {
     return this.#send({ op: 'write', cluster, flat: flatten(rows) });
   }
 
