@@ -1,3 +1,5 @@
+import { selfSignedCertificate } from '../tls/self-signed';
+
 /** AdmissionCertificate is a serving certificate and the CA that signed it, in PEM: the CA goes in the caBundle. */
 export interface AdmissionCertificate {
   ca: string;
@@ -12,24 +14,6 @@ export interface AdmissionCertificate {
  * cert-manager instead (the chart's admission.certManager).
  */
 export async function generateAdmissionCertificate(names: readonly string[]): Promise<AdmissionCertificate> {
-  const { generate } = await import('selfsigned');
-  const now = Date.now();
-  const isIp = (n: string) => /^[\d.]+$/.test(n) || n.includes(':');
-  const pems = await generate([{ name: 'commonName', value: names[0] ?? 'refwatch-admission' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now - 60_000),
-    notAfterDate: new Date(now + 365 * 24 * 3600_000),
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: names.map((n) => (isIp(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n })),
-      },
-    ],
-  });
-  return { ca: pems.cert, cert: pems.cert, key: pems.private };
+  const { cert, key } = await selfSignedCertificate(names[0] ?? 'refwatch-admission', names);
+  return { ca: cert, cert, key };
 }

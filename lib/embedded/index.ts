@@ -8,6 +8,7 @@ import { Registry, type AdmissionCheck } from './registry';
 import { ResourceTable } from './resources';
 import { ObjectStore } from './store';
 import { WatchHub } from './watch';
+import { selfSignedCertificate } from '../tls/self-signed';
 
 export type { FaultHooks } from './faults';
 export type { AdmissionCheck } from './registry';
@@ -122,7 +123,9 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
     isStopping: () => stopping,
   };
 
-  const certificate = opts.tls ? await selfSignedCertificate() : undefined;
+  const certificate = opts.tls
+    ? await selfSignedCertificate('refwatch-embedded', ['127.0.0.1', '::1', 'localhost'])
+    : undefined;
   const handler = (req: IncomingMessage, res: ServerResponse) => void handleRequest(ctx, req, res);
   const server: Server = certificate
     ? createTlsServer({ key: certificate.key, cert: certificate.cert }, handler)
@@ -201,33 +204,6 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions = {}): Pro
       'current-context': 'embedded',
     }),
   };
-}
-
-/** selfSignedCertificate makes a loopback serving certificate that is its own CA (EC P-256, valid one year). */
-async function selfSignedCertificate(): Promise<{ key: string; cert: string }> {
-  const { generate } = await import('selfsigned');
-  const now = Date.now();
-  const pems = await generate([{ name: 'commonName', value: 'refwatch-embedded' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now - 60_000),
-    notAfterDate: new Date(now + 365 * 24 * 3600_000),
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-          { type: 2, value: 'localhost' },
-        ],
-      },
-    ],
-  });
-  return { key: pems.private, cert: pems.cert };
 }
 
 function describe(manifest: unknown): string {

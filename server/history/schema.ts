@@ -46,6 +46,22 @@ export interface HistoryTables {
  */
 export type TransitionType = 'referrer' | 'referent' | 'reference' | 'controller' | 'warning';
 
+/** Transition is one recorded change, as written and as read back. */
+export interface Transition {
+  at: number;
+  type: TransitionType;
+  object: string;
+  namespace: string;
+  state: string;
+  reason?: string;
+  message?: string;
+  /** The referent that caused a referrer's state, or the referent a reference names. */
+  related?: string;
+  resourceVersion?: string;
+  manager?: string;
+  controller?: string;
+}
+
 export type Dialect = 'sqlite' | 'postgres';
 
 /**

@@ -1,20 +1,6 @@
 import 'server-only';
 import { Worker } from 'node:worker_threads';
-
-/** The fields of a transition the writer stores: the store's Transition, without importing it back. */
-export interface WrittenTransition {
-  at: number;
-  type: string;
-  object: string;
-  namespace: string;
-  state: string;
-  reason?: string;
-  message?: string;
-  related?: string;
-  resourceVersion?: string;
-  manager?: string;
-  controller?: string;
-}
+import type { Transition } from './schema';
 
 /** The numbers a transition travels as, in order (see BatchEncoder); a string field is its index in the table. */
 const FIELDS = 11;
@@ -175,7 +161,7 @@ export class BatchEncoder {
     this.#maxStrings = maxStrings;
   }
 
-  encode(rows: readonly WrittenTransition[]): EncodedBatch {
+  encode(rows: readonly Transition[]): EncodedBatch {
     const reset = this.#index.size >= this.#maxStrings;
     if (reset) this.#index.clear();
     const values = new Float64Array(rows.length * FIELDS);
@@ -267,7 +253,7 @@ export class SqliteWriter {
   }
 
   /** write stores transitions in one transaction, on the writer thread. */
-  write(cluster: string, rows: readonly WrittenTransition[]): Promise<void> {
+  write(cluster: string, rows: readonly Transition[]): Promise<void> {
     if (this.#ended) return Promise.reject(this.#ended);
     const batch = this.#encoder.encode(rows);
     return this.#send({ op: 'write', cluster, ...batch }, [batch.values.buffer]);

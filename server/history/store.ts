@@ -13,28 +13,15 @@ import {
   migrations,
   type Dialect,
   type HistoryTables,
+  type Transition,
   type TransitionType,
 } from './schema';
 import { SqliteWriter } from './sqlite-writer';
 
+export type { Transition } from './schema';
+
 /** Where the history lives: a SQLite file, or a PostgreSQL database shared by replicas and clusters. */
 export type HistoryTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
-
-/** Transition is one recorded change, as written and as read back. */
-export interface Transition {
-  at: number;
-  type: TransitionType;
-  object: string;
-  namespace: string;
-  state: string;
-  reason?: string;
-  message?: string;
-  /** The referent that caused a referrer's state, or the referent a reference names. */
-  related?: string;
-  resourceVersion?: string;
-  manager?: string;
-  controller?: string;
-}
 
 export interface StoredTransition extends Transition {
   id: number;

@@ -1,10 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseConfig } from '@/server/config';
-import { startRuntime, type Runtime } from '@/server/runtime';
-import { kubectl, kubectlPath } from '../setup/kubectl';
+import { describe, expect, inject, it } from 'vitest';
+import { embeddedKubectlBin, useEmbeddedKubectl } from '../setup/embedded-kubectl';
 
 /*
  * The embedded API server runs the admission check on create, update and
@@ -14,34 +10,18 @@ import { kubectl, kubectlPath } from '../setup/kubectl';
  */
 
 const kind = inject('refwatchCluster').kind;
-const found = kind === 'embedded' ? kubectlPath() : undefined;
+const bin = embeddedKubectlBin(kind);
 
-describe.runIf(found !== undefined && 'path' in found)('admission warnings from the embedded cluster', () => {
-  const bin = found && 'path' in found ? found.path : '';
-  let rt: Runtime;
-  let dir: string;
-  let kubeconfig: string;
-  const run = (args: string[], stdin?: string) => kubectl(bin, kubeconfig, args, stdin);
-
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-admission-embedded-'));
-    kubeconfig = path.join(dir, 'state', 'refwatch', 'embedded.kubeconfig');
-    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), {
-      kubeconfigFile: kubeconfig,
-    });
-  });
-
-  afterAll(async () => {
-    await rt?.dispose();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+describe.runIf(bin !== undefined)('admission warnings from the embedded cluster', () => {
+  const cluster = useEmbeddedKubectl(bin ?? '', 'refwatch-admission-embedded-');
+  const { run } = cluster;
 
   it("prints the warning for the README's typo'd Pod, and creates it", async () => {
     for (const f of ['00-namespaces.yaml', '10-config.yaml']) {
       const r = await run(['apply', '-f', `deploy/example/${f}`]);
       expect(r.code, r.stderr).toBe(0);
     }
-    const admission = rt.admission!.admission;
+    const admission = cluster.rt.admission!.admission;
     const deadline = Date.now() + 30_000;
     while (admission.caches.lookup('Secret/refwatch-example/db-password').state !== 'found') {
       if (Date.now() > deadline) throw new Error('the Secret cache never held db-password');
@@ -67,7 +47,7 @@ describe.runIf(found !== undefined && 'path' in found)('admission warnings from 
     expect(r.code, r.stderr).toBe(0);
     const deadline = Date.now() + 30_000;
     const resolved = () =>
-      rt.changelog
+      cluster.rt.changelog
         .snapshot({ entities: ['event'] })
         .entities.event.filter((e) => e.type === 'AdmissionWarningResolved');
     while (resolved().length === 0) {
@@ -85,7 +65,7 @@ describe.runIf(found !== undefined && 'path' in found)('admission warnings from 
       .split(/^---$/m)
       .find((doc) => /^\s*name: worker$/m.test(doc))!
       .replace(/^( {2}namespace: refwatch-example)$/m, '$1\n  labels: {tier: batch}');
-    const patches = () => rt.connection.embedded!.requestCount()['patch pods'] ?? 0;
+    const patches = () => cluster.rt.connection.embedded!.requestCount()['patch pods'] ?? 0;
     const before = patches();
     const r = await run(['apply', '-f', '-'], worker);
     console.log(`kubectl apply -f - (worker, relabelled; embedded):\n${r.stderr}${r.stdout}`);
@@ -99,7 +79,7 @@ describe.runIf(found !== undefined && 'path' in found)('admission warnings from 
   });
 
   it('warns nothing once the runtime stopped checking', async () => {
-    rt.connection.embedded!.setAdmission(undefined);
+    cluster.rt.connection.embedded!.setAdmission(undefined);
     const r = await run(
       ['apply', '-f', '-'],
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: refwatch-example}\n',

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { KubeClient, KubeRequestError } from '@/lib/kube';
+import { runCli, type CliRun } from '../setup/cli';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -16,7 +16,6 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 const clusterKind = inject('refwatchCluster').kind;
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'refwatch');
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const CRD = parse(fs.readFileSync(path.join(ROOT, 'deploy/kubernetes/base/referencerules-crd.yaml'), 'utf8')) as {
   metadata: { name: string };
@@ -28,20 +27,8 @@ let kubeconfig: string;
 let ns: string;
 let createdCrd = false;
 
-function run(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, {
-      env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: kubeconfig } as unknown as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
+function run(args: string[], stdin?: string): Promise<CliRun> {
+  return runCli(args, { env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: kubeconfig }, stdin: stdin ?? '' });
 }
 
 const rulesPath = (name = '') => `/apis/refwatch.dev/v1alpha1/namespaces/${ns}/referencerules${name ? `/${name}` : ''}`;

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { KubeClient } from '@/lib/kube';
+import { runCli, type CliRun as Run } from '../setup/cli';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -14,34 +14,14 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
  * user cannot read (or reach) is exit 2 with a clear error.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'refwatch');
 let cluster: TestCluster;
 let client: KubeClient;
 let dir: string;
 let kubeconfig: string;
 let ns: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function run(args: string[], stdin?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, {
-      env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: kubeconfig } as unknown as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
+  return runCli(args, { env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: kubeconfig }, stdin: stdin ?? '' });
 }
 
 const deployment = (configMap: string, secret: string) => `apiVersion: apps/v1

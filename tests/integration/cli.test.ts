@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient } from '@/lib/kube';
+import { runCli, type CliRun as Run } from '../setup/cli';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -25,26 +26,9 @@ let dir: string;
 let kubeconfig: string;
 let ns: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** run starts bin/refwatch with args and resolves once it exits. */
 function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(BIN, 'refwatch'), args, {
-      env: cliEnv(env) as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, { env: cliEnv(env) });
 }
 
 /** cliEnv: this checkout's bin/ first on PATH (kubectl finds kubectl-refwatch there), and no stray REFWATCH_* settings. */

@@ -1,11 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stuck } from '@/lib/diagnose';
-import { parseConfig } from '@/server/config';
-import { startRuntime, type Runtime } from '@/server/runtime';
-import { kubectl, kubectlPath } from '../setup/kubectl';
+import { embeddedKubectlBin, useEmbeddedKubectl } from '../setup/embedded-kubectl';
 
 /*
  * The embedded cluster of `npm start` serves the ReferenceRules CRD from boot
@@ -15,7 +10,7 @@ import { kubectl, kubectlPath } from '../setup/kubectl';
  */
 
 const kind = inject('refwatchCluster').kind;
-const found = kind === 'embedded' ? kubectlPath() : undefined;
+const bin = embeddedKubectlBin(kind);
 const NS = 'rr-embedded';
 const POLL = { timeout: 20_000, interval: 50 };
 
@@ -30,26 +25,13 @@ spec:
           referent: {kind: Secret}
 `;
 
-describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the embedded cluster', () => {
-  const bin = found && 'path' in found ? found.path : '';
-  let rt: Runtime;
-  let dir: string;
-  let kubeconfig: string;
-  const run = (args: string[], stdin?: string) => kubectl(bin, kubeconfig, args, stdin);
+describe.runIf(bin !== undefined)('ReferenceRules on the embedded cluster', () => {
+  const cluster = useEmbeddedKubectl(bin ?? '', 'refwatch-embedded-rrules-');
+  const { run } = cluster;
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-embedded-rrules-'));
-    kubeconfig = path.join(dir, 'state', 'refwatch', 'embedded.kubeconfig');
-    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), {
-      kubeconfigFile: kubeconfig,
-    });
     const r = await run(['create', 'namespace', NS]);
     expect(r.code, r.stderr).toBe(0);
-  });
-
-  afterAll(async () => {
-    await rt?.dispose();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves the ReferenceRules CRD from boot: kubectl apply of one makes its relation take effect, admission warnings included', async () => {
@@ -61,7 +43,7 @@ describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the em
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('referencerules.refwatch.dev/settings-credentials created');
     await expect
-      .poll(() => rt.cluster().referenceRules?.map((l) => [l.ok, l.message]), POLL)
+      .poll(() => cluster.rt.cluster().referenceRules?.map((l) => [l.ok, l.message]), POLL)
       .toEqual([[true, expect.stringMatching(/^ReferenceRules rr-embedded\/settings-credentials: applied/)]]);
 
     const cm = await run(
@@ -75,7 +57,7 @@ describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the em
     await expect
       .poll(
         () =>
-          stuck(rt.manager, { olderThan: 0 })
+          stuck(cluster.rt.manager, { olderThan: 0 })
             .filter((e) => e.key === key)
             .map((e) => [e.reason, e.referent]),
         POLL,
@@ -84,6 +66,6 @@ describe.runIf(found !== undefined && 'path' in found)('ReferenceRules on the em
 
     const secret = await run(['create', 'secret', 'generic', 'db-creds', '-n', NS, '--from-literal=password=x']);
     expect(secret.code, secret.stderr).toBe(0);
-    await expect.poll(() => stuck(rt.manager, { olderThan: 0 }).filter((e) => e.key === key), POLL).toEqual([]);
+    await expect.poll(() => stuck(cluster.rt.manager, { olderThan: 0 }).filter((e) => e.key === key), POLL).toEqual([]);
   }, 60_000);
 });

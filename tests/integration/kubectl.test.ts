@@ -1,12 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { getStuck } from '@/server/api';
-import { parseConfig } from '@/server/config';
-import { startRuntime, type Runtime } from '@/server/runtime';
 import { callHandler } from '../unit/server/call';
-import { kubectl, kubectlPath } from '../setup/kubectl';
+import { embeddedKubectlBin, useEmbeddedKubectl } from '../setup/embedded-kubectl';
 
 /*
  * kubectl 1.35 (built from the Go module proxy) against the embedded cluster
@@ -15,27 +10,11 @@ import { kubectl, kubectlPath } from '../setup/kubectl';
  */
 
 const kind = inject('refwatchCluster').kind;
-const found = kind === 'embedded' ? kubectlPath() : undefined;
+const bin = embeddedKubectlBin(kind);
 
-describe.runIf(found !== undefined && 'path' in found)('kubectl against the embedded cluster', () => {
-  const bin = found && 'path' in found ? found.path : '';
-  let rt: Runtime;
-  let dir: string;
-  let kubeconfig: string;
-  const run = (args: string[], stdin?: string) => kubectl(bin, kubeconfig, args, stdin);
-
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refwatch-kubectl-'));
-    kubeconfig = path.join(dir, 'state', 'refwatch', 'embedded.kubeconfig');
-    rt = await startRuntime(parseConfig({ REFWATCH_EXAMPLE: 'none', REFWATCH_DEMO: 'off', REFWATCH_GRACE: '1s' }), {
-      kubeconfigFile: kubeconfig,
-    });
-  });
-
-  afterAll(async () => {
-    await rt?.dispose();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+describe.runIf(bin !== undefined)('kubectl against the embedded cluster', () => {
+  const cluster = useEmbeddedKubectl(bin ?? '', 'refwatch-kubectl-');
+  const { run } = cluster;
 
   it('applies the demo CRDs and the example without --validate=false', async () => {
     const crds = await run(['apply', '-f', 'deploy/demo/crds.yaml']);
@@ -74,7 +53,7 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
     const worker = 'Pod/refwatch-example/worker';
     await vi.waitFor(
       async () => {
-        const res = await callHandler(rt, getStuck, '/api/v1/stuck?olderThan=0s&namespace=refwatch-example');
+        const res = await callHandler(cluster.rt, getStuck, '/api/v1/stuck?olderThan=0s&namespace=refwatch-example');
         const item = (res.body.items as { key: string; reason: string; fix: string }[]).find((s) => s.key === worker);
         expect(item?.reason).toBe('NotFound');
         expect(item?.fix).toContain('db-password');
@@ -87,9 +66,12 @@ describe.runIf(found !== undefined && 'path' in found)('kubectl against the embe
     const fixed = await run(['apply', '-f', '-'], secret);
     expect(fixed.stderr).toBe('');
     expect(fixed.stdout).toContain('secret/db-pasword created');
-    await vi.waitFor(() => expect(rt.changelog.get('referrer', `rules/Pod|${worker}`)?.state).toBe('Resolved'), {
-      timeout: 10_000,
-      interval: 100,
-    });
+    await vi.waitFor(
+      () => expect(cluster.rt.changelog.get('referrer', `rules/Pod|${worker}`)?.state).toBe('Resolved'),
+      {
+        timeout: 10_000,
+        interval: 100,
+      },
+    );
   });
 });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { explain, foldWorkloads, groupByRootCause, groupTitle, ownedText, stuck 
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { observeWithRules } from '@/server/observer';
+import { runCli, type CliRun } from '../setup/cli';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
 
 /*
@@ -20,7 +20,6 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
  */
 
 const clusterKind = inject('refwatchCluster').kind;
-const ROOT = path.resolve(import.meta.dirname, '../..');
 let cluster: TestCluster;
 let client: KubeClient;
 let dir: string;
@@ -121,22 +120,9 @@ function entryOf(entries: StuckEntry[], key: string): StuckEntry | undefined {
 }
 
 /** run starts bin/refwatch standalone against the test cluster and resolves once it exits. */
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(ROOT, 'bin', 'refwatch'), args, {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dir,
-        KUBECONFIG: path.join(dir, 'kubeconfig.json'),
-      } as unknown as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function run(args: string[]): Promise<CliRun> {
+  return runCli(args, {
+    env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: path.join(dir, 'kubeconfig.json') },
   });
 }
 
