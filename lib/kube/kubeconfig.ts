@@ -1,6 +1,7 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type * as Yaml from 'yaml';
 import { RefwatchError } from '../model';
 import type { ClusterConnection, Connection, ExecConfig, UserCredentials } from './credentials';
 
@@ -191,6 +192,18 @@ function secretsOf(cfg: KubeconfigDoc): string[] {
   return out.filter((s) => !commands.has(s));
 }
 
+/*
+ * yaml is loaded on the first kubeconfig file read, not with the kube client: it stays resident for the
+ * process's life (its code and compiled functions, some 3-4 MB), and a controller in its cluster reads no
+ * kubeconfig. The load is synchronous because fromFile is; Next's bundler (Turbopack) turns
+ * createRequire(import.meta.url)('yaml') into a require of its own bundled copy, so the standalone dashboard
+ * carries yaml too.
+ */
+let yamlModule: typeof Yaml | undefined;
+function loadYaml(): typeof Yaml {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+}
+
 /** readKubeconfigFile reads a kubeconfig file (YAML or JSON); the error names the file, never a line of it. */
 export function readKubeconfigFile(file: string): unknown {
   let text: string;
@@ -204,13 +217,14 @@ export function readKubeconfigFile(file: string): unknown {
       { field: 'kubeconfig' },
     );
   }
+  const yaml = loadYaml();
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = yaml.parse(text);
   } catch (e) {
     // The parser's own message quotes the offending line, which may hold a token: report the position only.
     const pos =
-      e instanceof YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+      e instanceof yaml.YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
     throw new RefwatchError('InvalidKubeconfig', `kubeconfig ${file} is not valid YAML${pos}`, {
       field: 'kubeconfig',
     });
