@@ -107,6 +107,9 @@ test('a referent turning Ready changes its referrer live, without a reload', asy
 });
 
 test('dropping every reference to a kind shows its controller cancelled', async ({ page, request }) => {
+  // The page is open before the run starts: the Cache controller is Active for only the 4 s before the churn,
+  // which a page still loading on a busy machine could miss.
+  await openDashboard(page, '?tab=controllers', 'light');
   await startRun(request, {
     apps: 3,
     databases: 1,
@@ -116,7 +119,6 @@ test('dropping every reference to a kind shows its controller cancelled', async 
     churn: { dropKind: 'Cache', afterMs: 4_000 },
     timeoutMs: 60_000,
   });
-  await openDashboard(page, '?tab=controllers', 'light');
   const controllers = page.getByRole('list', { name: 'Reference controllers' });
   const item = (kind: string) =>
     controllers.getByRole('listitem').filter({ has: page.getByRole('button', { name: new RegExp(`^${kind}\\b`) }) });
