@@ -1,7 +1,6 @@
 import {
-  formatKey,
-  groupOfApiVersion,
   kindKey,
+  keyOf,
   namespaceOfKey,
   RefwatchError,
   type CachedObject,
@@ -226,13 +225,4 @@ function nearest(value: string, candidates: readonly string[]): string | undefin
     if (d <= max && (!best || d < best.d || (d === best.d && v < best.v))) best = { v, d };
   }
   return best?.v;
-}
-
-function keyOf(obj: CachedObject): ObjectKey {
-  return formatKey({
-    group: groupOfApiVersion(obj.apiVersion),
-    kind: obj.kind,
-    namespace: obj.metadata.namespace ?? '',
-    name: obj.metadata.name,
-  }) as ObjectKey;
 }

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { explain, stuck } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
+import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { observeWithRules } from '@/server/observer';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
+import { installCrds, packCrds } from '../setup/crds';
 
 /*
  * The argocd pack's destination clusters on a cluster that serves Argo CD's
@@ -18,16 +16,10 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
  */
 
 const clusterKind = inject('refwatchCluster').kind;
-const CRDS = path.resolve(import.meta.dirname, '../fixtures/crds/argocd.yaml');
 const CONTROLLER = 'rules/Application.argoproj.io';
 const LABEL = 'argocd.argoproj.io/secret-type';
 const TOKEN = 'refwatch-test-bearer-token-never-shown';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-
-interface Crd {
-  metadata: { name: string };
-  spec: { group: string; versions: { name: string }[]; names: { plural: string } };
-}
 
 let cluster: TestCluster;
 let client: KubeClient;
@@ -37,29 +29,7 @@ const crdNames: string[] = [];
 beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: `${clusterKind} test cluster` });
-  const crds = parseAllDocuments(readFileSync(CRDS, 'utf8')).map((d) => d.toJS() as Crd);
-  for (const crd of crds) {
-    // Another file on the shared real cluster may have installed it: then it is left to its owner.
-    const created = await client
-      .request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })
-      .then(
-        () => true,
-        (e: unknown) => {
-          if (e instanceof KubeRequestError && e.status === 409) return false;
-          throw e;
-        },
-      );
-    if (created) crdNames.push(crd.metadata.name);
-  }
-  for (const crd of crds) {
-    const gv = `/apis/${crd.spec.group}/${crd.spec.versions[0]!.name}`;
-    for (let served = false; !served;) {
-      const list = (await client.request('GET', gv).catch(() => undefined)) as
-        { resources?: { name: string }[] } | undefined;
-      served = list?.resources?.some((r) => r.name === crd.spec.names.plural) ?? false;
-      if (!served) await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  crdNames.push(...(await installCrds(client, packCrds('argocd'))));
 }, 120_000);
 afterEach(async () => {
   await Promise.all(managers.splice(0).map((m) => m.stop()));

@@ -1,14 +1,12 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StuckEntry } from '@/lib/changelog';
 import { stuck } from '@/lib/diagnose';
 import { Manager } from '@/lib/engine';
-import { KubeClient, KubeRequestError, SharedInformerPool } from '@/lib/kube';
+import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { PackSwitch, builtinRuleSet, observeRuleSet, referrerKinds, type PackName, type PackState } from '@/lib/rules';
 import { observeWithRules } from '@/server/observer';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
+import { installCrds, packCrds } from '../setup/crds';
 
 /*
  * Each project pack on a cluster that serves its kinds through CRDs written by
@@ -18,7 +16,6 @@ import { getTestCluster, type TestCluster } from '../setup/cluster';
  */
 
 const clusterKind = inject('refwatchCluster').kind;
-const CRDS = path.resolve(import.meta.dirname, '../fixtures/crds');
 const PACKS = ['cert-manager', 'external-secrets', 'flux', 'argocd', 'keda', 'prometheus'] as const;
 const CM = 'cert-manager.io';
 const ESO = 'external-secrets.io';
@@ -30,46 +27,10 @@ const managers: Manager[] = [];
 const crdNames: string[] = [];
 const clusterObjects: string[] = [];
 
-/** The CRD documents of one pack's fixture file. */
-function crdsOf(pack: string): Crd[] {
-  return parseAllDocuments(readFileSync(path.join(CRDS, `${pack}.yaml`), 'utf8')).map((d) => d.toJS() as Crd);
-}
-
-interface Crd {
-  metadata: { name: string };
-  spec: { group: string; versions: { name: string }[]; names: { plural: string } };
-}
-
 beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: `${clusterKind} test cluster` });
-  const crds = PACKS.flatMap((p) =>
-    parseAllDocuments(readFileSync(path.join(CRDS, `${p}.yaml`), 'utf8')).map((d) => d.toJS() as Crd),
-  );
-  for (const crd of crds) {
-    // The real tier shares one cluster between files: the example's scene may have installed this CRD already,
-    // and then it is left to its owner rather than deleted here.
-    const created = await client
-      .request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })
-      .then(
-        () => true,
-        (e: unknown) => {
-          if (e instanceof KubeRequestError && e.status === 409) return false;
-          throw e;
-        },
-      );
-    if (created) crdNames.push(crd.metadata.name);
-  }
-  // Served once discovery lists the resource.
-  for (const crd of crds) {
-    const gv = `/apis/${crd.spec.group}/${crd.spec.versions[0]!.name}`;
-    for (let served = false; !served;) {
-      const list = (await client.request('GET', gv).catch(() => undefined)) as
-        { resources?: { name: string }[] } | undefined;
-      served = list?.resources?.some((r) => r.name === crd.spec.names.plural) ?? false;
-      if (!served) await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  crdNames.push(...(await installCrds(client, PACKS.flatMap(packCrds))));
 }, 120_000);
 afterEach(async () => {
   await Promise.all(managers.splice(0).map((m) => m.stop()));
@@ -469,7 +430,7 @@ describe(`--packs auto on the ${clusterKind} cluster`, () => {
       expect(manager.controllerNames()).toContain(CERT);
       expect(manager.controllerNames()).toContain('rules/ScaledObject.keda.sh');
 
-      const crds = crdsOf('cert-manager');
+      const crds = packCrds('cert-manager');
       for (const crd of crds)
         await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
       await expect.poll(certManager, POLL).toEqual({
