@@ -20,16 +20,27 @@ export interface HistoryTables {
     object_id: number;
     /** Epoch ms. */
     at: number;
-    type: TransitionType;
-    state: string;
-    reason: string | null;
+    /** What the object became, in `states`. */
+    state_id: number;
     message: string | null;
     /** The other object: the referent that caused a referrer's state, or the referent a reference names. */
     related_id: number | null;
     resource_version: string | null;
+  };
+  /**
+   * The vocabulary of transitions: each distinct type, state, reason, manager
+   * and controller once, '' where a transition has none. There are a few
+   * hundred of them in a cluster's history, so a transition names one by
+   * number, and a timeline of 10,000 rows reads seven columns, not eleven.
+   */
+  states: {
+    id: Generated<number>;
+    type: TransitionType;
+    state: string;
+    reason: string;
     /** The managedFields manager that made the change, and only its name. */
-    manager: string | null;
-    controller: string | null;
+    manager: string;
+    controller: string;
   };
   sessions: {
     cluster: string;
@@ -113,7 +124,47 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0002_states': {
+      // SQLite runs each statement of a migration as a transaction of its own, and each adds its pages to the
+      // write-ahead log; as one transaction the migration logs each page once.
+      up: (db: Kysely<unknown>) =>
+        dialect === 'sqlite' ? db.transaction().execute((tx) => statesUp(tx, objectId)) : statesUp(db, objectId),
+    },
   };
+}
+
+/** statesUp moves a transition's type, state, reason, manager and controller into `states`. */
+async function statesUp(db: Kysely<unknown>, id: 'serial' | 'integer'): Promise<void> {
+  await db.schema
+    .createTable('states')
+    .addColumn('id', id, (c) => c.primaryKey())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('reason', 'text', (c) => c.notNull())
+    .addColumn('manager', 'text', (c) => c.notNull())
+    .addColumn('controller', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('states_all')
+    .on('states')
+    .columns(['type', 'state', 'reason', 'manager', 'controller'])
+    .unique()
+    .execute();
+  await sql`insert into states (type, state, reason, manager, controller)
+          select distinct type, state, coalesce(reason, ''), coalesce(manager, ''), coalesce(controller, '')
+          from transitions`.execute(db);
+  await db.schema
+    .alterTable('transitions')
+    .addColumn('state_id', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await sql`update transitions set state_id = (select s.id from states s
+          where s.type = transitions.type and s.state = transitions.state and s.reason = coalesce(transitions.reason, '')
+            and s.manager = coalesce(transitions.manager, '') and s.controller = coalesce(transitions.controller, ''))`.execute(
+    db,
+  );
+  // One column at a time: SQLite drops one per statement.
+  for (const column of ['type', 'state', 'reason', 'manager', 'controller'])
+    await db.schema.alterTable('transitions').dropColumn(column).execute();
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -31,8 +31,8 @@ try {
   const os = require('node:os');
   os.setPriority(Math.min(19, os.getPriority() + ${WRITER_NICE}));
 } catch {}
-const INSERT = 'insert into transitions (object_id, at, type, state, reason, message, related_id, resource_version, manager, controller) values ';
-const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT = 'insert into transitions (object_id, at, state_id, message, related_id, resource_version) values ';
+const ROW = '(?, ?, ?, ?, ?, ?)';
 let db;
 let opened;
 // The strings of every batch so far, by index: the main thread sends each one once (see BatchEncoder).
@@ -46,6 +46,8 @@ try {
   opened = {
     addObject: db.prepare('insert into objects (cluster, key, namespace) values (?, ?, ?) on conflict (cluster, key) do nothing'),
     objectId: db.prepare('select id from objects where cluster = ? and key = ?').pluck(),
+    addState: db.prepare('insert into states (type, state, reason, manager, controller) values (?, ?, ?, ?, ?) on conflict do nothing'),
+    stateId: db.prepare('select id from states where type = ? and state = ? and reason = ? and manager = ? and controller = ?').pluck(),
     insert: db.prepare(INSERT + ROW),
     insertChunk: db.prepare(INSERT + new Array(${CHUNK}).fill(ROW).join(', ')),
     touch: db.prepare('insert into sessions (cluster, started_at, seen_at) values (?, ?, ?) on conflict (cluster) do update set seen_at = excluded.seen_at'),
@@ -65,6 +67,18 @@ function idOf(cluster, key, namespace) {
   }
   return id;
 }
+// A transition's row in the states table, '' for what it lacks; keyed as the store keys it (stateOf).
+const stateIds = new Map();
+function stateIdOf(type, state, reason, manager, controller) {
+  const k = type + '\u0000' + state + '\u0000' + reason + '\u0000' + manager + '\u0000' + controller;
+  let id = stateIds.get(k);
+  if (id === undefined) {
+    opened.addState.run(type, state, reason, manager, controller);
+    id = opened.stateId.get(type, state, reason, manager, controller);
+    stateIds.set(k, id);
+  }
+  return id;
+}
 function namespaceOf(key) {
   const parts = key.split('/');
   return parts.length === 3 ? parts[1] : '';
@@ -77,8 +91,9 @@ function inTransaction(work) {
     work();
     db.exec('commit');
   } catch (e) {
-    // A failed insert may leave ids of objects that the rollback removes.
+    // A failed insert may leave ids of objects and states that the rollback removes.
     ids.clear();
+    stateIds.clear();
     if (db.inTransaction) {
       try { db.exec('rollback'); } catch {}
     }
@@ -88,7 +103,10 @@ function inTransaction(work) {
 function str(i) {
   return i < 0 ? null : strings[i];
 }
-const params = new Array(${CHUNK} * 10);
+function text(i) {
+  return i < 0 ? '' : strings[i];
+}
+const params = new Array(${CHUNK} * 6);
 function write(cluster, v) {
   const rows = v.length / ${FIELDS};
   inTransaction(() => {
@@ -97,20 +115,16 @@ function write(cluster, v) {
       const i = r * ${FIELDS};
       params[p++] = idOf(cluster, strings[v[i]], strings[v[i + 1]]);
       params[p++] = v[i + 2];
-      params[p++] = strings[v[i + 3]];
-      params[p++] = strings[v[i + 4]];
-      params[p++] = str(v[i + 5]);
+      params[p++] = stateIdOf(strings[v[i + 3]], strings[v[i + 4]], text(v[i + 5]), text(v[i + 9]), text(v[i + 10]));
       params[p++] = str(v[i + 7]);
       params[p++] = v[i + 6] < 0 ? null : idOf(cluster, strings[v[i + 6]], namespaceOf(strings[v[i + 6]]));
       params[p++] = str(v[i + 8]);
-      params[p++] = str(v[i + 9]);
-      params[p++] = str(v[i + 10]);
       if (p === params.length) {
         opened.insertChunk.run(params);
         p = 0;
       }
     }
-    for (let q = 0; q < p; q += 10) opened.insert.run(params.slice(q, q + 10));
+    for (let q = 0; q < p; q += 6) opened.insert.run(params.slice(q, q + 6));
   });
 }
 parentPort.on('message', (m) => {

@@ -74,6 +74,9 @@ export class HistoryStore {
   readonly #objectIds = new Map<string, number>();
   /** Keys and namespaces of object ids, for decoding reads: an object's key never changes. */
   readonly #objectKeys = new Map<number, { key: string; namespace: string }>();
+  /** The `states` rows, by id and by stateOf's key: a few hundred, each read once. */
+  readonly #states = new Map<number, StateColumns>();
+  readonly #stateIds = new Map<string, number>();
   /** SQLite's prepared read statements, by their SQL. */
   readonly #statements = new Map<string, Database.Statement>();
   /** SQLite: the thread that writes; this connection migrates, reads and prunes. */
@@ -112,7 +115,7 @@ export class HistoryStore {
       store.#pool = pool;
     }
     try {
-      await store.#migrate();
+      await store.#migrate(opts.log ?? console.warn);
       if (target.dialect === 'sqlite') store.#writer = new SqliteWriter(target.path);
     } catch (e) {
       await store.close();
@@ -121,16 +124,23 @@ export class HistoryStore {
     return store;
   }
 
-  async #migrate(): Promise<void> {
+  async #migrate(log: (line: string) => void): Promise<void> {
     const db = this.#db as unknown as Kysely<unknown>;
     const known = Object.keys(migrations(this.dialect));
-    const unknown = (await appliedMigrations(db)).filter((m) => !known.includes(m));
+    const applied = await appliedMigrations(db);
+    const unknown = applied.filter((m) => !known.includes(m));
     if (unknown.length > 0)
       throw new RefwatchError(
         'HistorySchemaNewer',
         `history database ${this.where} has schema ${unknown.join(', ')}, newer than this refwatch knows (up to ${known.at(-1)}); ` +
           'upgrade refwatch, or point --history at another database (or --history off)',
         { field: 'REFWATCH_HISTORY' },
+      );
+    const pending = known.filter((m) => !applied.includes(m));
+    // A new database migrates in milliseconds; an existing one rewrites its transitions, which takes a while.
+    if (applied.length > 0 && pending.length > 0)
+      log(
+        `refwatch: history: migrating ${this.where} to ${pending.join(', ')}; the history is read again once it is done`,
       );
     const migrator = new Migrator({
       db,
@@ -160,6 +170,9 @@ export class HistoryStore {
         await sql`commit`.execute(conn);
       } catch (e) {
         await sql`rollback`.execute(conn).catch(() => {});
+        // The rollback removed any object or state this write added; their ids must not be used again.
+        this.#objectIds.clear();
+        this.#stateIds.clear();
         throw e;
       }
     });
@@ -168,14 +181,41 @@ export class HistoryStore {
   async #insert(tx: Kysely<HistoryTables>, rows: readonly Transition[]): Promise<void> {
     {
       const ids = await this.#ids(tx, rows);
-      // SQLite takes at most 32,766 bound values per statement; ten per row.
+      const states = await this.#stateIdsOf(tx, rows);
+      // SQLite takes at most 32,766 bound values per statement; six per row.
       for (let i = 0; i < rows.length; i += 1000) {
         await tx
           .insertInto('transitions')
-          .values(rows.slice(i, i + 1000).map((r) => transitionRow(r, ids)))
+          .values(rows.slice(i, i + 1000).map((r) => transitionRow(r, ids, states)))
           .execute();
       }
     }
+  }
+
+  /** #stateIdsOf finds (or adds) the `states` row of every transition, keyed by stateOf. */
+  async #stateIdsOf(tx: Kysely<HistoryTables>, rows: readonly Transition[]): Promise<Map<string, number>> {
+    const missing = new Map<string, Insertable<HistoryTables['states']>>();
+    for (const r of rows) {
+      const key = stateOf(r);
+      if (!this.#stateIds.has(key) && !missing.has(key))
+        missing.set(key, {
+          type: r.type,
+          state: r.state,
+          reason: r.reason ?? '',
+          manager: r.manager ?? '',
+          controller: r.controller ?? '',
+        });
+    }
+    if (missing.size > 0) {
+      await tx
+        .insertInto('states')
+        .values([...missing.values()])
+        .onConflict((oc) => oc.columns(['type', 'state', 'reason', 'manager', 'controller']).doNothing())
+        .execute();
+      // The table is a vocabulary, small enough to read whole.
+      for (const row of await tx.selectFrom('states').selectAll().execute()) this.#stateIds.set(stateOf(row), row.id);
+    }
+    return this.#stateIds;
   }
 
   /** #ids finds (or adds) the row of every object the transitions name. */
@@ -209,19 +249,7 @@ export class HistoryStore {
   async timeline(q: TimelineQuery): Promise<TimelinePage> {
     let query = this.#db
       .selectFrom('transitions')
-      .select([
-        'id',
-        'at',
-        'type',
-        'state',
-        'reason',
-        'message',
-        'resource_version',
-        'manager',
-        'controller',
-        'object_id',
-        'related_id',
-      ]);
+      .select(['id', 'at', 'state_id', 'message', 'resource_version', 'object_id', 'related_id']);
     if (q.object !== undefined) {
       const self = await this.#db
         .selectFrom('objects')
@@ -237,7 +265,7 @@ export class HistoryStore {
         .select('related_id')
         .distinct()
         .where('object_id', '=', self.id)
-        .where('type', '=', 'reference')
+        .where('state_id', 'in', this.#db.selectFrom('states').select('id').where('type', '=', 'reference'))
         .execute();
       const ids = [self.id, ...named.flatMap((n) => (n.related_id === null ? [] : [n.related_id]))];
       query = query.where('object_id', 'in', ids);
@@ -247,13 +275,14 @@ export class HistoryStore {
     if (q.since !== undefined) query = query.where('at', '>=', q.since);
     if (q.until !== undefined) query = query.where('at', '<=', q.until);
     if (q.cursor !== undefined) query = query.where('id', '>', q.cursor);
-    // Rows as arrays, without joining the objects' keys in: a 10,000-row timeline names a handful of objects,
-    // and a row object and a key string per row cost more than the query itself.
+    // Rows as arrays, without joining the objects' keys or the states in: a 10,000-row timeline names a handful
+    // of each, and a row object and a string per column per row cost more than the query itself.
     const rows = await this.#rows<TransitionColumns>(query.orderBy('id').limit(q.limit + 1));
     const more = rows.length > q.limit;
     if (more) rows.length = q.limit;
     const keys = await this.#keysOf(rows);
-    const transitions = rows.map((r) => storedTransition(r, keys));
+    const states = await this.#statesOf(rows);
+    const transitions = rows.map((r) => storedTransition(r, keys, states));
     return more ? { transitions, next: transitions.at(-1)!.id } : { transitions };
   }
 
@@ -279,9 +308,9 @@ export class HistoryStore {
   async #keysOf(rows: readonly TransitionColumns[]): Promise<Map<number, { key: string; namespace: string }>> {
     const missing = new Set<number>();
     for (const r of rows) {
-      const object = Number(r[9]);
+      const object = Number(r[5]);
       if (!this.#objectKeys.has(object)) missing.add(object);
-      if (r[10] !== null && !this.#objectKeys.has(Number(r[10]))) missing.add(Number(r[10]));
+      if (r[6] !== null && !this.#objectKeys.has(Number(r[6]))) missing.add(Number(r[6]));
     }
     const ids = [...missing];
     for (let i = 0; i < ids.length; i += 500) {
@@ -295,6 +324,17 @@ export class HistoryStore {
     return this.#objectKeys;
   }
 
+  /** #statesOf makes sure every state the rows name is known; the table is small enough to read whole. */
+  async #statesOf(rows: readonly TransitionColumns[]): Promise<Map<number, StateColumns>> {
+    if (rows.every((r) => this.#states.has(Number(r[2])))) return this.#states;
+    const all = await this.#db
+      .selectFrom('states')
+      .select(['id', 'type', 'state', 'reason', 'manager', 'controller'])
+      .execute();
+    for (const s of all) this.#states.set(Number(s.id), s);
+    return this.#states;
+  }
+
   /**
    * lastStates returns the newest transition of every referrer (per
    * controller), referent, reference and reference controller of this
@@ -306,12 +346,13 @@ export class HistoryStore {
     let latest = this.#db
       .selectFrom('transitions as t')
       .innerJoin('objects as o', 'o.id', 't.object_id')
+      .innerJoin('states as s', 's.id', 't.state_id')
       .select((eb) => [eb.fn.max('t.id').as('id')])
       .where('o.cluster', '=', this.cluster)
-      .where('t.type', '!=', 'warning');
+      .where('s.type', '!=', 'warning');
     if (opts.at !== undefined) latest = latest.where('t.at', '<=', opts.at);
     if (opts.namespace !== undefined) latest = latest.where('o.namespace', '=', opts.namespace);
-    latest = latest.groupBy(['t.object_id', 't.type', 't.controller', 't.related_id']);
+    latest = latest.groupBy(['t.object_id', 's.type', 's.controller', 't.related_id']);
     const rows = await this.#transitions().where('t.id', 'in', latest).execute();
     const out = new Map<string, StoredTransition>();
     for (const r of rows) {
@@ -328,17 +369,18 @@ export class HistoryStore {
     return this.#db
       .selectFrom('transitions as t')
       .innerJoin('objects as o', 'o.id', 't.object_id')
+      .innerJoin('states as s', 's.id', 't.state_id')
       .leftJoin('objects as r', 'r.id', 't.related_id')
       .select([
         't.id',
         't.at',
-        't.type',
-        't.state',
-        't.reason',
+        's.type',
+        's.state',
+        's.reason',
         't.message',
         't.resource_version',
-        't.manager',
-        't.controller',
+        's.manager',
+        's.controller',
         'o.key as object',
         'o.namespace',
         'r.key as related',
@@ -448,19 +490,39 @@ export class HistoryStore {
 }
 
 /** transitionRow is a transition as the transitions table stores it; storedTransition reads it back. */
-function transitionRow(t: Transition, ids: ReadonlyMap<string, number>): Insertable<HistoryTables['transitions']> {
+function transitionRow(
+  t: Transition,
+  ids: ReadonlyMap<string, number>,
+  states: ReadonlyMap<string, number>,
+): Insertable<HistoryTables['transitions']> {
   return {
     object_id: ids.get(t.object)!,
     at: t.at,
-    type: t.type,
-    state: t.state,
-    reason: t.reason ?? null,
+    state_id: states.get(stateOf(t))!,
     message: t.message ?? null,
     related_id: t.related !== undefined ? ids.get(t.related)! : null,
     resource_version: t.resourceVersion ?? null,
-    manager: t.manager ?? null,
-    controller: t.controller ?? null,
   };
+}
+
+/** A `states` row: '' where a transition has no reason, manager or controller. */
+interface StateColumns {
+  type: TransitionType;
+  state: string;
+  reason: string;
+  manager: string;
+  controller: string;
+}
+
+/** stateOf keys a transition's `states` row; the writer thread keys its cache the same way. */
+function stateOf(t: {
+  type: string;
+  state: string;
+  reason?: string | null;
+  manager?: string | null;
+  controller?: string | null;
+}): string {
+  return `${t.type}\u0000${t.state}\u0000${t.reason ?? ''}\u0000${t.manager ?? ''}\u0000${t.controller ?? ''}`;
 }
 
 interface TransitionRow {
@@ -470,48 +532,39 @@ interface TransitionRow {
   object: string;
   namespace: string;
   state: string;
-  reason: string | null;
+  /** '' for none: states store '' rather than NULL (see HistoryTables['states']). */
+  reason: string;
   message: string | null;
   related: string | null;
   resource_version: string | null;
-  manager: string | null;
-  controller: string | null;
+  manager: string;
+  controller: string;
 }
 
-/** A timeline row: id, at, type, state, reason, message, resource_version, manager, controller, object_id, related_id. */
-type TransitionColumns = [
-  number,
-  number,
-  TransitionType,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  number,
-  number | null,
-];
+/** A timeline row: id, at, state_id, message, resource_version, object_id, related_id. */
+type TransitionColumns = [number, number, number, string | null, string | null, number, number | null];
 
 function storedTransition(
   r: TransitionColumns,
   keys: ReadonlyMap<number, { key: string; namespace: string }>,
+  states: ReadonlyMap<number, StateColumns>,
 ): StoredTransition {
-  const object = keys.get(Number(r[9]))!;
+  const object = keys.get(Number(r[5]))!;
+  const s = states.get(Number(r[2]))!;
   const t: StoredTransition = {
     id: Number(r[0]),
     at: Number(r[1]),
-    type: r[2],
+    type: s.type,
     object: object.key,
     namespace: object.namespace,
-    state: r[3],
+    state: s.state,
   };
-  if (r[4] !== null) t.reason = r[4];
-  if (r[5] !== null) t.message = r[5];
-  if (r[10] !== null) t.related = keys.get(Number(r[10]))!.key;
-  if (r[6] !== null) t.resourceVersion = r[6];
-  if (r[7] !== null) t.manager = r[7];
-  if (r[8] !== null) t.controller = r[8];
+  if (s.reason !== '') t.reason = s.reason;
+  if (r[3] !== null) t.message = r[3];
+  if (r[6] !== null) t.related = keys.get(Number(r[6]))!.key;
+  if (r[4] !== null) t.resourceVersion = r[4];
+  if (s.manager !== '') t.manager = s.manager;
+  if (s.controller !== '') t.controller = s.controller;
   return t;
 }
 
@@ -524,12 +577,12 @@ function storedRow(r: TransitionRow): StoredTransition {
     namespace: r.namespace,
     state: r.state,
   };
-  if (r.reason !== null) t.reason = r.reason;
+  if (r.reason !== '') t.reason = r.reason;
   if (r.message !== null) t.message = r.message;
   if (r.related !== null) t.related = r.related;
   if (r.resource_version !== null) t.resourceVersion = r.resource_version;
-  if (r.manager !== null) t.manager = r.manager;
-  if (r.controller !== null) t.controller = r.controller;
+  if (r.manager !== '') t.manager = r.manager;
+  if (r.controller !== '') t.controller = r.controller;
   return t;
 }
 

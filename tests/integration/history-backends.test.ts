@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeLog } from '../../lib/changelog';
 import type { ReferenceEntity, ReferentEntity, ReferrerEntity } from '../../lib/changelog/entities';
 import { HistoryRecorder } from '../../server/history/recorder';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrations } from '../../server/history/schema';
 import { HistoryStore, type HistoryTarget } from '../../server/history/store';
 import { startPostgres, type TestPostgres } from '../setup/postgres';
 
@@ -36,6 +38,17 @@ let n = 0;
 function targetFor(backend: 'sqlite' | 'postgres'): HistoryTarget {
   if (backend === 'sqlite') return { dialect: 'sqlite', path: join(dir, `history-${++n}.db`) };
   return { dialect: 'postgres', url: postgres!.url };
+}
+
+/** ownTarget is a target no other test uses: on PostgreSQL, a new database named `name`. */
+async function ownTarget(backend: 'sqlite' | 'postgres', name: string): Promise<HistoryTarget> {
+  if (backend === 'sqlite') return targetFor(backend);
+  const admin = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgres!.url }) }),
+  });
+  await sql`create database ${sql.id(name)}`.execute(admin);
+  await admin.destroy();
+  return { dialect: 'postgres', url: postgres!.url.replace(/\/refwatch$/, `/${name}`) };
 }
 
 const REFERRER = 'App.demo.refwatch.dev/shop/web';
@@ -234,16 +247,8 @@ describe.each(['sqlite', 'postgres'] as const)('history on %s', (backend) => {
 
   it('refuses a database whose schema is newer than this binary, naming it and what to do', async ({ skip }) => {
     if (!available()) return skip(skipped);
-    const target = targetFor(backend);
-    if (backend === 'postgres') {
-      // A database of its own, so the newer migration does not reach the other tests.
-      const admin = new Kysely<unknown>({
-        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgres!.url }) }),
-      });
-      await sql`create database newer`.execute(admin);
-      await admin.destroy();
-      (target as { url: string }).url = postgres!.url.replace(/\/refwatch$/, '/newer');
-    }
+    // A database of its own, so the newer migration does not reach the other tests.
+    const target = await ownTarget(backend, 'newer');
     const store = await HistoryStore.open(target, { cluster: cluster() });
     await store.close();
     const raw =
@@ -261,8 +266,108 @@ describe.each(['sqlite', 'postgres'] as const)('history on %s', (backend) => {
       await db.destroy();
     }
     await expect(HistoryStore.open(target, { cluster: cluster() })).rejects.toThrow(
-      /has schema 9999_future, newer than this refwatch knows \(up to 0001_transitions\); upgrade refwatch/,
+      /has schema 9999_future, newer than this refwatch knows \(up to 0002_states\); upgrade refwatch/,
     );
+  });
+
+  it('migrates a history written by the first schema: every transition reads back as it was, and writes go on', async ({
+    skip,
+  }) => {
+    if (!available()) return skip(skipped);
+    // A database of its own at the first schema: the shared one is already at the latest.
+    const target = await ownTarget(backend, 'first_schema');
+    const db = new Kysely<unknown>({
+      dialect:
+        target.dialect === 'postgres'
+          ? new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url }) })
+          : new SqliteDialect({ database: new Database(target.path) }),
+    });
+    const first = migrations(backend)['0001_transitions']!;
+    const { error } = await new Migrator({
+      db,
+      provider: { getMigrations: () => Promise.resolve({ '0001_transitions': first }) },
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    }).migrateToLatest();
+    expect(error).toBeUndefined();
+    const id = cluster();
+    const objectId = async (key: string) =>
+      (
+        await sql<{
+          id: number;
+        }>`insert into objects (cluster, key, namespace) values (${id}, ${key}, 'shop') returning id`.execute(db)
+      ).rows[0]!.id;
+    const web = await objectId(REFERRER);
+    const secret = await objectId(SECRET);
+    const rows: [
+      number,
+      number,
+      string,
+      string,
+      string | null,
+      string | null,
+      number | null,
+      string | null,
+      string | null,
+      string | null,
+    ][] = [
+      [secret, 1_000, 'referent', 'Ready', null, null, null, '7', 'helm', null],
+      [web, 1_001, 'reference', 'Added', null, null, secret, null, null, 'watch'],
+      [secret, 2_000, 'referent', 'NotFound', null, null, null, '9', 'kubectl-client-side-apply', null],
+      [web, 2_001, 'referrer', 'Waiting', 'NotFound', 'Secret shop/db-password not found', secret, null, null, 'watch'],
+      [secret, 3_000, 'referent', 'Ready', null, null, null, '12', 'helm', null],
+      [web, 3_001, 'referrer', 'Resolved', null, null, null, null, null, 'watch'],
+    ];
+    for (const r of rows)
+      await sql`insert into transitions (object_id, at, type, state, reason, message, related_id, resource_version, manager, controller)
+        values (${sql.join(r)})`.execute(db);
+    await db.destroy();
+
+    const lines: string[] = [];
+    const store = await HistoryStore.open(target, { cluster: id, log: (l) => lines.push(l) });
+    try {
+      expect(lines).toEqual([expect.stringMatching(/^refwatch: history: migrating .* to 0002_states; /)]);
+      const keys = new Map([
+        [web, REFERRER],
+        [secret, SECRET],
+      ]);
+      const expected = rows.map(
+        ([object, at, type, state, reason, message, related, resourceVersion, manager, controller]) => ({
+          at,
+          type,
+          object: keys.get(object),
+          namespace: 'shop',
+          state,
+          ...(reason !== null && { reason }),
+          ...(message !== null && { message }),
+          ...(related !== null && { related: keys.get(related) }),
+          ...(resourceVersion !== null && { resourceVersion }),
+          ...(manager !== null && { manager }),
+          ...(controller !== null && { controller }),
+        }),
+      );
+      const read = async () =>
+        (await store.timeline({ object: REFERRER, limit: 100 })).transitions.map(({ id: _, ...t }) => t);
+      expect(await read()).toEqual(expected);
+      expect([...(await store.lastStates()).values()].map((t) => `${t.type} ${t.object} ${t.state}`).sort()).toEqual([
+        `reference ${REFERRER} Added`,
+        `referent ${SECRET} Ready`,
+        `referrer ${REFERRER} Resolved`,
+      ]);
+      const next = {
+        at: 4_000,
+        type: 'referent' as const,
+        object: SECRET,
+        namespace: 'shop',
+        state: 'NotFound',
+        manager: 'helm',
+        resourceVersion: '13',
+      };
+      await store.write([next]);
+      expect(await read()).toEqual([...expected, next]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('records transitions, not puts, and after a restart says what changed while refwatch was down; a stuck since continues', async ({
