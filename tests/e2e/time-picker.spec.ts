@@ -16,12 +16,17 @@ import { startServer } from './server';
 const NAMESPACE = 'timeline-e2e';
 const SHOTS = process.env.REFWATCH_SHOTS ?? SCREENS;
 
-/** moment types an instant into the picker as its datetime-local input holds it (the browser's local time). */
+/**
+ * moment types an instant into the picker as its datetime-local input holds it (the browser's local time).
+ * Chromium holds a whole minute without its `:00`, and Playwright's fill refuses a value the input then
+ * reads differently, so a moment on a whole minute is typed without its seconds.
+ */
 async function showMoment(page: Page, at: number): Promise<void> {
   const local = await page.evaluate((t) => {
     const d = new Date(t);
     const pad = (n: number) => String(n).padStart(2, '0');
-    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    const seconds = d.getSeconds() === 0 ? '' : `:${pad(d.getSeconds())}`;
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}${seconds}`;
   }, at);
   const picker = page.getByTestId('time-picker');
   await picker.getByLabel('Moment to show').fill(local);
