@@ -1,4 +1,12 @@
-import { isPositive, matchesSelector, type Labels, type ObjectKey, type Selector } from '../model';
+import {
+  isPositive,
+  matchesSelector,
+  requirementMatches,
+  type Labels,
+  type ObjectKey,
+  type Requirement,
+  type Selector,
+} from '../model';
 
 const NO_LABELS: Labels = Object.freeze({});
 
@@ -86,6 +94,7 @@ export class LabelIndex {
 
   private selectIn(ns: NamespaceLabels, selector: Selector, out: ObjectKey[]): void {
     let best: Set<ObjectKey>[] | undefined;
+    let bestTerm: Requirement | undefined;
     let bestSize = ns.all.size;
     for (const r of selector.requirements) {
       if (!isPositive(r)) continue;
@@ -102,11 +111,23 @@ export class LabelIndex {
       if (size === 0) return;
       if (best === undefined || size < bestSize) {
         best = sets;
+        bestTerm = r;
         bestSize = size;
       }
     }
-    for (const set of best ?? [ns.all])
-      for (const key of set) if (matchesSelector(selector, this.labelsOf.get(key)!.labels)) out.push(key);
+    const terms = selector.requirements;
+    if (best === undefined) {
+      for (const key of ns.all) if (matchesSelector(selector, this.labelsOf.get(key)!.labels)) out.push(key);
+      return;
+    }
+    // Every candidate satisfies the term its set was taken from: a one-term selector (a Service's, a
+    // matchLabels of one pair) reads no labels at all, and others check only their remaining terms.
+    if (terms.length === 1) {
+      for (const set of best) for (const key of set) out.push(key);
+      return;
+    }
+    for (const set of best)
+      for (const key of set) if (matchesOthers(terms, bestTerm!, this.labelsOf.get(key)!.labels)) out.push(key);
   }
 
   private link(ns: NamespaceLabels, key: ObjectKey, k: string, v: string): void {
@@ -129,6 +150,12 @@ export class LabelIndex {
 }
 
 const EMPTY: ReadonlySet<ObjectKey> = new Set();
+
+/** matchesOthers is matchesSelector for labels already known to satisfy the term `known`. */
+function matchesOthers(terms: readonly Requirement[], known: Requirement, labels: Labels): boolean {
+  for (const r of terms) if (r !== known && !requirementMatches(r, labels)) return false;
+  return true;
+}
 
 /** SelectorWatch is one registered selector: who to wake, where it looks and what it selects. */
 export interface SelectorWatch {
