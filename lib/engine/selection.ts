@@ -21,7 +21,7 @@ import type { SelectionSummary } from '../changelog';
 import type { ObjectStore, WatchError } from './informer-source';
 import type { SelectorWatch } from './label-index';
 import type { ReferenceControllers, ReferenceScope } from './reference-controllers';
-import { wakeMask, type WakeOn } from './wake';
+import { WAKE_SELECTED, wakeMask, type WakeOn } from './wake';
 
 /** SelectSpec is one selector reference, as a reconciler declares it with ctx.select(). */
 export interface SelectSpec {
@@ -200,7 +200,8 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   if (!selector) return { ...base, state: 'NoSelector', blocking: false };
   const namespaces = lookIn(ctx, nsSelector, own, nsField);
   if (!namespaces.ok) return { ...base, ...namespaces.notPrimed, state: 'NotPrimed', blocking: true };
-  const mask = wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn);
+  const mask =
+    wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn) | WAKE_SELECTED;
   const keys: ObjectKey[] = [];
   // The cache a one-namespace selection was answered from is the one cached() would find for each match.
   let store: ObjectStore | undefined;
