@@ -176,8 +176,11 @@ export class ReferenceControllers {
 
   /** scopeOf is the scope whose reference controller serves a referent. */
   scopeOf(referent: ObjectKey): ReferenceScope {
-    const kind = kindOfKey(referent);
-    const namespace = namespaceOfKey(referent);
+    return this.scopeIn(kindOfKey(referent), namespaceOfKey(referent));
+  }
+
+  /** scopeIn is scopeOf for the objects of a kind in a namespace ('' cluster-scoped), with no key to build and parse. */
+  scopeIn(kind: string, namespace: string): ReferenceScope {
     if (namespace !== '' && (this.namespaces || this.forbiddenClusterWide.has(kind))) return { kind, namespace };
     return { kind };
   }

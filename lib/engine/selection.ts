@@ -206,8 +206,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   // The cache a one-namespace selection was answered from is the one cached() would find for each match.
   let store: ObjectStore | undefined;
   for (const namespace of namespaces.value) {
-    const scope = ctx.rcs.scopeOf(`${kind}/${namespace ?? ''}/_` as ObjectKey);
-    const scoped: ReferenceScope = namespace === undefined ? { kind } : scope;
+    const scoped: ReferenceScope = namespace === undefined ? { kind } : ctx.rcs.scopeIn(kind, namespace);
     ctx.keep.add(ctx.selectors.ensure(ctx.referrer, scoped, namespace, selector, fieldPath));
     const answer = ctx.rcs.select(scoped, namespace, selector);
     if (!answer.primed)
@@ -236,7 +235,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   const kinds = (n: number) => `${n} ${plural(spec.kind.kind, n)}`;
   const what = selector.text === '' ? 'match the empty selector' : `match ${selector.text}`;
   if (keys.length === 0) {
-    const scope = ctx.rcs.scopeOf(`${kind}/${own}/_` as ObjectKey);
+    const scope = ctx.rcs.scopeIn(kind, own);
     const hint =
       namespaces.value.length === 1 && namespaces.value[0] !== undefined
         ? noMatchHint(selector, ctx.rcs.labelsIn(scope, namespaces.value[0]), spec.kind.kind)
