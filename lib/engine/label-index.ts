@@ -31,11 +31,11 @@ export class LabelIndex {
     return this.labelsOf.size;
   }
 
-  /** set indexes an object under its labels, replacing what was indexed for its key. */
-  set(key: ObjectKey, namespace: string, labels: Labels | undefined): void {
+  /** set indexes an object under its labels, replacing what was indexed for its key, and returns those labels. */
+  set(key: ObjectKey, namespace: string, labels: Labels | undefined): Labels | undefined {
     const next = labels ?? NO_LABELS;
     const prev = this.labelsOf.get(key);
-    if (prev && prev.labels === next && prev.namespace === namespace) return;
+    if (prev && prev.labels === next && prev.namespace === namespace) return next;
     let ns = this.namespaces.get(namespace);
     if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
     if (prev && prev.namespace === namespace) {
@@ -44,22 +44,25 @@ export class LabelIndex {
       for (const k in was) if (next[k] !== was[k]) this.unlink(ns, key, k, was[k]!);
       for (const k in next) if (was[k] !== next[k]) this.link(ns, key, k, next[k]!);
       prev.labels = next;
-      return;
+      return was;
     }
     if (prev) this.delete(key);
     ns.all.add(key);
     for (const k in next) this.link(ns, key, k, next[k]!);
     this.labelsOf.set(key, { namespace, labels: next });
+    return prev?.labels;
   }
 
-  delete(key: ObjectKey): void {
+  /** delete drops an object from the index and returns the labels it was indexed under. */
+  delete(key: ObjectKey): Labels | undefined {
     const prev = this.labelsOf.get(key);
-    if (!prev) return;
+    if (!prev) return undefined;
     this.labelsOf.delete(key);
     const ns = this.namespaces.get(prev.namespace)!;
     ns.all.delete(key);
     for (const k in prev.labels) this.unlink(ns, key, k, prev.labels[k]!);
     if (ns.all.size === 0) this.namespaces.delete(prev.namespace);
+    return prev.labels;
   }
 
   labels(key: ObjectKey): Labels | undefined {

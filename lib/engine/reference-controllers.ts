@@ -376,10 +376,8 @@ export class ReferenceControllers {
   private relabel(rc: ReferenceController, event: InformerEvent & { type: 'added' | 'updated' | 'deleted' }): void {
     const labels = rc.labels!;
     const namespace = namespaceOfKey(event.key);
-    const old = labels.labels(event.key);
     const next = event.type === 'deleted' ? undefined : (event.object.metadata.labels ?? {});
-    if (next === undefined) labels.delete(event.key);
-    else labels.set(event.key, namespace, next);
+    const old = next === undefined ? labels.delete(event.key) : labels.set(event.key, namespace, next);
     if (old !== undefined && next !== undefined && old === next) return;
     rc.selectors?.changed(namespace, old, next, this.enqueueSelector);
   }
