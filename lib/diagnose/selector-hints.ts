@@ -18,18 +18,19 @@ export function plural(kind: string, n = 2): string {
  */
 export function noMatchHint(selector: Selector, labelSets: readonly Labels[], kind: string): string | undefined {
   if (labelSets.length === 0 || selector.requirements.length === 0) return undefined;
-  const failing = selector.requirements.map((r) => ({
-    r,
-    meets: labelSets.filter((l) => requirementMatches(r, l)).length,
-  }));
-  const none = failing.filter((f) => f.meets === 0).map((f) => requirementText(f.r));
+  const none = selector.requirements
+    .filter((r) => !labelSets.some((l) => requirementMatches(r, l)))
+    .map((r) => requirementText(r));
   // The nearest objects fail the fewest requirements; among them, what they carry where the selector asks.
+  // Each object's failures are listed once: a namespace's hundred Pods are read once, not twice.
+  const failures = labelSets.map((labels) => failed(selector, labels));
   let fewest = Infinity;
-  for (const labels of labelSets) fewest = Math.min(fewest, failed(selector, labels).length);
+  for (const f of failures) fewest = Math.min(fewest, f.length);
   const groups = new Map<string, { n: number; r: Requirement; has: string | undefined }>();
-  for (const labels of labelSets) {
-    const f = failed(selector, labels);
+  for (let i = 0; i < labelSets.length; i++) {
+    const f = failures[i]!;
     if (f.length !== fewest) continue;
+    const labels = labelSets[i]!;
     const r = f[0]!;
     const has = Object.hasOwn(labels, r.key) ? `${r.key}=${labels[r.key]}` : undefined;
     const id = `${requirementText(r)}|${has ?? ''}`;

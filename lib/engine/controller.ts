@@ -166,6 +166,8 @@ export class Controller {
   private abandoned = false;
   private selectorRefs: SelectorReferences | undefined;
   private lookupRefs: LookupReferences | undefined;
+  /** Per referrer, the wake mask of each reference its last successful reconcile declared, in the registry's order. */
+  private readonly declaredMasks = new Map<ObjectKey, number[]>();
 
   constructor(
     private readonly engine: EngineContext,
@@ -375,6 +377,7 @@ export class Controller {
   }
 
   private drop(key: ObjectKey): void {
+    this.declaredMasks.delete(key);
     this.selectorRefs?.drop(key);
     this.lookupRefs?.keepOnly(key, new Set());
     this.engine.registry.clear(this.name, key);
@@ -469,9 +472,14 @@ export class Controller {
     // Where the previous set is expected to hold the next declared reference: a restatement in the same order
     // finds each one there, so checking a set of n costs O(n), not O(n²).
     let cursor = 0;
+    // The masks the previous reconcile left in the wake filters, by position in its set: a restated reference
+    // whose mask is unchanged needs no write. Taken now and kept again only if this reconcile succeeds.
+    const previousMasks = this.declaredMasks.get(key);
+    this.declaredMasks.delete(key);
     const declare = (ref: Reference, mask: number): void => {
       // Subscribe before read: register now, unless the previous set already holds this occurrence.
       // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
+      let unchanged = false;
       if (masks.has(ref.referent)) {
         // Declared before in this reconcile: count the occurrences (a multiset), as rare as it is.
         if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
@@ -479,11 +487,14 @@ export class Controller {
       } else {
         const at = engine.registry.indexOf(name, key, ref, cursor);
         if (at < 0) engine.registry.addReference(name, key, ref);
-        else cursor = at + 1;
+        else {
+          cursor = at + 1;
+          unchanged = previousMasks !== undefined && previousMasks[at] === mask;
+        }
       }
       collected.push(ref);
       masks.set(ref.referent, mask);
-      engine.wake.set(name, key, ref.referent, mask);
+      if (!unchanged) engine.wake.set(name, key, ref.referent, mask);
     };
     const selectCtx = {
       referrer: key,
@@ -567,6 +578,12 @@ export class Controller {
       return;
     }
     this.engine.registry.setReferences(this.name, key, collected);
+    // The registry now holds collected in this order, and the wake filters each referent's final mask.
+    if (collected.length > 0)
+      this.declaredMasks.set(
+        key,
+        collected.map((r) => masks.get(r.referent)!),
+      );
     this.selectorRefs?.keepOnly(key, keepSelectors);
     this.lookupRefs?.keepOnly(key, keepLookups);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.

@@ -1,4 +1,12 @@
-import { isPositive, matchesSelector, type Labels, type ObjectKey, type Selector } from '../model';
+import {
+  isPositive,
+  matchesSelector,
+  requirementMatches,
+  type Labels,
+  type ObjectKey,
+  type Requirement,
+  type Selector,
+} from '../model';
 
 const NO_LABELS: Labels = Object.freeze({});
 
@@ -23,11 +31,11 @@ export class LabelIndex {
     return this.labelsOf.size;
   }
 
-  /** set indexes an object under its labels, replacing what was indexed for its key. */
-  set(key: ObjectKey, namespace: string, labels: Labels | undefined): void {
+  /** set indexes an object under its labels, replacing what was indexed for its key, and returns those labels. */
+  set(key: ObjectKey, namespace: string, labels: Labels | undefined): Labels | undefined {
     const next = labels ?? NO_LABELS;
     const prev = this.labelsOf.get(key);
-    if (prev && prev.labels === next && prev.namespace === namespace) return;
+    if (prev && prev.labels === next && prev.namespace === namespace) return next;
     let ns = this.namespaces.get(namespace);
     if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
     if (prev && prev.namespace === namespace) {
@@ -36,22 +44,25 @@ export class LabelIndex {
       for (const k in was) if (next[k] !== was[k]) this.unlink(ns, key, k, was[k]!);
       for (const k in next) if (was[k] !== next[k]) this.link(ns, key, k, next[k]!);
       prev.labels = next;
-      return;
+      return was;
     }
     if (prev) this.delete(key);
     ns.all.add(key);
     for (const k in next) this.link(ns, key, k, next[k]!);
     this.labelsOf.set(key, { namespace, labels: next });
+    return prev?.labels;
   }
 
-  delete(key: ObjectKey): void {
+  /** delete drops an object from the index and returns the labels it was indexed under. */
+  delete(key: ObjectKey): Labels | undefined {
     const prev = this.labelsOf.get(key);
-    if (!prev) return;
+    if (!prev) return undefined;
     this.labelsOf.delete(key);
     const ns = this.namespaces.get(prev.namespace)!;
     ns.all.delete(key);
     for (const k in prev.labels) this.unlink(ns, key, k, prev.labels[k]!);
     if (ns.all.size === 0) this.namespaces.delete(prev.namespace);
+    return prev.labels;
   }
 
   labels(key: ObjectKey): Labels | undefined {
@@ -86,6 +97,7 @@ export class LabelIndex {
 
   private selectIn(ns: NamespaceLabels, selector: Selector, out: ObjectKey[]): void {
     let best: Set<ObjectKey>[] | undefined;
+    let bestTerm: Requirement | undefined;
     let bestSize = ns.all.size;
     for (const r of selector.requirements) {
       if (!isPositive(r)) continue;
@@ -102,11 +114,23 @@ export class LabelIndex {
       if (size === 0) return;
       if (best === undefined || size < bestSize) {
         best = sets;
+        bestTerm = r;
         bestSize = size;
       }
     }
-    for (const set of best ?? [ns.all])
-      for (const key of set) if (matchesSelector(selector, this.labelsOf.get(key)!.labels)) out.push(key);
+    const terms = selector.requirements;
+    if (best === undefined) {
+      for (const key of ns.all) if (matchesSelector(selector, this.labelsOf.get(key)!.labels)) out.push(key);
+      return;
+    }
+    // Every candidate satisfies the term its set was taken from: a one-term selector (a Service's, a
+    // matchLabels of one pair) reads no labels at all, and others check only their remaining terms.
+    if (terms.length === 1) {
+      for (const set of best) for (const key of set) out.push(key);
+      return;
+    }
+    for (const set of best)
+      for (const key of set) if (matchesOthers(terms, bestTerm!, this.labelsOf.get(key)!.labels)) out.push(key);
   }
 
   private link(ns: NamespaceLabels, key: ObjectKey, k: string, v: string): void {
@@ -129,6 +153,12 @@ export class LabelIndex {
 }
 
 const EMPTY: ReadonlySet<ObjectKey> = new Set();
+
+/** matchesOthers is matchesSelector for labels already known to satisfy the term `known`. */
+function matchesOthers(terms: readonly Requirement[], known: Requirement, labels: Labels): boolean {
+  for (const r of terms) if (r !== known && !requirementMatches(r, labels)) return false;
+  return true;
+}
 
 /** SelectorWatch is one registered selector: who to wake, where it looks and what it selects. */
 export interface SelectorWatch {

@@ -176,8 +176,11 @@ export class ReferenceControllers {
 
   /** scopeOf is the scope whose reference controller serves a referent. */
   scopeOf(referent: ObjectKey): ReferenceScope {
-    const kind = kindOfKey(referent);
-    const namespace = namespaceOfKey(referent);
+    return this.scopeIn(kindOfKey(referent), namespaceOfKey(referent));
+  }
+
+  /** scopeIn is scopeOf for the objects of a kind in a namespace ('' cluster-scoped), with no key to build and parse. */
+  scopeIn(kind: string, namespace: string): ReferenceScope {
     if (namespace !== '' && (this.namespaces || this.forbiddenClusterWide.has(kind))) return { kind, namespace };
     return { kind };
   }
@@ -373,10 +376,8 @@ export class ReferenceControllers {
   private relabel(rc: ReferenceController, event: InformerEvent & { type: 'added' | 'updated' | 'deleted' }): void {
     const labels = rc.labels!;
     const namespace = namespaceOfKey(event.key);
-    const old = labels.labels(event.key);
     const next = event.type === 'deleted' ? undefined : (event.object.metadata.labels ?? {});
-    if (next === undefined) labels.delete(event.key);
-    else labels.set(event.key, namespace, next);
+    const old = next === undefined ? labels.delete(event.key) : labels.set(event.key, namespace, next);
     if (old !== undefined && next !== undefined && old === next) return;
     rc.selectors?.changed(namespace, old, next, this.enqueueSelector);
   }

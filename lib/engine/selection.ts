@@ -21,7 +21,7 @@ import type { SelectionSummary } from '../changelog';
 import type { ObjectStore, WatchError } from './informer-source';
 import type { SelectorWatch } from './label-index';
 import type { ReferenceControllers, ReferenceScope } from './reference-controllers';
-import { wakeMask, type WakeOn } from './wake';
+import { WAKE_SELECTED, wakeMask, type WakeOn } from './wake';
 
 /** SelectSpec is one selector reference, as a reconciler declares it with ctx.select(). */
 export interface SelectSpec {
@@ -128,8 +128,20 @@ export class SelectorReferences {
     selector: Selector,
     fieldPath: string,
   ): string {
-    const id = `${fieldPath}|${scope.kind}|${scope.namespace ?? ''}|${namespace ?? '*'}|${selector.text}`;
     let mine = this.byReferrer.get(referrer);
+    // A referrer unchanged since its last reconcile states the same Selector object (parsed once per
+    // frozen object): its registration is found by identity, without building and hashing its id again.
+    if (mine)
+      for (const [id, r] of mine)
+        if (
+          r.watch.selector === selector &&
+          r.fieldPath === fieldPath &&
+          r.watch.namespace === namespace &&
+          r.scope.kind === scope.kind &&
+          r.scope.namespace === scope.namespace
+        )
+          return id;
+    const id = `${fieldPath}|${scope.kind}|${scope.namespace ?? ''}|${namespace ?? '*'}|${selector.text}`;
     if (mine?.has(id)) return id;
     if (!mine) this.byReferrer.set(referrer, (mine = new Map()));
     const watch: SelectorWatch = { controller: this.controller, referrer, namespace, selector };
@@ -192,21 +204,25 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
   const fieldPath = spec.fieldPath ?? 'spec.selector';
   const kind = kindKey(spec.kind);
   const selector = parsedSelector(spec, fieldPath);
-  const nsField = spec.namespaceSelectorPath ?? namespaceSelectorField(fieldPath);
-  const nsSelector = unwrapParsed(parseNamespaceSelector(spec.namespaceSelector, nsField, spec.namespaceSelectorForm));
+  const nsField =
+    spec.namespaceSelector === undefined ? '' : (spec.namespaceSelectorPath ?? namespaceSelectorField(fieldPath));
+  const nsSelector =
+    spec.namespaceSelector === undefined
+      ? undefined
+      : unwrapParsed(parseNamespaceSelector(spec.namespaceSelector, nsField, spec.namespaceSelectorForm));
   const own = spec.namespace ?? namespaceOfKey(ctx.referrer);
   const where = nsSelector ? namespaceSelectorText(nsSelector) : own === '' ? 'the cluster' : own;
   const base = { fieldPath, kind, selector: selector?.text ?? '', where, keys: [], objects: [], ready: 0 };
   if (!selector) return { ...base, state: 'NoSelector', blocking: false };
   const namespaces = lookIn(ctx, nsSelector, own, nsField);
   if (!namespaces.ok) return { ...base, ...namespaces.notPrimed, state: 'NotPrimed', blocking: true };
-  const mask = wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn);
+  const mask =
+    wakeMask(spec.wakeOn === undefined || spec.wakeOn === 'resolution' ? 'readiness' : spec.wakeOn) | WAKE_SELECTED;
   const keys: ObjectKey[] = [];
   // The cache a one-namespace selection was answered from is the one cached() would find for each match.
   let store: ObjectStore | undefined;
   for (const namespace of namespaces.value) {
-    const scope = ctx.rcs.scopeOf(`${kind}/${namespace ?? ''}/_` as ObjectKey);
-    const scoped: ReferenceScope = namespace === undefined ? { kind } : scope;
+    const scoped: ReferenceScope = namespace === undefined ? { kind } : ctx.rcs.scopeIn(kind, namespace);
     ctx.keep.add(ctx.selectors.ensure(ctx.referrer, scoped, namespace, selector, fieldPath));
     const answer = ctx.rcs.select(scoped, namespace, selector);
     if (!answer.primed)
@@ -232,10 +248,9 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
     if (ctx.rcs.isReadyObject(kind, key, object)) ready++;
   }
   const sel = { ...base, keys, objects, ready };
-  const kinds = (n: number) => `${n} ${plural(spec.kind.kind, n)}`;
-  const what = selector.text === '' ? 'match the empty selector' : `match ${selector.text}`;
   if (keys.length === 0) {
-    const scope = ctx.rcs.scopeOf(`${kind}/${own}/_` as ObjectKey);
+    const what = selector.text === '' ? 'match the empty selector' : `match ${selector.text}`;
+    const scope = ctx.rcs.scopeIn(kind, own);
     const hint =
       namespaces.value.length === 1 && namespaces.value[0] !== undefined
         ? noMatchHint(selector, ctx.rcs.labelsIn(scope, namespaces.value[0]), spec.kind.kind)
@@ -249,6 +264,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
       message: `0 ${plural(spec.kind.kind)} ${where}${what}${hint ? `; ${hint}` : ''}`.replace(/ {2,}/g, ' '),
     };
   }
+  const kinds = (n: number) => `${n} ${plural(spec.kind.kind, n)}`;
   if (spec.minMatches !== undefined && keys.length < spec.minMatches)
     return {
       ...sel,
@@ -270,7 +286,7 @@ export function select(ctx: SelectContext, spec: SelectSpec): Selection {
 
 /** summaryOf is what the change log keeps of a selection. */
 export function summaryOf(s: Selection): SelectionSummary {
-  return {
+  const summary: SelectionSummary = {
     fieldPath: s.fieldPath,
     kind: s.kind,
     selector: s.selector,
@@ -278,8 +294,9 @@ export function summaryOf(s: Selection): SelectionSummary {
     state: s.state,
     matched: s.keys.length,
     ready: s.ready,
-    ...(s.fix !== undefined ? { fix: s.fix } : {}),
   };
+  if (s.fix !== undefined) summary.fix = s.fix;
+  return summary;
 }
 
 function parsedSelector(spec: SelectSpec, field: string): Selector | undefined {

@@ -7,7 +7,15 @@ import { deepFreeze, parseSelector, type ParseSelectorOptions, type Selector } f
  * changes, so each reconcile after the first costs a lookup instead of a
  * parse. The WeakMap lets an entry go with its object.
  */
-const parsed = new WeakMap<object, Map<string, Selector | undefined>>();
+const parsed = new WeakMap<object, Parsed[]>();
+
+/** Parsed is one reading of a selector object: the options it was read with, and the answer. */
+interface Parsed {
+  readonly form: ParseSelectorOptions['form'];
+  readonly empty: ParseSelectorOptions['empty'];
+  readonly field: ParseSelectorOptions['field'];
+  readonly selector: Selector | undefined;
+}
 
 /**
  * parseSelectorOnce is parseSelector for the engine's hot path: a deeply
@@ -18,14 +26,17 @@ const parsed = new WeakMap<object, Map<string, Selector | undefined>>();
 export function parseSelectorOnce(raw: unknown, opts: ParseSelectorOptions): Selector | undefined {
   if (raw === null || typeof raw !== 'object') return unwrap(parseSelector(raw, opts));
   // Only deeply frozen objects get an entry, and freezing cannot be undone: an entry spares the walk.
-  let byOptions = parsed.get(raw);
-  if (!byOptions && !deeplyFrozen(raw)) return unwrap(parseSelector(raw, opts));
-  const id = `${opts.form}|${opts.empty ?? 'all'}|${opts.field ?? ''}`;
-  if (byOptions?.has(id)) return byOptions.get(id);
+  let readings = parsed.get(raw);
+  if (!readings && !deeplyFrozen(raw)) return unwrap(parseSelector(raw, opts));
+  // A referrer reads its selector one way: a scan of one or two readings, with no id string built per call.
+  if (readings)
+    for (const r of readings)
+      if (r.form === opts.form && r.empty === opts.empty && r.field === opts.field) return r.selector;
   const selector = unwrap(parseSelector(raw, opts));
-  if (!byOptions) parsed.set(raw, (byOptions = new Map()));
-  byOptions.set(id, selector && deepFreeze(selector));
-  return selector;
+  if (!readings) parsed.set(raw, (readings = []));
+  const frozen = selector && deepFreeze(selector);
+  readings.push({ form: opts.form, empty: opts.empty, field: opts.field, selector: frozen });
+  return frozen;
 }
 
 function unwrap(r: ReturnType<typeof parseSelector>): Selector | undefined {

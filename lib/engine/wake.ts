@@ -46,6 +46,11 @@ export const WAKE_VERDICT = 8;
 export const WAKE_ALL = WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | WAKE_VERDICT;
 /** A mask flag, never an event bit: wake only while the referrer's other referents are all Ready. */
 const GATED = 16;
+/**
+ * A mask flag, never an event bit: the reference is a selection's match. Its referrer is judged by its
+ * selections, which only a reconcile computes, so an event it sleeps through has nothing to restate.
+ */
+export const WAKE_SELECTED = 64;
 /** A cache primed, or an observer polled a referent for the first time: what the referrer was told (NotPrimed) is now known. */
 export const WAKE_PRIMED = WAKE_ALL | 32;
 
@@ -77,8 +82,8 @@ export function wakeMask(wakeOn: WakeOn | undefined): number {
  */
 export function unionMask(a: number | undefined, b: number): number {
   if (a === undefined) return b;
-  const union = a | b;
-  return (a & GATED) !== 0 && (b & GATED) !== 0 ? union : union & ~GATED;
+  // A flag stays only when both calls carry it: either alone asks for the wake (or restate) it leaves out.
+  return (a | b) & ~((GATED | WAKE_SELECTED) & ~(a & b));
 }
 
 /** forWakeOnIsGeneration checks a controller's `forWakeOn`; an unknown value is a RefwatchError naming the field. */
@@ -150,7 +155,7 @@ export class WakeFilters {
   /** set records what wakes the referrer for this referent; the default (every change) is stored as nothing. */
   set(controller: string, referrer: ObjectKey, referent: ObjectKey, mask: number): void {
     let byController = this.byReferent.get(referent);
-    if (mask === BITS.change) {
+    if ((mask & ~WAKE_SELECTED) === BITS.change) {
       const masks = byController?.get(controller);
       if (!masks?.delete(referrer) || masks.size > 0) return;
       byController!.delete(controller);
@@ -199,16 +204,18 @@ export class WakeFilters {
     bits: number,
     enqueue: (controller: string, referrer: ObjectKey) => void,
   ): void {
-    if (this.wakes(referent, r, bits)) enqueue(r.controller, r.key);
-    else this.restate(r.controller, r.key);
+    const mask = this.byReferent.get(referent)?.get(r.controller)?.get(r.key);
+    if (this.wakesWith(mask, referent, r, bits)) enqueue(r.controller, r.key);
+    else if ((mask! & WAKE_SELECTED) === 0) this.restate(r.controller, r.key);
   }
 
   /** dispatchAll is dispatch for every referrer of the referent, looking the referent's filters up once. */
   dispatchAll(referent: ObjectKey, bits: number, enqueue: (controller: string, referrer: ObjectKey) => void): void {
     const byController = this.byReferent.get(referent);
     this.registry.forEachReferrerOf(referent, (r) => {
-      if (this.wakesWith(byController?.get(r.controller)?.get(r.key), referent, r, bits)) enqueue(r.controller, r.key);
-      else this.restate(r.controller, r.key);
+      const mask = byController?.get(r.controller)?.get(r.key);
+      if (this.wakesWith(mask, referent, r, bits)) enqueue(r.controller, r.key);
+      else if ((mask! & WAKE_SELECTED) === 0) this.restate(r.controller, r.key);
     });
   }
 

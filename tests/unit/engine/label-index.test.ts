@@ -116,6 +116,37 @@ describe('LabelIndex', () => {
   });
 });
 
+it('reads no labels to answer a one-term selector, and only the other terms of a longer one', () => {
+  const index = new LabelIndex();
+  // Each object's labels count the reads of their values, which is what checking a candidate costs.
+  let reads = 0;
+  const counted = (labels: Labels): Labels =>
+    new Proxy(labels, {
+      getOwnPropertyDescriptor(target, key) {
+        reads++;
+        return Reflect.getOwnPropertyDescriptor(target, key);
+      },
+      get(target, key) {
+        reads++;
+        return Reflect.get(target, key);
+      },
+    });
+  for (let i = 0; i < 10; i++)
+    index.set(`Pod/a/p${i}`, 'a', counted({ app: i < 5 ? 'web' : 'api', tier: i % 2 === 0 ? 'front' : 'back' }));
+  reads = 0;
+  const web = selectorOf([{ key: 'app', operator: 'In', values: ['web'] }]);
+  expect(index.select('a', web).sort()).toEqual(['Pod/a/p0', 'Pod/a/p1', 'Pod/a/p2', 'Pod/a/p3', 'Pod/a/p4']);
+  expect(reads).toBe(0);
+  const webFront = selectorOf([
+    { key: 'app', operator: 'In', values: ['web'] },
+    { key: 'tier', operator: 'In', values: ['front'] },
+    { key: 'canary', operator: 'DoesNotExist', values: [] },
+  ]);
+  expect(index.select('a', webFront).sort()).toEqual(['Pod/a/p0', 'Pod/a/p2', 'Pod/a/p4']);
+  // Five candidates (tier=front), each read for the app term and the canary term, never for tier again.
+  expect(reads).toBeLessThanOrEqual(5 * 2 * 2);
+});
+
 describe('SelectorWatches', () => {
   it('visits on a relabel only the selectors naming a changed key', () => {
     const watches = new SelectorWatches();

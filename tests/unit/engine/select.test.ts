@@ -110,6 +110,26 @@ describe('ctx.select', () => {
     expect(woken.mock.calls.map(([k]) => k)).toEqual(['Service/shop/front']);
   });
 
+  it('restates nothing for a Service that sleeps through a change of one of its Pods', async () => {
+    const { source, controller, woken, idle, referrer } = rig();
+    source.apply(pod('web-1', { app: 'web', tier: 'front' }));
+    source.apply(service('web', { app: 'web' }));
+    await idle();
+    const restated = vi.spyOn(controller, 'restate');
+    woken.mockClear();
+    // A label its selector does not name, on a matched Pod: neither its match set nor its readiness moves.
+    source.apply(pod('web-1', { app: 'web', tier: 'back' }));
+    await idle();
+    expect(woken).not.toHaveBeenCalled();
+    expect(restated).not.toHaveBeenCalled();
+    expect(referrer('Service/shop/web')).toMatchObject({ state: 'Resolved', reconciles: 1 });
+    // Its readiness still wakes it, through the same filter.
+    source.apply(pod('web-1', { app: 'web', tier: 'back' }, false));
+    await idle();
+    expect(woken.mock.calls.map(([k]) => k)).toEqual(['Service/shop/web']);
+    expect(referrer('Service/shop/web')).toMatchObject({ state: 'Waiting', reconciles: 2 });
+  });
+
   it('says NoMatch with the nearest label sets, and resolves the moment a Pod matches', async () => {
     const { source, last, idle, referrer } = rig();
     for (const n of ['a', 'b', 'c']) source.apply(pod(`web-${n}`, { app: 'web' }));

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource, type ReconcileContext, type WakeOn } from '@/lib/engine';
 import type { KubeObject } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
+import { WakeFilters } from '@/lib/engine/wake';
 import { APP_KIND, app, appKey, dbKey } from './fixtures';
 
 /** A Database with a generation (its spec) and a Ready condition whose message can change without the verdict. */
@@ -128,6 +129,70 @@ describe('wakeOn', () => {
     woken.mockClear();
     source.apply(db({ generation: 2, ready: false, message: 'a status write wakes it again' }));
     expect(woken).toHaveBeenCalledTimes(1);
+  });
+
+  it('a reconcile restating a reference with its mask writes no filter; a new wakeOn, or one after a failed reconcile, is written', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    manager = new Manager({ source, grace: 50, statsIntervalMs: 0 });
+    let wakeOn: WakeOn = 'readiness';
+    let failWith: WakeOn | undefined;
+    const controller = manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => {
+        if (failWith) {
+          ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: failWith });
+          failWith = undefined;
+          throw new Error('failed after declaring');
+        }
+        ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn });
+      },
+    });
+    const written = vi.spyOn(WakeFilters.prototype, 'set');
+    const woken = vi.spyOn(controller, 'enqueue');
+    manager.start();
+    source.apply(db({ generation: 1, ready: false }));
+    source.apply(app('web', { databaseRef: 'orders' }));
+    const idle = () => vi.waitFor(() => expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
+    await vi.waitFor(() => expect(controller.stats.reconciles).toBeGreaterThan(0));
+    await idle();
+    expect(written).toHaveBeenCalled();
+    let reconciles = controller.stats.reconciles;
+    const reconciled = () => {
+      const want = ++reconciles;
+      return vi.waitFor(() => expect(controller.stats.reconciles).toBe(want));
+    };
+
+    written.mockClear();
+    source.apply(app('web', { databaseRef: 'orders', touched: '1' }));
+    await reconciled();
+    await idle();
+    expect(written).not.toHaveBeenCalled();
+    woken.mockClear();
+    source.apply(db({ generation: 2, ready: false }));
+    expect(woken).not.toHaveBeenCalled(); // still filtered by readiness
+
+    wakeOn = 'generation';
+    source.apply(app('web', { databaseRef: 'orders', touched: '2' }));
+    await reconciled();
+    await idle();
+    expect(written).toHaveBeenCalledTimes(1);
+    woken.mockClear();
+    source.apply(db({ generation: 3, ready: false }));
+    expect(woken).toHaveBeenCalledTimes(1);
+    await idle();
+
+    // A failed reconcile wrote 'change'; the retry that restates 'generation' writes it back.
+    failWith = 'change';
+    written.mockClear();
+    source.apply(app('web', { databaseRef: 'orders', touched: '3' }));
+    await vi.waitFor(() => expect(controller.stats.errors).toBe(1));
+    await vi.waitFor(() => expect(written).toHaveBeenCalledTimes(2));
+    await idle();
+    woken.mockClear();
+    source.apply(db({ generation: 3, ready: false, message: 'status only' }));
+    expect(woken).not.toHaveBeenCalled();
+    written.mockRestore();
   });
 
   it('an unknown wakeOn fails the reconcile with an error naming the field', async () => {
