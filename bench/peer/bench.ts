@@ -21,7 +21,8 @@ import { requestsRatio } from './requests-ratio';
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
 //   REFWATCH_PEER_NODE_ARGS   node flags for refwatch's process, for measurement only (e.g. --trace-gc); its
 //                             figures are then not the bench's
-//   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr
+//   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr; every implementation's
+//                             stdout and stderr are copied to the benchmark's stderr, prefixed with its name
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
 //                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
 //

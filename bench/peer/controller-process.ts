@@ -34,7 +34,11 @@ export class ControllerProcess {
     if (this.child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
     this.pid = this.child.pid;
     live.add(this.child);
+    // REFWATCH_PEER_DEBUG's watch lines and the engine's log lines are only worth asking for if they are seen.
+    const echo = process.env.REFWATCH_PEER_DEBUG ? (line: string) => console.error(`  [${name}] ${line}`) : undefined;
+    if (echo) createInterface({ input: this.child.stdout! }).on('line', echo);
     createInterface({ input: this.child.stderr! }).on('line', (line) => {
+      echo?.(line);
       this.stderrTail.push(line);
       if (this.stderrTail.length > 40) this.stderrTail.shift();
     });

@@ -151,6 +151,11 @@ export class ChangeLog {
     return this.#revision;
   }
 
+  /** Whether `event` entities are kept at all (maxEvents > 0): a writer may skip building events nobody keeps. */
+  get keepsEvents(): boolean {
+    return this.#maxEvents > 0;
+  }
+
   /** Deltas are answered only for revisions at or after this one; older clients resnapshot. */
   get compactedRevision(): number {
     return this.#compactedRevision;

@@ -636,6 +636,8 @@ export class Controller {
         this.stats.resolved++;
         this.engine.hooks.onResolved?.(this.name, key, latencyMs);
       }
+      // The message is built only for a change log that keeps events: a reconcile's transition writes one each.
+      if (!this.engine.changelog.keepsEvents) return;
       this.engine.event({
         type: state === 'Resolved' ? 'Resolved' : state === 'Error' ? 'ReconcileError' : 'Waiting',
         key,

@@ -25,6 +25,11 @@ import { WakeFilters } from './wake';
 
 export interface ManagerOptions {
   source: InformerSource;
+  /**
+   * Where the engine's state is published. Default: a ChangeLog that keeps no
+   * `event` history (maxEvents 0), as a controller without a dashboard reads
+   * none; pass `new ChangeLog()` to keep the last 1,000 events.
+   */
   changelog?: ChangeLog;
   /** How long a referent kind keeps its watch after its last reference goes (default 30 s). */
   grace?: number;
@@ -150,7 +155,7 @@ export class Manager {
 
   constructor(opts: ManagerOptions) {
     this.source = opts.source;
-    this.changelog = opts.changelog ?? new ChangeLog();
+    this.changelog = opts.changelog ?? new ChangeLog({ maxEvents: 0 });
     this.clock = opts.clock ?? wallClock;
     this.statsIntervalMs = opts.statsIntervalMs ?? 500;
     this.logger = opts.logger ?? defaultLogger();
@@ -513,6 +518,7 @@ export class Manager {
   }
 
   private event(e: Parameters<EngineContext['event']>[0]): void {
+    if (!this.changelog.keepsEvents) return;
     const at = this.clock.now();
     const id = `ev-${at}-${++this.eventSeq}`;
     this.changelog.put('event', id, { ...e, id, at });

@@ -829,6 +829,7 @@ export class ReferenceControllers {
     kind: string,
     message: string,
   ): void {
+    if (!this.deps.changelog.keepsEvents) return;
     const at = this.deps.clock.now();
     this.deps.changelog.put('event', `rc-${at}-${++this.seq}`, { id: `rc-${at}-${this.seq}`, at, type, kind, message });
   }

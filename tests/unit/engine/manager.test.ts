@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ChangeLog } from '@/lib/changelog';
 import { Manager, MemoryInformerSource } from '@/lib/engine';
 import { FakeClock } from '@/lib/queue';
 import { APP_KIND, app, appKey, database, dbKey, harness, lastStates, type Harness } from './fixtures';
@@ -156,7 +157,7 @@ describe('Manager', () => {
   it('a throwing reconciler is counted and retried, and its worker keeps working', async () => {
     let badCalls = 0;
     const source = new MemoryInformerSource();
-    const manager = new Manager({ source, statsIntervalMs: 0 });
+    const manager = new Manager({ source, statsIntervalMs: 0, changelog: new ChangeLog() });
     const done: string[] = [];
     manager.addController({
       name: 'flaky',

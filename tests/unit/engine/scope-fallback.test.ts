@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ChangeLog } from '@/lib/changelog';
 import { Manager, MemoryInformerSource, type ScopeFallback } from '@/lib/engine';
 import { app, appKey, APP_KIND, database, dbKey } from './fixtures';
 import { LockServer, MemoryLock } from './leader-election-lock';
@@ -23,6 +24,7 @@ function start(
     source,
     grace: 50,
     statsIntervalMs: 0,
+    changelog: new ChangeLog(),
     hooks: { onScopeFallback: (f) => void reported.push(f) },
     ...opts,
   });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ChangeLog } from '@/lib/changelog';
 import { Manager } from '@/lib/engine';
 import { KubeClient, SharedInformerPool } from '@/lib/kube';
 import { CONFIGMAP, DATABASE, FakeApiServer } from './fake-apiserver';
@@ -26,6 +27,7 @@ describe('a watch the server accepts and fails in-stream, seen through the chang
       }),
       logger: new LogCapture(),
       statsIntervalMs: 0,
+      changelog: new ChangeLog(),
     });
     const resolved: string[] = [];
     manager.addController({
