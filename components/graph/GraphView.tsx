@@ -3,6 +3,7 @@
 import type { Core, ElementDefinition, EventObject, LayoutOptions, StylesheetJson } from 'cytoscape';
 import { memo, useEffect, useRef, useState } from 'react';
 import { measureAppliedBatch, measureFirstRender } from '../data/performanceMarks';
+import { DEFER_EDGES_ABOVE, EDGE_CHUNK, runInChunks, splitByView, viewRect, type ChunkRunner } from './deferredEdges';
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
 import type { GroupedModel } from './grouping';
@@ -25,7 +26,7 @@ import {
   type Point,
 } from './layout';
 import { startLayoutWorker, type LayoutWorker } from './layoutWorker';
-import type { GraphModel } from './model';
+import type { GraphEdge, GraphModel } from './model';
 import { graphStylesheet, type Theme } from './style';
 import styles from './GraphView.module.css';
 
@@ -76,6 +77,8 @@ export const GraphView = memo(function GraphView({
   const unplacedRef = useRef(new Set<string>());
   // The inputs of the stylesheet on screen (styleKeyText), so an unchanged one is not applied again.
   const styledRef = useRef('');
+  // Edges of a dense first draw held back until its first frame is on screen (see deferredEdges.ts).
+  const heldEdges = useRef<{ edges: GraphEdge[]; next: number; runner?: ChunkRunner } | null>(null);
   const [ready, setReady] = useState(false);
   handlers.current = { onSelect, onToggleGroup };
 
@@ -129,6 +132,8 @@ export const GraphView = memo(function GraphView({
       observer?.disconnect();
       layoutRef.current?.cancel();
       runningLayout.current?.stop();
+      heldEdges.current?.runner?.stop();
+      heldEdges.current = null;
       workerRef.current?.stop();
       workerRef.current = null;
       cyRef.current?.destroy();
@@ -137,9 +142,43 @@ export const GraphView = memo(function GraphView({
     };
   }, []);
 
+  /** addHeldEdges adds up to `max` held-back edges; true when none are left. */
+  function addHeldEdges(cy: Core, max: number): boolean {
+    const held = heldEdges.current;
+    if (!held) return true;
+    const end = Math.min(held.edges.length, held.next + max);
+    // Every model change adds the held edges first (finishHeldEdges), so they belong to the model on screen.
+    const contextIds = new Set(shownRef.current.nodes.filter((n) => n.context).map((n) => n.id));
+    const added: ElementDefinition[] = [];
+    for (let i = held.next; i < end; i++) {
+      const e = held.edges[i]!;
+      added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
+    }
+    held.next = end;
+    cy.batch(() => {
+      cy.add(added);
+      // A node selected before its edges arrived highlights them as the selection effect would have.
+      cy.nodes('.selected').connectedEdges().addClass('neighbour');
+    });
+    if (end < held.edges.length) return false;
+    heldEdges.current = null;
+    return true;
+  }
+
+  /** finishHeldEdges adds every held-back edge now: whatever changes the graph next starts from all of it. */
+  function finishHeldEdges() {
+    const held = heldEdges.current;
+    const cy = cyRef.current;
+    if (!held) return;
+    held.runner?.stop();
+    if (cy) addHeldEdges(cy, Infinity);
+    heldEdges.current = null;
+  }
+
   function runLayout(mode: 'incremental' | 'full') {
     const cy = cyRef.current;
     if (!cy || cy.nodes().length === 0) return;
+    finishHeldEdges();
     runningLayout.current?.stop();
     if (layoutNameRef.current === 'layered') {
       runLayered(cy, mode);
@@ -262,6 +301,7 @@ export const GraphView = memo(function GraphView({
   useEffect(() => {
     const cy = cyRef.current;
     if (!ready || !cy) return;
+    finishHeldEdges();
     const prev = shownRef.current;
     const diff = diffModels(prev, model);
     const decision = decideLayout(diff, prev.nodes.length);
@@ -278,17 +318,39 @@ export const GraphView = memo(function GraphView({
     // A dense graph drawn from scratch is placed in layers as it is added: no layout pass over thousands of nodes.
     const layered =
       dense && decision === 'full' && layoutNameRef.current === 'force' ? layeredPositions(model.nodes) : undefined;
+    // A dense graph drawn from scratch in layers: the sweep's columns are computed before the add, so the nodes are
+    // added where they go (no layout pass), and only the edges crossing the opening view are in the first frame.
+    const columns =
+      dense && decision === 'full' && layoutNameRef.current === 'layered'
+        ? sweepLayout(
+            model.nodes.map(layoutNodeOf),
+            model.edges.map((e) => ({ source: e.source, target: e.target })),
+          )
+        : undefined;
+    const opening = columns ? readableViewport(columns.values(), cy.width(), cy.height()) : undefined;
+    let edgesNow = diff.addedEdges;
+    if (columns && opening && diff.addedEdges.length > DEFER_EDGES_ABOVE) {
+      const split = splitByView(diff.addedEdges, columns, viewRect(opening, cy.width(), cy.height()));
+      edgesNow = split.inView;
+      heldEdges.current = { edges: split.later, next: 0 };
+    }
     cy.batch(() => {
       for (const id of diff.removedEdges) cy.getElementById(id).remove();
       for (const id of diff.removedNodes) cy.getElementById(id).remove();
       const placed = new Map<string, Point>();
-      if (!layered) {
+      if (columns) {
+        cy.nodes().forEach((n) => {
+          const at = columns.get(n.id());
+          if (at) n.position(at);
+        });
+      } else if (!layered) {
         cy.nodes().forEach((n) => {
           placed.set(n.id(), n.position());
         });
       }
       const seeds =
         layered ??
+        columns ??
         seedPositions(
           diff.addedNodes.map((n) => n.id),
           model.edges,
@@ -301,10 +363,10 @@ export const GraphView = memo(function GraphView({
         const seed = seeds.get(n.id);
         added.push({ group: 'nodes', data: nodeData(n), ...(seed ? { position: seed } : {}) });
       }
-      for (const e of diff.addedEdges)
+      for (const e of edgesNow)
         added.push({ group: 'edges', data: edgeData(e, contextIds.has(e.source) || contextIds.has(e.target)) });
       if (added.length > 0) cy.add(added);
-      for (const n of diff.addedNodes) unplacedRef.current.add(n.id);
+      if (!columns) for (const n of diff.addedNodes) unplacedRef.current.add(n.id);
       for (const id of diff.removedNodes) unplacedRef.current.delete(id);
       for (const n of diff.changedNodes) cy.getElementById(n.id).data(nodeData(n));
       for (const e of diff.changedEdges)
@@ -317,7 +379,21 @@ export const GraphView = memo(function GraphView({
       }
     });
     shownRef.current = model;
-    if (layered) {
+    if (columns && opening) {
+      layoutRef.current?.cancel();
+      runningLayout.current?.stop();
+      // Answers of layered runs started before this draw are older than it: dropped.
+      layeredDrawn.current = ++layeredRun.current;
+      unplacedRef.current.clear();
+      cy.viewport(opening);
+      const held = heldEdges.current;
+      cy.one('render', () => {
+        measureFirstRender();
+        // Held edges not yet added by a later change (which adds them all first) follow, a chunk per task.
+        if (held && heldEdges.current === held && !held.runner && cyRef.current === cy)
+          held.runner = runInChunks(() => addHeldEdges(cy, EDGE_CHUNK));
+      });
+    } else if (layered) {
       layoutRef.current?.cancel();
       runningLayout.current?.stop();
       cy.viewport(fitPositions(layered.values(), cy.width(), cy.height(), 60, 40, MAX_FIT_ZOOM));
