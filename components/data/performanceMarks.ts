@@ -3,10 +3,13 @@ import type { Snapshot } from '@/lib/changelog/wire';
 /**
  * User Timing entries the dashboard leaves for benchmarks and DevTools:
  *   refwatch:graph:first-render  first snapshot with references in hand → graph drawn after its first layout
+ *   refwatch:graph:complete      first snapshot in hand → every element on the graph drawn: later than the first
+ *                                render only where a dense first draw held edges outside the opening view back
  *   refwatch:graph:apply-batch   one frame's batch of deltas handed over → graph elements updated
  *   refwatch:overview:first-render  navigation start → the overview drawn with its summary
  */
 export const FIRST_RENDER = 'refwatch:graph:first-render';
+export const COMPLETE = 'refwatch:graph:complete';
 export const APPLY_BATCH = 'refwatch:graph:apply-batch';
 const SNAPSHOT_IN_HAND = 'refwatch:snapshot:in-hand';
 const BATCH_FLUSHED = 'refwatch:deltas:flushed';
@@ -27,13 +30,28 @@ export function markBatchFlushed(): void {
   timing()?.mark(BATCH_FLUSHED);
 }
 
-/** measureFirstRender records FIRST_RENDER once per page, from the first snapshot in hand to now. */
+/** measureFirstRender records FIRST_RENDER once per page, from the first snapshot in hand to now, and COMPLETE with it. */
 export function measureFirstRender(): void {
+  once(FIRST_RENDER);
+  once(COMPLETE);
+}
+
+/** measureFirstRenderHeld records FIRST_RENDER alone: the graph still holds elements back, and measureComplete follows. */
+export function measureFirstRenderHeld(): void {
+  once(FIRST_RENDER);
+}
+
+/** measureComplete records COMPLETE once per page: the last held-back elements are drawn. */
+export function measureComplete(): void {
+  once(COMPLETE);
+}
+
+function once(name: string): void {
   const p = timing();
-  if (!p || p.getEntriesByName(FIRST_RENDER, 'measure').length > 0) return;
+  if (!p || p.getEntriesByName(name, 'measure').length > 0) return;
   const start = p.getEntriesByName(SNAPSHOT_IN_HAND, 'mark')[0];
   if (!start) return;
-  p.measure(FIRST_RENDER, { start: start.startTime, end: p.now() });
+  p.measure(name, { start: start.startTime, end: p.now() });
 }
 
 /** measureAppliedBatch records APPLY_BATCH from the oldest flush not yet on the graph to now; nothing when none is pending. */

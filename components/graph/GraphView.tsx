@@ -2,7 +2,12 @@
 
 import type { Core, ElementDefinition, EventObject, LayoutOptions, StylesheetJson } from 'cytoscape';
 import { memo, useEffect, useRef, useState } from 'react';
-import { measureAppliedBatch, measureFirstRender } from '../data/performanceMarks';
+import {
+  measureAppliedBatch,
+  measureComplete,
+  measureFirstRender,
+  measureFirstRenderHeld,
+} from '../data/performanceMarks';
 import { DEFER_EDGES_ABOVE, EDGE_CHUNK, runInChunks, splitByView, viewRect, type ChunkRunner } from './deferredEdges';
 import { diffModels } from './diff';
 import { edgeData, nodeData } from './elements';
@@ -171,7 +176,10 @@ export const GraphView = memo(function GraphView({
     const cy = cyRef.current;
     if (!held) return;
     held.runner?.stop();
-    if (cy) addHeldEdges(cy, Infinity);
+    if (cy) {
+      addHeldEdges(cy, Infinity);
+      cy.one('render', measureComplete);
+    }
     heldEdges.current = null;
   }
 
@@ -388,10 +396,14 @@ export const GraphView = memo(function GraphView({
       cy.viewport(opening);
       const held = heldEdges.current;
       cy.one('render', () => {
-        measureFirstRender();
+        if (held) measureFirstRenderHeld();
+        else measureFirstRender();
         // Held edges not yet added by a later change (which adds them all first) follow, a chunk per task.
         if (held && heldEdges.current === held && !held.runner && cyRef.current === cy)
-          held.runner = runInChunks(() => addHeldEdges(cy, EDGE_CHUNK));
+          held.runner = runInChunks(
+            () => addHeldEdges(cy, EDGE_CHUNK),
+            () => cy.one('render', measureComplete),
+          );
       });
     } else if (layered) {
       layoutRef.current?.cancel();
