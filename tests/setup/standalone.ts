@@ -50,17 +50,23 @@ export interface StandaloneServer {
 /**
  * startStandalone runs `node server.js` in dir on a free loopback port, with
  * only the given environment (plus PATH). As root it runs as nobody (65534),
- * so the read-only copy is read-only for it too. It resolves once /healthz answers.
+ * so the read-only copy is read-only for it too. Its HOME is a new temp folder,
+ * removed when it stops, so what it keeps under ~/.local/state (the embedded
+ * cluster's kubeconfig, the history) never comes from another run. It resolves
+ * once /healthz answers.
  */
 export async function startStandalone(dir: string, env: Record<string, string> = {}): Promise<StandaloneServer> {
   const port = await freePort();
   const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const home = mkdtempSync(path.join(os.tmpdir(), 'refwatch-standalone-home-'));
+  chmodSync(home, 0o777);
+  const removeHome = () => rmSync(home, { recursive: true, force: true });
   const child: ChildProcess = spawn(process.execPath, [path.join(dir, 'server.js')], {
     // A cwd outside the server's folder: server.js must find its files on its own.
     cwd: os.tmpdir(),
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: os.tmpdir(),
+      HOME: home,
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
       ...env,
@@ -83,16 +89,21 @@ export async function startStandalone(dir: string, env: Record<string, string> =
     }),
   );
   const stop = async () => {
-    if (exited) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exit;
-    clearTimeout(timer);
+    if (!exited) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exit;
+      clearTimeout(timer);
+    }
+    removeHome();
   };
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) throw new Error(`the standalone server exited (${how}) before answering /healthz:\n${out}`);
+    if (exited) {
+      removeHome();
+      throw new Error(`the standalone server exited (${how}) before answering /healthz:\n${out}`);
+    }
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
@@ -104,7 +115,15 @@ export async function startStandalone(dir: string, env: Record<string, string> =
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, output: () => out, stop, kill: () => void child.kill('SIGKILL') };
+  return {
+    url,
+    output: () => out,
+    stop,
+    kill: () => {
+      child.kill('SIGKILL');
+      removeHome();
+    },
+  };
 }
 
 /** waitReady polls /readyz until 200 and returns its last answer either way. */
