@@ -4,11 +4,12 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { stuck } from '@/lib/diagnose';
-import { KubeClient, KubeRequestError } from '@/lib/kube';
+import { KubeClient } from '@/lib/kube';
 import { getReadyz } from '@/server/api';
 import { parseConfig } from '@/server/config';
 import { startRuntime, type Runtime } from '@/server/runtime';
 import { getTestCluster, type TestCluster } from '../setup/cluster';
+import { installCrds } from '../setup/crds';
 import type { KubeconfigFile } from '../setup/kube-http';
 
 /*
@@ -51,29 +52,6 @@ let dir: string;
 let rt: Runtime | undefined;
 const created: string[] = [];
 
-async function install(crd: {
-  metadata: { name: string };
-  spec: { group: string; versions: { name: string }[]; names: { plural: string } };
-}) {
-  // The real tier shares one cluster between files: a CRD another file installed is left to it.
-  const mine = await client.request('POST', CRDS, { body: crd }).then(
-    () => true,
-    (e: unknown) => {
-      if (e instanceof KubeRequestError && e.status === 409) return false;
-      throw e;
-    },
-  );
-  if (mine) created.push(crd.metadata.name);
-  const gv = `/apis/${crd.spec.group}/${crd.spec.versions[0]!.name}`;
-  // Served once discovery lists the resource.
-  for (let served = false; !served;) {
-    const list = (await client.request('GET', gv).catch(() => undefined)) as
-      { resources?: { name: string }[] } | undefined;
-    served = list?.resources?.some((r) => r.name === crd.spec.names.plural) ?? false;
-    if (!served) await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function start(kubeconfig: KubeconfigFile, name: string): Promise<Runtime> {
   const file = path.join(dir, `${name}.yaml`);
   writeFileSync(file, stringify(kubeconfig), { mode: 0o600 });
@@ -108,8 +86,8 @@ beforeAll(async () => {
   cluster = await getTestCluster();
   client = KubeClient.fromKubeconfig(cluster.kubeconfig, { source: `${clusterKind} test cluster` });
   dir = mkdtempSync(path.join(tmpdir(), 'refwatch-reference-rules-'));
-  await install(referenceRulesCrd);
-  await install(widgetCrd);
+  // The real tier shares one cluster between files: a CRD another file installed is left to it.
+  created.push(...(await installCrds(client, [referenceRulesCrd, widgetCrd])));
 }, 120_000);
 afterEach(async () => {
   await rt?.dispose();
