@@ -282,8 +282,12 @@ export class HistoryStore {
     if (more) rows.length = q.limit;
     const keys = await this.#keysOf(rows);
     const states = await this.#statesOf(rows);
-    const transitions = rows.map((r) => storedTransition(r, keys, states));
-    return more ? { transitions, next: transitions.at(-1)!.id } : { transitions };
+    // Made in place: each row's array is dropped as its transition takes its slot, so a collection during the
+    // loop copies one of the two, not both.
+    const transitions: (TransitionColumns | StoredTransition)[] = rows;
+    for (let i = 0; i < rows.length; i++) transitions[i] = storedTransition(rows[i]!, keys, states);
+    const made = transitions as StoredTransition[];
+    return more ? { transitions: made, next: made.at(-1)!.id } : { transitions: made };
   }
 
   /** #rows runs a read and returns its rows as arrays of the selected columns, in order. */
