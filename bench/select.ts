@@ -123,6 +123,19 @@ const manager = new Manager({
 });
 /** When the label change that queued each referrer happened (ms, performance.now()). */
 const changedAt = new Map<ObjectKey, number>();
+/**
+ * Referrers queued while measuring, with the moment of the change that queued them, as pairs. The enqueue hook
+ * runs inside the timed handler, so it only appends; the map above is filled from here outside it, when a
+ * reconcile looks its key up.
+ */
+const queued: (ObjectKey | number)[] = [];
+function noteQueued(): void {
+  for (let i = 0; i < queued.length; i += 2) {
+    const key = queued[i] as ObjectKey;
+    if (!changedAt.has(key)) changedAt.set(key, queued[i + 1] as number);
+  }
+  queued.length = 0;
+}
 let lastChange = 0;
 let measuring = false;
 const wakes: number[] = [];
@@ -133,6 +146,7 @@ function selectorController(name: string, kind: { group: string; kind: string },
     for: kind,
     workers: 2,
     reconcile: (ctx) => {
+      noteQueued();
       const t0 = changedAt.get(ctx.key);
       if (t0 !== undefined) {
         wakes.push(performance.now() - t0);
@@ -143,7 +157,7 @@ function selectorController(name: string, kind: { group: string; kind: string },
   });
   const enqueue = c.enqueue.bind(c);
   c.enqueue = (key) => {
-    if (measuring && !changedAt.has(key)) changedAt.set(key, lastChange);
+    if (measuring) queued.push(key, lastChange);
     enqueue(key);
   };
   return c;
