@@ -5,6 +5,7 @@ import path from 'node:path';
 import { KubeClient } from '../../lib/kube';
 import { startRealCluster } from '../../tests/setup/real-cluster';
 import { report, result } from '../report';
+import { parseMemoryLimit } from './memory-limit';
 import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type RunFigures } from './peer-run';
 import { requestsRatio } from './requests-ratio';
 
@@ -25,6 +26,10 @@ import { requestsRatio } from './requests-ratio';
 //                             stdout and stderr are copied to the benchmark's stderr, prefixed with its name
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
 //                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
+//   REFWATCH_PEER_MEMORY_LIMIT  e.g. 128Mi: every implementation runs in a memory cgroup of that limit, as a pod's
+//                             resources.limits.memory gives a container (bench/peer/memory-limit.ts; needs root).
+//                             Its figures are named with a .limit128Mi suffix, beside the unlimited ones the
+//                             targets below were set on
 //
 // Targets, refwatch ÷ cr-watch, round by round, median over the rounds; set from what a controller author
 // needs, not from a run:
@@ -161,8 +166,8 @@ function perRound(
   return out;
 }
 
-function results(apps: number, rounds: RunFigures[][], impls: Implementation[]): void {
-  const s = `.n${apps}`;
+function results(apps: number, rounds: RunFigures[][], impls: Implementation[], limit: string | undefined): void {
+  const s = `.n${apps}${limit ? `.limit${limit}` : ''}`;
   const ratio = (get: (f: RunFigures) => number) => (a: RunFigures, b: RunFigures) =>
     get(a) / Math.max(get(b), Number.EPSILON);
   const withSpread = (name: string, values: number[], digits: number) => {
@@ -320,6 +325,8 @@ async function main(): Promise<void> {
   const workers = positiveInt('REFWATCH_PEER_WORKERS', 8);
   const cpuProfDir = process.env.REFWATCH_PEER_CPU_PROF ? path.resolve(process.env.REFWATCH_PEER_CPU_PROF) : undefined;
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  const limit = process.env.REFWATCH_PEER_MEMORY_LIMIT?.trim() || undefined;
+  const memoryLimitBytes = limit === undefined ? undefined : parseMemoryLimit(limit);
 
   const build = spawnSync('bash', [path.join(import.meta.dirname, 'build.sh')], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -342,6 +349,10 @@ async function main(): Promise<void> {
   console.log(
     "client-side rate limit: none on either side (client-go QPS -1, as ctrl.GetConfig() sets it; refwatch's client has no limiter); refwatch runs with plain node, compiled from its sources once per run (no TypeScript loader)",
   );
+  if (limit)
+    console.log(
+      `memory: every implementation runs in a memory cgroup limited to ${limit}, as a pod's resources.limits.memory (node sizes its heap from it; Go does not read it)`,
+    );
   const real = await startRealCluster();
   const byRound = new Map<number, RunFigures[][]>();
   let failures = 0;
@@ -375,6 +386,7 @@ async function main(): Promise<void> {
               timeoutAfterReadyMs,
               goBinary,
               cpuProfDir,
+              memoryLimitBytes,
             });
             round.push(f);
             console.log(`  round ${r + 1} ${runLine(f)}; load ${load()}`);
@@ -395,7 +407,7 @@ async function main(): Promise<void> {
     console.log(`\n== ${apps} Apps: median of ${rounds.length} round(s) [min–max]; load ${load()}`);
     console.log(summaryTable(rounds, impls));
   }
-  for (const [apps, rounds] of byRound) results(apps, rounds, impls);
+  for (const [apps, rounds] of byRound) results(apps, rounds, impls, limit);
   if (failures > 0) {
     console.error(`${failures} run(s) failed: see FAILED above`);
     process.exitCode = 1;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { memoryCgroup } from './memory-limit';
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -23,6 +24,7 @@ export class ControllerProcess {
     args: string[],
     cwd: string,
     env: NodeJS.ProcessEnv = process.env,
+    memoryLimitBytes?: number,
   ) {
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -30,7 +32,9 @@ export class ControllerProcess {
         for (const c of live) c.kill('SIGKILL');
       });
     }
-    this.child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cgroup = memoryLimitBytes === undefined ? undefined : memoryCgroup(name, memoryLimitBytes);
+    const run = cgroup ? cgroup.wrap(command, args) : { command, args };
+    this.child = spawn(run.command, run.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (this.child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
     this.pid = this.child.pid;
     live.add(this.child);
@@ -46,6 +50,7 @@ export class ControllerProcess {
       this.child.once('exit', (code, signal) => {
         this.done = true;
         live.delete(this.child);
+        cgroup?.remove();
         resolve(signal ? `killed by ${signal}` : `exited with code ${code}`);
       });
     });
@@ -56,9 +61,9 @@ export class ControllerProcess {
     name: string,
     command: string,
     args: string[],
-    opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+    opts: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv; memoryLimitBytes?: number },
   ): Promise<ControllerProcess> {
-    const p = new ControllerProcess(name, command, args, opts.cwd, opts.env);
+    const p = new ControllerProcess(name, command, args, opts.cwd, opts.env, opts.memoryLimitBytes);
     try {
       await p.ready(opts.timeoutMs);
       return p;

@@ -59,6 +59,8 @@ export interface RunOptions {
   goBinary: string;
   /** When set, refwatch's process writes a V8 CPU profile into this directory. */
   cpuProfDir?: string;
+  /** When set, the controller runs in a memory cgroup of this many bytes (bench/peer/memory-limit.ts). */
+  memoryLimitBytes?: number;
 }
 
 /** RunFigures is what one implementation cost and achieved in one run. */
@@ -204,7 +206,7 @@ function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefi
 
 async function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
   const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
-  const opts = { cwd: ROOT, timeoutMs: 120_000 };
+  const opts = { cwd: ROOT, timeoutMs: 120_000, memoryLimitBytes: o.memoryLimitBytes };
   if (o.implementation !== 'refwatch')
     return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
   await buildRefwatchController();
