@@ -60,7 +60,6 @@ export async function startStandalone(dir: string, env: Record<string, string> =
   const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
   const home = mkdtempSync(path.join(os.tmpdir(), 'refwatch-standalone-home-'));
   chmodSync(home, 0o777);
-  const removeHome = () => rmSync(home, { recursive: true, force: true });
   const child: ChildProcess = spawn(process.execPath, [path.join(dir, 'server.js')], {
     // A cwd outside the server's folder: server.js must find its files on its own.
     cwd: os.tmpdir(),
@@ -85,25 +84,22 @@ export async function startStandalone(dir: string, env: Record<string, string> =
     child.once('exit', (code, signal) => {
       exited = true;
       how = signal ? `killed by ${signal}` : `exit code ${code}`;
+      // Removed once the process is gone, however it ended: never under a server still writing to it.
+      rmSync(home, { recursive: true, force: true });
       resolve();
     }),
   );
   const stop = async () => {
-    if (!exited) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exit;
-      clearTimeout(timer);
-    }
-    removeHome();
+    if (exited) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exit;
+    clearTimeout(timer);
   };
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) {
-      removeHome();
-      throw new Error(`the standalone server exited (${how}) before answering /healthz:\n${out}`);
-    }
+    if (exited) throw new Error(`the standalone server exited (${how}) before answering /healthz:\n${out}`);
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
@@ -115,15 +111,7 @@ export async function startStandalone(dir: string, env: Record<string, string> =
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return {
-    url,
-    output: () => out,
-    stop,
-    kill: () => {
-      child.kill('SIGKILL');
-      removeHome();
-    },
-  };
+  return { url, output: () => out, stop, kill: () => void child.kill('SIGKILL') };
 }
 
 /** waitReady polls /readyz until 200 and returns its last answer either way. */
