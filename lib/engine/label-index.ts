@@ -25,7 +25,11 @@ interface NamespaceLabels {
  */
 export class LabelIndex {
   private readonly namespaces = new Map<string, NamespaceLabels>();
-  private readonly labelsOf = new Map<ObjectKey, { readonly namespace: string; labels: Labels }>();
+  // Each entry keeps its namespace's sets, so a relabel reaches them without looking the namespace up.
+  private readonly labelsOf = new Map<
+    ObjectKey,
+    { readonly namespace: string; readonly ns: NamespaceLabels; labels: Labels }
+  >();
 
   get size(): number {
     return this.labelsOf.size;
@@ -36,10 +40,9 @@ export class LabelIndex {
     const next = labels ?? NO_LABELS;
     const prev = this.labelsOf.get(key);
     if (prev && prev.labels === next && prev.namespace === namespace) return next;
-    let ns = this.namespaces.get(namespace);
-    if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
     if (prev && prev.namespace === namespace) {
       // A relabel touches only the pairs that changed, and keeps the entry: nothing is allocated for it.
+      const ns = prev.ns;
       const was = prev.labels;
       for (const k in was) if (next[k] !== was[k]) this.unlink(ns, key, k, was[k]!);
       for (const k in next) if (was[k] !== next[k]) this.link(ns, key, k, next[k]!);
@@ -47,9 +50,11 @@ export class LabelIndex {
       return was;
     }
     if (prev) this.delete(key);
+    let ns = this.namespaces.get(namespace);
+    if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
     ns.all.add(key);
     for (const k in next) this.link(ns, key, k, next[k]!);
-    this.labelsOf.set(key, { namespace, labels: next });
+    this.labelsOf.set(key, { namespace, ns, labels: next });
     return prev?.labels;
   }
 
@@ -58,7 +63,7 @@ export class LabelIndex {
     const prev = this.labelsOf.get(key);
     if (!prev) return undefined;
     this.labelsOf.delete(key);
-    const ns = this.namespaces.get(prev.namespace)!;
+    const ns = prev.ns;
     ns.all.delete(key);
     for (const k in prev.labels) this.unlink(ns, key, k, prev.labels[k]!);
     if (ns.all.size === 0) this.namespaces.delete(prev.namespace);
@@ -172,6 +177,12 @@ export interface SelectorWatch {
 /** WatchEntry is one registered selector and the pass (of changed or matching) that last visited it. */
 interface WatchEntry {
   readonly watch: SelectorWatch;
+  readonly selector: Selector;
+  /**
+   * The selector is one In term of one value (`app=web`): it matches exactly the objects of that pair, so
+   * every change that reaches it through that pair changes its answer, and no label needs reading.
+   */
+  readonly flips: boolean;
   visited: number;
 }
 
@@ -213,7 +224,9 @@ export class SelectorWatches {
 
   add(w: SelectorWatch): void {
     if (this.entries.has(w)) return;
-    const entry: WatchEntry = { watch: w, visited: 0 };
+    const terms = w.selector.requirements;
+    const flips = terms.length === 1 && terms[0]!.operator === 'In' && terms[0]!.values.length === 1;
+    const entry: WatchEntry = { watch: w, selector: w.selector, flips, visited: 0 };
     this.entries.set(w, entry);
     const id = w.namespace ?? ALL_NAMESPACES;
     let b = this.buckets.get(id);
@@ -321,8 +334,8 @@ export class SelectorWatches {
       if (e.visited === pass) continue;
       e.visited = pass;
       this.rechecks++;
-      const s = e.watch.selector;
-      if (matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);
+      // A one-pair selector is reached only through its pair, which one side carries and the other does not.
+      if (e.flips || matchesOrAbsent(e.selector, old) !== matchesOrAbsent(e.selector, next)) visit(e.watch);
     }
   }
 }

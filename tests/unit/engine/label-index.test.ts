@@ -210,4 +210,34 @@ describe('SelectorWatches', () => {
     expect(woken.sort()).toEqual(['NetworkPolicy/a/all', 'Service/a/app-3']);
     expect(reads).toBeLessThanOrEqual(2 * 2);
   });
+
+  it('wakes a one-pair selector on any change through its pair without reading it; a two-value In term is read, and a move between its values wakes nobody', () => {
+    const watches = new SelectorWatches();
+    let reads = 0;
+    const counted = (selector: Selector): Selector => ({
+      text: selector.text,
+      get requirements() {
+        reads++;
+        return selector.requirements;
+      },
+    });
+    const web = selectorOf([{ key: 'app', operator: 'In', values: ['web'] }]);
+    const either = selectorOf([{ key: 'app', operator: 'In', values: ['api', 'web'] }]);
+    watches.add({ controller: 'c', referrer: 'Service/a/web', namespace: 'a', selector: counted(web) });
+    watches.add({ controller: 'c', referrer: 'Service/a/either', namespace: 'a', selector: counted(either) });
+    const woken: string[] = [];
+    const wake = (w: SelectorWatch) => woken.push(w.referrer);
+    reads = 0;
+    watches.changed('a', { app: 'api' }, { app: 'web' }, wake);
+    // Still matched by `either`: only `web`'s answer changed.
+    expect(woken).toEqual(['Service/a/web']);
+    woken.length = 0;
+    watches.changed('a', { app: 'web' }, undefined, wake);
+    expect(woken.sort()).toEqual(['Service/a/either', 'Service/a/web']);
+    woken.length = 0;
+    watches.changed('a', undefined, { app: 'web', tier: 'x' }, wake);
+    expect(woken.sort()).toEqual(['Service/a/either', 'Service/a/web']);
+    // `either` is read for each side that has labels (2 + 1 + 1), and `web` never.
+    expect(reads).toBe(4);
+  });
 });
