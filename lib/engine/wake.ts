@@ -119,6 +119,18 @@ export function existenceVerdict(
   return WAKE_CHANGE | WAKE_READINESS | WAKE_GENERATION | (ready ? WAKE_VERDICT : 0);
 }
 
+/** ReferentFilters are one referent's stored masks, and how many of them sleep through a change of nothing but its resourceVersion. */
+interface ReferentFilters {
+  byController: Map<string, Map<ObjectKey, number>>;
+  /** Masks that neither wake on WAKE_CHANGE nor ask for a restate (a selection's matches): what lets dispatchAll skip the visit. */
+  sleepers: number;
+}
+
+/** sleepsOnChange says whether a referrer with this mask is neither woken nor restated by a change with only WAKE_CHANGE. */
+function sleepsOnChange(mask: number): boolean {
+  return (mask & WAKE_CHANGE) === 0 && (mask & WAKE_SELECTED) !== 0;
+}
+
 /**
  * WakeFilters holds the referrers that asked to be woken by less than every
  * change of a referent. Only those are stored: a referent without filters
@@ -129,7 +141,7 @@ export function existenceVerdict(
 export class WakeFilters {
   // referent -> controller -> referrer -> the change bits that wake it. Nested maps look up the engine's
   // own key strings, whose hashes are cached, instead of building and hashing a joined id on every event.
-  private readonly byReferent = new Map<ObjectKey, Map<string, Map<ObjectKey, number>>>();
+  private readonly byReferent = new Map<ObjectKey, ReferentFilters>();
 
   /**
    * isReady judges a referent as resolve() would, from its kind's cache or
@@ -154,19 +166,26 @@ export class WakeFilters {
 
   /** set records what wakes the referrer for this referent; the default (every change) is stored as nothing. */
   set(controller: string, referrer: ObjectKey, referent: ObjectKey, mask: number): void {
-    let byController = this.byReferent.get(referent);
+    let filters = this.byReferent.get(referent);
     if ((mask & ~WAKE_SELECTED) === BITS.change) {
-      const masks = byController?.get(controller);
-      if (!masks?.delete(referrer) || masks.size > 0) return;
-      byController!.delete(controller);
-      if (byController!.size === 0) this.byReferent.delete(referent);
+      const masks = filters?.byController.get(controller);
+      const was = masks?.get(referrer);
+      if (was === undefined) return;
+      masks!.delete(referrer);
+      if (sleepsOnChange(was)) filters!.sleepers--;
+      if (masks!.size > 0) return;
+      filters!.byController.delete(controller);
+      if (filters!.byController.size === 0) this.byReferent.delete(referent);
       return;
     }
-    if (!byController) this.byReferent.set(referent, (byController = new Map()));
-    let masks = byController.get(controller);
-    if (!masks) byController.set(controller, (masks = new Map()));
+    if (!filters) this.byReferent.set(referent, (filters = { byController: new Map(), sleepers: 0 }));
+    let masks = filters.byController.get(controller);
+    if (!masks) filters.byController.set(controller, (masks = new Map()));
     // A reconcile restates every reference: most find their mask as it was.
-    if (masks.get(referrer) !== mask) masks.set(referrer, mask);
+    const was = masks.get(referrer);
+    if (was === mask) return;
+    masks.set(referrer, mask);
+    filters.sleepers += (sleepsOnChange(mask) ? 1 : 0) - (was !== undefined && sleepsOnChange(was) ? 1 : 0);
   }
 
   /** filtered says whether any referrer of the referent asked for less than every change. */
@@ -182,7 +201,7 @@ export class WakeFilters {
    * if all its referents are Ready now.
    */
   wakes(referent: ObjectKey, r: Referrer, bits: number): boolean {
-    return this.wakesWith(this.byReferent.get(referent)?.get(r.controller)?.get(r.key), referent, r, bits);
+    return this.wakesWith(this.byReferent.get(referent)?.byController.get(r.controller)?.get(r.key), referent, r, bits);
   }
 
   private wakesWith(mask: number | undefined, referent: ObjectKey, r: Referrer, bits: number): boolean {
@@ -204,14 +223,18 @@ export class WakeFilters {
     bits: number,
     enqueue: (controller: string, referrer: ObjectKey) => void,
   ): void {
-    const mask = this.byReferent.get(referent)?.get(r.controller)?.get(r.key);
+    const mask = this.byReferent.get(referent)?.byController.get(r.controller)?.get(r.key);
     if (this.wakesWith(mask, referent, r, bits)) enqueue(r.controller, r.key);
     else if ((mask! & WAKE_SELECTED) === 0) this.restate(r.controller, r.key);
   }
 
   /** dispatchAll is dispatch for every referrer of the referent, looking the referent's filters up once. */
   dispatchAll(referent: ObjectKey, bits: number, enqueue: (controller: string, referrer: ObjectKey) => void): void {
-    const byController = this.byReferent.get(referent);
+    const filters = this.byReferent.get(referent);
+    // A change that moves nothing a referrer asked about (a label, a status heartbeat), where every referrer
+    // is a selection's match that sleeps through it: nobody to wake and nothing to restate, without a visit.
+    if (bits === WAKE_CHANGE && filters && filters.sleepers === this.registry.referrerCountOf(referent)) return;
+    const byController = filters?.byController;
     this.registry.forEachReferrerOf(referent, (r) => {
       const mask = byController?.get(r.controller)?.get(r.key);
       if (this.wakesWith(mask, referent, r, bits)) enqueue(r.controller, r.key);

@@ -2,7 +2,18 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource, type ReconcileContext, type WakeOn } from '@/lib/engine';
 import type { KubeObject } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
-import { WakeFilters } from '@/lib/engine/wake';
+import fc from 'fast-check';
+import {
+  WAKE_ALL,
+  WAKE_CHANGE,
+  WAKE_GENERATION,
+  WAKE_READINESS,
+  WAKE_SELECTED,
+  WAKE_VERDICT,
+  WakeFilters,
+  wakeMask,
+} from '@/lib/engine/wake';
+import { ReferenceRegistry } from '@/lib/registry';
 import { APP_KIND, app, appKey, dbKey } from './fixtures';
 
 /** A Database with a generation (its spec) and a Ready condition whose message can change without the verdict. */
@@ -248,5 +259,101 @@ describe('wakeOn', () => {
     await pollOnce(['change']);
     answer = { exists: true, ready: true, message: '' };
     await pollOnce(['change', 'readiness']);
+  });
+});
+
+describe('WakeFilters.dispatchAll', () => {
+  const REFERENTS = ['Pod/ns/a', 'Pod/ns/b'];
+  const REFERRERS = ['Service/ns/s1', 'Service/ns/s2', 'Service/ns/s3'];
+  const CONTROLLERS = ['services', 'pdbs'];
+  const MASKS = [
+    wakeMask('change'),
+    wakeMask('readiness'),
+    wakeMask('generation'),
+    wakeMask('resolution'),
+    wakeMask('change') | WAKE_SELECTED,
+    wakeMask('readiness') | WAKE_SELECTED,
+    wakeMask('generation') | WAKE_SELECTED,
+  ];
+  const BITS = [WAKE_CHANGE, WAKE_CHANGE | WAKE_READINESS | WAKE_VERDICT, WAKE_CHANGE | WAKE_GENERATION, WAKE_ALL];
+  type Op =
+    | { op: 'refs'; controller: string; referrer: string; referents: string[] }
+    | { op: 'mask'; controller: string; referrer: string; referent: string; mask: number };
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      op: fc.constant('refs' as const),
+      controller: fc.constantFrom(...CONTROLLERS),
+      referrer: fc.constantFrom(...REFERRERS),
+      referents: fc.subarray(REFERENTS),
+    }),
+    fc.record({
+      op: fc.constant('mask' as const),
+      controller: fc.constantFrom(...CONTROLLERS),
+      referrer: fc.constantFrom(...REFERRERS),
+      referent: fc.constantFrom(...REFERENTS),
+      mask: fc.constantFrom(...MASKS),
+    }),
+  );
+
+  it('wakes and restates exactly as dispatching each referrer does, through every change of references and masks', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 30 }), (ops) => {
+        const registry = new ReferenceRegistry();
+        const restated: string[] = [];
+        const filters = new WakeFilters(
+          registry,
+          () => true,
+          (c, r) => void restated.push(`${c}|${r}`),
+        );
+        for (const o of ops) {
+          if (o.op === 'refs')
+            registry.setReferences(
+              o.controller,
+              o.referrer,
+              o.referents.map((referent) => ({ referent, fieldPath: 'spec.selector' })),
+            );
+          // A mask is written for a reference the referrer holds, as a reconcile does after registering it.
+          else if (registry.multiplicity(o.controller, o.referrer, o.referent) > 0)
+            filters.set(o.controller, o.referrer, o.referent, o.mask);
+          for (const referent of REFERENTS)
+            for (const bits of BITS) {
+              const all: string[] = [];
+              restated.length = 0;
+              filters.dispatchAll(referent, bits, (c, r) => void all.push(`${c}|${r}`));
+              const allRestated = [...restated];
+              const each: string[] = [];
+              restated.length = 0;
+              registry.forEachReferrerOf(referent, (r) =>
+                filters.dispatch(referent, r, bits, (c, k) => void each.push(`${c}|${k}`)),
+              );
+              expect(all.sort()).toEqual(each.sort());
+              expect(allRestated.sort()).toEqual([...restated].sort());
+            }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('skips the visit when every referrer is a selection match that sleeps through a bare change', () => {
+    const registry = new ReferenceRegistry();
+    const filters = new WakeFilters(registry);
+    for (const s of ['Service/ns/s1', 'Service/ns/s2']) {
+      registry.setReferences('services', s, [{ referent: 'Pod/ns/a', fieldPath: 'spec.selector' }]);
+      filters.set('services', s, 'Pod/ns/a', wakeMask('readiness') | WAKE_SELECTED);
+    }
+    const visit = vi.spyOn(registry, 'forEachReferrerOf');
+    const woken: string[] = [];
+    filters.dispatchAll('Pod/ns/a', WAKE_CHANGE, (_c, r) => void woken.push(r));
+    expect(visit).not.toHaveBeenCalled();
+    expect(woken).toEqual([]);
+    // A readiness flip is visited and wakes both.
+    filters.dispatchAll('Pod/ns/a', WAKE_CHANGE | WAKE_READINESS | WAKE_VERDICT, (_c, r) => void woken.push(r));
+    expect(woken.sort()).toEqual(['Service/ns/s1', 'Service/ns/s2']);
+    // A third referrer without a filter wakes on every change, so a bare change is visited again.
+    registry.setReferences('pdbs', 'PodDisruptionBudget/ns/p', [{ referent: 'Pod/ns/a', fieldPath: 'spec.selector' }]);
+    woken.length = 0;
+    filters.dispatchAll('Pod/ns/a', WAKE_CHANGE, (_c, r) => void woken.push(r));
+    expect(woken).toEqual(['PodDisruptionBudget/ns/p']);
   });
 });
