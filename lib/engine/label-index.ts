@@ -11,6 +11,7 @@ import {
 const NO_LABELS: Labels = Object.freeze({});
 
 interface NamespaceLabels {
+  readonly name: string;
   /** Every indexed object of the namespace: what a selector without an In or Exists term starts from. */
   all: Set<ObjectKey>;
   /** label key → value → the objects carrying that pair. */
@@ -26,10 +27,7 @@ interface NamespaceLabels {
 export class LabelIndex {
   private readonly namespaces = new Map<string, NamespaceLabels>();
   // Each entry keeps its namespace's sets, so a relabel reaches them without looking the namespace up.
-  private readonly labelsOf = new Map<
-    ObjectKey,
-    { readonly namespace: string; readonly ns: NamespaceLabels; labels: Labels }
-  >();
+  private readonly labelsOf = new Map<ObjectKey, { readonly ns: NamespaceLabels; labels: Labels }>();
 
   get size(): number {
     return this.labelsOf.size;
@@ -39,8 +37,8 @@ export class LabelIndex {
   set(key: ObjectKey, namespace: string, labels: Labels | undefined): Labels | undefined {
     const next = labels ?? NO_LABELS;
     const prev = this.labelsOf.get(key);
-    if (prev && prev.labels === next && prev.namespace === namespace) return next;
-    if (prev && prev.namespace === namespace) {
+    if (prev && prev.labels === next && prev.ns.name === namespace) return next;
+    if (prev && prev.ns.name === namespace) {
       // A relabel touches only the pairs that changed, and keeps the entry: nothing is allocated for it.
       const ns = prev.ns;
       const was = prev.labels;
@@ -51,10 +49,10 @@ export class LabelIndex {
     }
     if (prev) this.delete(key);
     let ns = this.namespaces.get(namespace);
-    if (!ns) this.namespaces.set(namespace, (ns = { all: new Set(), byLabel: new Map() }));
+    if (!ns) this.namespaces.set(namespace, (ns = { name: namespace, all: new Set(), byLabel: new Map() }));
     ns.all.add(key);
     for (const k in next) this.link(ns, key, k, next[k]!);
-    this.labelsOf.set(key, { namespace, ns, labels: next });
+    this.labelsOf.set(key, { ns, labels: next });
     return prev?.labels;
   }
 
@@ -66,7 +64,7 @@ export class LabelIndex {
     const ns = prev.ns;
     ns.all.delete(key);
     for (const k in prev.labels) this.unlink(ns, key, k, prev.labels[k]!);
-    if (ns.all.size === 0) this.namespaces.delete(prev.namespace);
+    if (ns.all.size === 0) this.namespaces.delete(ns.name);
     return prev.labels;
   }
 
@@ -177,7 +175,6 @@ export interface SelectorWatch {
 /** WatchEntry is one registered selector and the pass (of changed or matching) that last visited it. */
 interface WatchEntry {
   readonly watch: SelectorWatch;
-  readonly selector: Selector;
   /**
    * The selector is one In term of one value (`app=web`): it matches exactly the objects of that pair, so
    * every change that reaches it through that pair changes its answer, and no label needs reading.
@@ -226,7 +223,7 @@ export class SelectorWatches {
     if (this.entries.has(w)) return;
     const terms = w.selector.requirements;
     const flips = terms.length === 1 && terms[0]!.operator === 'In' && terms[0]!.values.length === 1;
-    const entry: WatchEntry = { watch: w, selector: w.selector, flips, visited: 0 };
+    const entry: WatchEntry = { watch: w, flips, visited: 0 };
     this.entries.set(w, entry);
     const id = w.namespace ?? ALL_NAMESPACES;
     let b = this.buckets.get(id);
@@ -335,7 +332,8 @@ export class SelectorWatches {
       e.visited = pass;
       this.rechecks++;
       // A one-pair selector is reached only through its pair, which one side carries and the other does not.
-      if (e.flips || matchesOrAbsent(e.selector, old) !== matchesOrAbsent(e.selector, next)) visit(e.watch);
+      const s = e.watch.selector;
+      if (e.flips || matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);
     }
   }
 }

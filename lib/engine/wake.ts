@@ -168,6 +168,7 @@ export class WakeFilters {
   set(controller: string, referrer: ObjectKey, referent: ObjectKey, mask: number): void {
     let filters = this.byReferent.get(referent);
     if ((mask & ~WAKE_SELECTED) === BITS.change) {
+      // The default is stored as nothing: drop what was stored, and the maps it leaves empty.
       const masks = filters?.byController.get(controller);
       const was = masks?.get(referrer);
       if (was === undefined) return;
@@ -185,7 +186,8 @@ export class WakeFilters {
     const was = masks.get(referrer);
     if (was === mask) return;
     masks.set(referrer, mask);
-    filters.sleepers += (sleepsOnChange(mask) ? 1 : 0) - (was !== undefined && sleepsOnChange(was) ? 1 : 0);
+    if (was !== undefined && sleepsOnChange(was)) filters.sleepers--;
+    if (sleepsOnChange(mask)) filters.sleepers++;
   }
 
   /** filtered says whether any referrer of the referent asked for less than every change. */
