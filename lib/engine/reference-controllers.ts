@@ -21,7 +21,7 @@ import type { InformerEvent, InformerSource, InformerSubscription, ObjectStore, 
 import type { Readiness, ReadinessPredicate } from './readiness';
 import type { Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
-import { LabelIndex, SelectorWatches, type SelectorWatch } from './label-index';
+import { LabelIndex, type SelectorWatch } from './label-index';
 import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
 
 const MAX_ERRORS = 10;
@@ -92,10 +92,11 @@ interface ReferenceController {
   /** The error the watch is failing with now; cleared when it recovers, primes or restarts. */
   failing?: WatchError;
   history: ReferenceControllerEntity['history'];
-  /** The selectors registered on this kind: they keep it watched, and its label index with it. */
-  selectors?: SelectorWatches;
-  /** The cache's label index, kept while selectors are registered and the cache is primed. */
-  labels?: LabelIndex;
+  /**
+   * The selectors registered on this kind, on the cache's label index: they keep the kind watched, and the
+   * index with it. The index holds the cache's objects while the cache is primed (`loaded`).
+   */
+  selectors?: LabelIndex;
 }
 
 /** SelectAnswer is a selector's match set from its kind's cache, or why the cache cannot answer yet. */
@@ -317,8 +318,8 @@ export class ReferenceControllers {
    */
   watchSelector(scope: ReferenceScope, watch: SelectorWatch): void {
     const rc = this.ensure(scope);
-    (rc.selectors ??= new SelectorWatches()).add(watch);
-    if (!rc.labels && rc.subscription?.isPrimed()) this.indexLabels(rc);
+    (rc.selectors ??= new LabelIndex()).watch(watch);
+    if (!rc.selectors.loaded && rc.subscription?.isPrimed()) this.indexLabels(rc);
     this.publish(rc);
   }
 
@@ -326,10 +327,9 @@ export class ReferenceControllers {
   unwatchSelector(scope: ReferenceScope, watch: SelectorWatch): void {
     const rc = this.byId.get(scopeId(scope.kind, scope.namespace));
     if (!rc?.selectors) return;
-    rc.selectors.delete(watch);
-    if (rc.selectors.size > 0) return;
+    rc.selectors.unwatch(watch);
+    if (rc.selectors.watchCount > 0) return;
     rc.selectors = undefined;
-    rc.labels = undefined;
     if (this.referenceCount(rc) === 0) this.beginGrace(rc);
     else this.publish(rc);
   }
@@ -338,7 +338,7 @@ export class ReferenceControllers {
   select(scope: ReferenceScope, namespace: string | undefined, selector: Selector): SelectAnswer {
     const rc = this.byId.get(scopeId(scope.kind, scope.namespace));
     const sub = rc?.subscription;
-    if (!rc || !sub?.isPrimed() || !rc.labels) {
+    if (!rc || !sub?.isPrimed() || !rc.selectors?.loaded) {
       const error = rc?.errors.at(-1);
       const what = rc ? label(rc) : scope.kind;
       return {
@@ -347,13 +347,13 @@ export class ReferenceControllers {
         message: error?.message ?? `the ${what} cache is still loading its initial snapshot`,
       };
     }
-    return { primed: true, keys: rc.labels.select(namespace, selector), store: sub.store };
+    return { primed: true, keys: rc.selectors.select(namespace, selector), store: sub.store };
   }
 
   /** labelsIn lists the label sets of a scope's cached objects in a namespace, for explaining a selector that matches nothing. */
   labelsIn(scope: ReferenceScope, namespace: string): Labels[] {
-    const labels = this.byId.get(scopeId(scope.kind, scope.namespace))?.labels;
-    if (!labels) return [];
+    const labels = this.byId.get(scopeId(scope.kind, scope.namespace))?.selectors;
+    if (!labels?.loaded) return [];
     const out: Labels[] = [];
     for (const key of labels.keysIn(namespace)) out.push(labels.labels(key)!);
     return out;
@@ -361,25 +361,20 @@ export class ReferenceControllers {
 
   /** labelIndexOf exposes a scope's label index, for tests and benchmarks. */
   labelIndexOf(kind: string, namespace?: string): LabelIndex | undefined {
-    return this.byId.get(scopeId(kind, namespace))?.labels;
+    return this.byId.get(scopeId(kind, namespace))?.selectors;
   }
 
   private indexLabels(rc: ReferenceController): void {
     const store = rc.subscription?.store;
-    if (!store) return;
-    const index = new LabelIndex();
-    for (const key of store.keys()) index.set(key, namespaceOfKey(key), store.get(key)?.metadata.labels);
-    rc.labels = index;
+    if (!store || !rc.selectors) return;
+    rc.selectors.load(store.keys(), (key) => store.get(key)?.metadata.labels);
   }
 
   /** relabel keeps the label index in step with one event and queues the referrers whose selectors' answers it changed. */
   private relabel(rc: ReferenceController, event: InformerEvent & { type: 'added' | 'updated' | 'deleted' }): void {
-    const labels = rc.labels!;
-    const namespace = namespaceOfKey(event.key);
-    const next = event.type === 'deleted' ? undefined : (event.object.metadata.labels ?? {});
-    const old = next === undefined ? labels.delete(event.key) : labels.set(event.key, namespace, next);
-    if (old !== undefined && next !== undefined && old === next) return;
-    rc.selectors?.changed(namespace, old, next, this.enqueueSelector);
+    const index = rc.selectors!;
+    if (event.type === 'deleted') index.delete(event.key, this.enqueueSelector);
+    else index.set(event.key, namespaceOfKey(event.key), event.object.metadata.labels, this.enqueueSelector);
   }
 
   /** stop cancels every reference controller and awaits their releases. */
@@ -439,7 +434,7 @@ export class ReferenceControllers {
   }
 
   private referenceCount(rc: ReferenceController): number {
-    let n = rc.selectors?.size ?? 0;
+    let n = rc.selectors?.watchCount ?? 0;
     // A kind forbidden cluster-wide has its references counted by its per-namespace controllers.
     if (!rc.referents) return n + (this.forbiddenClusterWide.has(rc.kind) ? 0 : this.deps.registry.kindCount(rc.kind));
     for (const referent of rc.referents) n += this.deps.registry.referrerCountOf(referent);
@@ -530,7 +525,7 @@ export class ReferenceControllers {
       case 'deleted':
         // Priming gate: the cache fills, but nothing is dispatched or judged until primed.
         if (!rc.subscription?.isPrimed()) return;
-        if (rc.labels) this.relabel(rc, event);
+        if (rc.selectors?.loaded) this.relabel(rc, event);
         if (!this.deps.registry.isReferenced(event.key)) return;
         rc.dispatches++;
         if (this.deps.observers?.observes(rc.kind)) this.deps.observers.publishReferent(event.key);
@@ -560,7 +555,7 @@ export class ReferenceControllers {
         else this.publish(rc);
         if (rc.selectors) {
           this.indexLabels(rc);
-          rc.selectors.forEachWatch((w) => this.deps.enqueue(w.controller, w.referrer));
+          rc.selectors.forEachWatch(this.enqueueSelector);
         }
         // Referrers told NotPrimed meanwhile run again, now against a full cache.
         for (const referent of [...this.referentsOf(rc)]) {
@@ -608,7 +603,7 @@ export class ReferenceControllers {
 
   private beginGrace(rc: ReferenceController | undefined): void {
     if (!rc || rc.state === 'Cancelled' || rc.state === 'Grace') return;
-    if (rc.selectors && rc.selectors.size > 0) return; // a selector still looks at the kind
+    if (rc.selectors && rc.selectors.watchCount > 0) return; // a selector still looks at the kind
     const grace = this.deps.grace;
     rc.graceUntil = this.deps.clock.now() + grace;
     this.transition(
@@ -671,7 +666,7 @@ export class ReferenceControllers {
   private release(rc: ReferenceController): void {
     const sub = rc.subscription;
     rc.subscription = undefined;
-    rc.labels = undefined; // rebuilt from the next subscription's snapshot
+    rc.selectors?.unload(); // loaded again from the next subscription's snapshot
     rc.generation++;
     if (!sub) return;
     const p = sub.release().catch((e: unknown) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { matchesSelector, selectorOf, type Labels, type Requirement, type Selector } from '@/lib/model';
-import { LabelIndex, SelectorWatches, type SelectorWatch } from '@/lib/engine/label-index';
+import { LabelIndex, type SelectorWatch } from '@/lib/engine/label-index';
 
 const KEYS = ['app', 'tier', 'team', 'track'];
 const VALUES = ['a', 'b', 'c'];
@@ -57,7 +57,6 @@ describe('LabelIndex', () => {
         (selectors, edits) => {
           const index = new LabelIndex();
           const model = new Map<string, { ns: string; labels: Labels }>();
-          const watches = new SelectorWatches();
           const registered: SelectorWatch[] = [];
           for (const [i, selector] of selectors.entries()) {
             const w = {
@@ -66,11 +65,12 @@ describe('LabelIndex', () => {
               namespace: i % 3 === 2 ? undefined : NAMESPACES[i % 2],
               selector,
             };
-            watches.add(w);
+            index.watch(w);
             registered.push(w);
           }
           for (const e of edits) {
-            const key = `Pod/${e.ns}/${e.obj}`;
+            // Half the objects keep their key across namespaces: a move is a deletion and a creation.
+            const key = e.obj < 'p3' ? `Pod/${e.ns}/${e.obj}` : `Pod/${e.obj}`;
             const before = new Map(registered.map((w) => [w, scan(model, w.namespace, w.selector).join()]));
             const prev = model.get(key);
             const woken = new Set<SelectorWatch>();
@@ -80,13 +80,12 @@ describe('LabelIndex', () => {
               woken.add(w);
             };
             if (e.op === 'delete') {
-              index.delete(key);
+              expect(index.delete(key, wake)).toEqual(prev?.labels);
               model.delete(key);
-              if (prev) watches.changed(prev.ns, prev.labels, undefined, wake);
             } else {
-              index.set(key, e.ns, e.labels);
+              // An object may move namespace under the same key here: a deletion and a creation.
+              index.set(key, e.ns, e.labels, wake);
               model.set(key, { ns: e.ns, labels: e.labels });
-              watches.changed(e.ns, prev?.labels, e.labels, wake);
             }
             // A selector reached through two of its keys is still woken once.
             expect(visits).toBe(woken.size);
@@ -99,6 +98,24 @@ describe('LabelIndex', () => {
           }
           for (const ns of [...NAMESPACES, undefined])
             for (const s of selectors) expect(index.select(ns, s).sort()).toEqual(scan(model, ns, s));
+          // Unloaded, the selectors stay and the objects go; loaded again, the answers are as before.
+          index.unload();
+          expect(index.loaded).toBe(false);
+          expect(index.watchCount).toBe(registered.length);
+          for (const w of registered) expect(index.select(w.namespace, w.selector)).toEqual([]);
+          index.load(model.keys(), (k) => model.get(k)!.labels);
+          expect(index.loaded).toBe(true);
+          for (const w of registered) {
+            // load reads the namespace from the key, so only keys that carry theirs are compared.
+            const keyed = (k: string) => k.split('/').length === 3;
+            const expected = scan(model, w.namespace, w.selector).filter(keyed);
+            expect(index.select(w.namespace, w.selector).filter(keyed).sort()).toEqual(expected);
+          }
+          // Every selector dropped and every object deleted, nothing is left behind.
+          for (const w of registered) index.unwatch(w);
+          for (const k of model.keys()) index.delete(k);
+          expect(index.size).toBe(0);
+          expect(index.nodes()).toBe(0);
         },
       ),
       { numRuns: 300 },
@@ -162,84 +179,98 @@ function readCounter() {
   return counter;
 }
 
-describe('SelectorWatches', () => {
+/** watchOf is a registered selector of the test controller: the referrer, where it looks and its terms. */
+function watchOf(referrer: string, namespace: string | undefined, ...terms: Requirement[]): SelectorWatch {
+  return { controller: 'c', referrer, namespace, selector: selectorOf(terms) };
+}
+
+describe('LabelIndex selectors', () => {
   it('visits on a relabel only the selectors naming a changed key', () => {
-    const watches = new SelectorWatches();
-    const byApp = {
-      controller: 'c',
-      referrer: 'Service/a/web',
-      namespace: 'a',
-      selector: selectorOf([{ key: 'app', operator: 'In', values: ['web'] }]),
-    };
-    const byTier = {
-      controller: 'c',
-      referrer: 'Service/a/tier',
-      namespace: 'a',
-      selector: selectorOf([{ key: 'tier', operator: 'Exists', values: [] }]),
-    };
-    const everything = {
-      controller: 'c',
-      referrer: 'PodDisruptionBudget/a/all',
-      namespace: 'a',
-      selector: selectorOf([]),
-    };
-    for (const w of [byApp, byTier, everything]) watches.add(w);
+    const index = new LabelIndex();
+    const byApp = watchOf('Service/a/web', 'a', { key: 'app', operator: 'In', values: ['web'] });
+    const byTier = watchOf('Service/a/tier', 'a', { key: 'tier', operator: 'Exists', values: [] });
+    const everything = watchOf('PodDisruptionBudget/a/all', 'a');
+    for (const w of [byApp, byTier, everything]) index.watch(w);
     const seen: string[] = [];
-    watches.changed('a', { app: 'api', tier: 'x' }, { app: 'web', tier: 'x' }, (w) => seen.push(w.referrer));
+    const wake = (w: SelectorWatch) => seen.push(w.referrer);
+    index.set('Pod/a/x', 'a', { app: 'api', tier: 'x' });
+    index.set('Pod/a/x', 'a', { app: 'web', tier: 'x' }, wake);
     expect(seen).toEqual(['Service/a/web']);
     seen.length = 0;
-    watches.changed('a', undefined, { tier: 'x' }, (w) => seen.push(w.referrer));
+    index.set('Pod/a/y', 'a', { tier: 'x' }, wake);
     expect(seen.sort()).toEqual(['PodDisruptionBudget/a/all', 'Service/a/tier']);
-    watches.delete(byTier);
-    expect(watches.size).toBe(2);
+    index.unwatch(byTier);
+    expect(index.watchCount).toBe(2);
   });
 
   it('re-checks on a relabel only the selectors whose In terms list the old or the new value', () => {
-    const watches = new SelectorWatches();
+    const index = new LabelIndex();
     const reads = readCounter();
     const counted = reads.counted;
     const apps = Array.from({ length: 50 }, (_, i) => `app-${i}`);
     for (const app of apps) {
       const selector = selectorOf([{ key: 'app', operator: 'In', values: [app] }]);
-      watches.add({ controller: 'c', referrer: `Service/a/${app}`, namespace: 'a', selector: counted(selector) });
+      index.watch({ controller: 'c', referrer: `Service/a/${app}`, namespace: 'a', selector: counted(selector) });
     }
     const notCanary = selectorOf([{ key: 'app', operator: 'NotIn', values: ['canary'] }]);
-    watches.add({ controller: 'c', referrer: 'NetworkPolicy/a/all', namespace: 'a', selector: counted(notCanary) });
+    index.watch({ controller: 'c', referrer: 'NetworkPolicy/a/all', namespace: 'a', selector: counted(notCanary) });
+    index.set('Pod/a/x', 'a', { app: 'app-3', tier: 'x' });
     reads.n = 0;
     const woken: string[] = [];
     const wake = (w: SelectorWatch) => woken.push(w.referrer);
-    watches.changed('a', { app: 'app-3', tier: 'x' }, { app: 'app-7', tier: 'x' }, wake);
+    index.set('Pod/a/x', 'a', { app: 'app-7', tier: 'x' }, wake);
     expect(woken.sort()).toEqual(['Service/a/app-3', 'Service/a/app-7']);
     // app-3's and app-7's Services, and the NotIn selector, which any value of app may change: not all 51.
     expect(reads.n).toBeLessThanOrEqual(3 * 2);
+    index.set('Pod/a/y', 'a', { app: 'app-3' });
     reads.n = 0;
     woken.length = 0;
-    watches.changed('a', { app: 'app-3' }, { app: 'canary' }, wake);
+    index.set('Pod/a/y', 'a', { app: 'canary' }, wake);
     expect(woken.sort()).toEqual(['NetworkPolicy/a/all', 'Service/a/app-3']);
     expect(reads.n).toBeLessThanOrEqual(2 * 2);
   });
 
   it('wakes a one-pair selector on any change through its pair without reading it; a two-value In term is read, and a move between its values wakes nobody', () => {
-    const watches = new SelectorWatches();
+    const index = new LabelIndex();
     const reads = readCounter();
     const counted = reads.counted;
     const web = selectorOf([{ key: 'app', operator: 'In', values: ['web'] }]);
     const either = selectorOf([{ key: 'app', operator: 'In', values: ['api', 'web'] }]);
-    watches.add({ controller: 'c', referrer: 'Service/a/web', namespace: 'a', selector: counted(web) });
-    watches.add({ controller: 'c', referrer: 'Service/a/either', namespace: 'a', selector: counted(either) });
+    index.watch({ controller: 'c', referrer: 'Service/a/web', namespace: 'a', selector: counted(web) });
+    index.watch({ controller: 'c', referrer: 'Service/a/either', namespace: 'a', selector: counted(either) });
     const woken: string[] = [];
     const wake = (w: SelectorWatch) => woken.push(w.referrer);
+    index.set('Pod/a/x', 'a', { app: 'api' });
     reads.n = 0;
-    watches.changed('a', { app: 'api' }, { app: 'web' }, wake);
+    index.set('Pod/a/x', 'a', { app: 'web' }, wake);
     // Still matched by `either`: only `web`'s answer changed.
     expect(woken).toEqual(['Service/a/web']);
     woken.length = 0;
-    watches.changed('a', { app: 'web' }, undefined, wake);
+    index.delete('Pod/a/x', wake);
     expect(woken.sort()).toEqual(['Service/a/either', 'Service/a/web']);
     woken.length = 0;
-    watches.changed('a', undefined, { app: 'web', tier: 'x' }, wake);
+    index.set('Pod/a/y', 'a', { app: 'web', tier: 'x' }, wake);
     expect(woken.sort()).toEqual(['Service/a/either', 'Service/a/web']);
     // `either` is read for each side that has labels (2 + 1 + 1), and `web` never.
     expect(reads.n).toBe(4);
+  });
+
+  it('keeps its selectors across an unload, and wakes them on changes once loaded again', () => {
+    const index = new LabelIndex();
+    const web = watchOf('Service/a/web', 'a', { key: 'app', operator: 'In', values: ['web'] });
+    const anywhere = watchOf('Policy/all', undefined, { key: 'app', operator: 'Exists', values: [] });
+    index.watch(web);
+    index.watch(anywhere);
+    index.load(['Pod/a/x'], () => ({ app: 'web' }));
+    expect(index.select('a', web.selector)).toEqual(['Pod/a/x']);
+    index.unload();
+    expect(index.select('a', web.selector)).toEqual([]);
+    expect(index.select(undefined, anywhere.selector)).toEqual([]);
+    index.load(['Pod/a/x'], () => ({ app: 'api' }));
+    const woken: string[] = [];
+    index.set('Pod/a/x', 'a', { app: 'web' }, (w) => woken.push(w.referrer));
+    expect(woken).toEqual(['Service/a/web']);
+    index.delete('Pod/a/x', (w) => woken.push(w.referrer));
+    expect(woken.sort()).toEqual(['Policy/all', 'Service/a/web', 'Service/a/web']);
   });
 });
