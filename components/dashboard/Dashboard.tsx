@@ -7,6 +7,7 @@ import type { Snapshot } from '@/lib/changelog/wire';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
 import { fetchPastState, pastSnapshot } from '../data/pastState';
+import { fetchStuck } from '../data/stuckQuery';
 import { chooseMode, hasScope, isLarge, type DataMode, type ScopeParams } from '../data/scope';
 import { DemoPanel } from '../demo/DemoPanel';
 import { GraphView } from '../graph/GraphView';
@@ -18,7 +19,7 @@ import { ControllersPanel } from '../panels/ControllersPanel';
 import { EventsPanel } from '../panels/EventsPanel';
 import { Inspector } from '../panels/Inspector';
 import { StuckPanel } from '../panels/StuckPanel';
-import { stuckList } from '../panels/stuck';
+import { stuckList, unlistedStuck, withServerStuck } from '../panels/stuck';
 import { ConnectionIndicator } from '../ui/ConnectionIndicator';
 import { Tabs, type TabSpec } from '../ui/Tabs';
 import { ThemeToggle } from '../ui/ThemeToggle';
@@ -75,17 +76,17 @@ export function Dashboard() {
   const rawAt = params.get(AT_PARAM);
   const pastMoment = useMemo(() => parsePastMoment(rawAt, Date.now()), [rawAt]);
   const pastAt = pastMoment.at;
-  const pastNamespace = mode?.mode === 'scoped' ? view.ns : '';
+  const scopedNamespace = mode?.mode === 'scoped' ? view.ns : '';
   const past = useQuery({
-    queryKey: ['history-state', pastAt, pastNamespace],
-    queryFn: ({ signal }) => fetchPastState(pastAt!, pastNamespace, signal),
+    queryKey: ['history-state', pastAt, scopedNamespace],
+    queryFn: ({ signal }) => fetchPastState(pastAt!, scopedNamespace, signal),
     enabled: pastAt !== null,
     staleTime: Infinity,
     retry: false,
   });
   const clusterInfo = liveSnapshot?.cluster;
   const stuckThresholdMs = liveSnapshot?.stuckThresholdMs;
-  const snapshot = useMemo(() => {
+  const received = useMemo(() => {
     if (pastAt === null) return liveSnapshot;
     if (!past.data || !clusterInfo) return undefined;
     return pastSnapshot(past.data, { cluster: clusterInfo, stuckThresholdMs });
@@ -95,6 +96,26 @@ export function Dashboard() {
   const liveNow = useNow(1000);
   const now = pastAt ?? liveNow;
   const modelNow = Math.floor(now / 5000) * 5000; // the graph's "stuck" cut-off moves in 5 s steps, not every tick
+  // The server diagnoses the stuck referrers it sends with a snapshot. One that crosses the threshold later is
+  // listed by the browser alone, undiagnosed, and the root causes of the others may stop at it: while there is
+  // such a one, the server's list is read again (when the set changes, and every 10 s), for its diagnosis.
+  const receivedStuck = useMemo(() => (received ? stuckList(received, now) : []), [received, now]);
+  const unlisted = useMemo(
+    () => (received && pastAt === null ? unlistedStuck(received, receivedStuck) : []),
+    [received, pastAt, receivedStuck],
+  );
+  const serverStuck = useQuery({
+    queryKey: ['stuck', scopedNamespace, unlisted.join('\n')],
+    queryFn: ({ signal }) => fetchStuck(scopedNamespace, signal),
+    enabled: unlisted.length > 0,
+    refetchInterval: 10_000,
+    retry: false,
+  });
+  const diagnosed = unlisted.length > 0 ? serverStuck.data : undefined;
+  const snapshot = useMemo(
+    () => (received && diagnosed ? withServerStuck(received, diagnosed) : received),
+    [received, diagnosed],
+  );
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const openerRef = useRef<HTMLElement | null>(null);
 
@@ -121,7 +142,10 @@ export function Dashboard() {
   // A scope carries every reference controller as context; the graph draws those of the kinds it holds.
   const drawn = useMemo(() => (scoped && snapshot ? withControllersInScope(snapshot) : snapshot), [scoped, snapshot]);
   const { model, facets, filtered, grouped } = useGraphModel(drawn, modelNow, filters, view.group, expanded);
-  const stuck = useMemo(() => (snapshot ? stuckList(snapshot, now) : []), [snapshot, now]);
+  const stuck = useMemo(
+    () => (snapshot === received ? receivedStuck : snapshot ? stuckList(snapshot, now) : []),
+    [snapshot, received, receivedStuck, now],
+  );
 
   const selectedNode = useMemo(() => {
     if (!selectKey) return undefined;

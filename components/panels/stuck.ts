@@ -37,3 +37,26 @@ export function stuckList(snapshot: Snapshot, now: number, thresholdMs = stuckTh
   }
   return out.sort((a, b) => a.since - b.since || a.key.localeCompare(b.key));
 }
+
+/**
+ * unlistedStuck says which entries of a stuck list the browser added itself:
+ * referrers past the threshold that the server's list does not hold. Such an
+ * entry has no diagnosis, and the server's entries may have been diagnosed
+ * before it was stuck (a chain's root cause stops at a referent that was not
+ * stuck yet): while there are any, the list is the server's to refresh.
+ */
+export function unlistedStuck(snapshot: Snapshot, list: readonly StuckEntry[]): string[] {
+  const listed = new Set(snapshot.stuck.map((s) => s.id));
+  return list.filter((s) => !listed.has(s.id)).map((s) => s.id);
+}
+
+/**
+ * withServerStuck is the snapshot with the server's current stuck list in
+ * place of the one it was sent with, limited to the referrers the snapshot
+ * holds (a scoped view's), so the panel shows the server's diagnosis and root
+ * causes as they are now.
+ */
+export function withServerStuck(snapshot: Snapshot, items: readonly StuckEntry[]): Snapshot {
+  const held = new Set(snapshot.referrers.map((r) => r.id));
+  return { ...snapshot, stuck: items.filter((s) => held.has(s.id)) };
+}

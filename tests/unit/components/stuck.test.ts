@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stuckList } from '@/components/panels/stuck';
+import { stuckList, unlistedStuck, withServerStuck } from '@/components/panels/stuck';
 import { objectDetails } from '@/components/panels/inspect';
 import { normalizeSnapshot } from '@/components/data/snapshotQuery';
 import { demoSnapshot } from '@/tests/fixtures/snapshot';
@@ -31,6 +31,31 @@ describe('stuckList', () => {
     const s = demoSnapshot(NOW);
     s.referrers.find((r) => r.key.endsWith('/catalog'))!.state = 'Resolved';
     expect(stuckList(s, NOW).some((x) => x.key.endsWith('/catalog'))).toBe(false);
+  });
+});
+
+describe('the server’s stuck list, read again', () => {
+  it('names the entries the browser added itself, and none while the server lists them all', () => {
+    const s = demoSnapshot(NOW);
+    expect(unlistedStuck(s, stuckList(s, NOW + 1000))).toEqual([]);
+    const unlisted = unlistedStuck(s, stuckList(s, NOW + 60_000));
+    expect(unlisted.map((id) => id.split('/').pop()).sort()).toEqual(['checkout', 'ingest', 'reports']);
+  });
+
+  it('takes the server’s diagnosis for every entry, limited to the referrers the snapshot holds', () => {
+    const s = demoSnapshot(NOW);
+    const checkout = s.referrers.find((r) => r.key.endsWith('/checkout'))!;
+    const fresh = [
+      ...s.stuck.map((e) => ({ ...e, message: `${e.message} (again)` })),
+      { ...s.stuck[0]!, id: checkout.id, key: checkout.key, message: 'diagnosed by the server', fix: 'a fix' },
+      { ...s.stuck[0]!, id: 'watch|App.demo.refwatch.dev/elsewhere/x', key: 'App.demo.refwatch.dev/elsewhere/x' },
+    ];
+    const merged = withServerStuck(s, fresh);
+    expect(merged.stuck.some((e) => e.key.endsWith('/x'))).toBe(false);
+    const list = stuckList(merged, NOW + 60_000);
+    expect(list.find((e) => e.key === checkout.key)?.message).toBe('diagnosed by the server');
+    expect(list.filter((e) => e.message.endsWith('(again)'))).toHaveLength(s.stuck.length);
+    expect(unlistedStuck(merged, list)).not.toContain(checkout.id);
   });
 });
 
