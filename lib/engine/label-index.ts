@@ -90,8 +90,6 @@ export class LabelIndex {
   private readonly entries = new Map<SelectorWatch, WatchEntry>();
   private pass = 0;
   private isLoaded = false;
-  /** How many selectors changes have re-checked (matched against labels, or flipped) so far: what a change costs, for tests and benchmarks. */
-  rechecks = 0;
 
   /** How many objects are indexed. */
   get size(): number {
@@ -204,11 +202,9 @@ export class LabelIndex {
 
   /** nodes counts the namespaces, keys and pairs the index holds, for tests: what it keeps for nothing shows here. */
   nodes(): number {
-    let n = 0;
-    for (const ns of [...this.namespaces.values(), this.anywhere]) {
-      n += ns === this.anywhere ? 0 : 1;
+    let n = this.namespaces.size;
+    for (const ns of [...this.namespaces.values(), this.anywhere])
       for (const node of ns.byLabel.values()) n += 1 + node.values.size;
-    }
     return n;
   }
 
@@ -375,28 +371,16 @@ export class LabelIndex {
     prune(ns, k, node, v, pair);
   }
 
-  /** lookup visits the selectors of a node that holds no objects (those of every namespace) that a change reaches. */
-  private lookup(
-    ns: NamespaceNode,
-    pass: number,
-    old: Labels | undefined,
-    next: Labels | undefined,
-    visit: Visit,
-  ): void {
-    if (old === undefined || next === undefined) {
-      const labels = old ?? next ?? NO_LABELS;
-      for (const k in labels) {
-        const node = ns.byLabel.get(k);
-        if (!node) continue;
-        this.check(node.values.get(labels[k]!)?.watches, pass, old, next, visit);
-        this.check(node.watches, pass, old, next, visit);
-      }
-      this.check(ns.keyless, pass, old, next, visit);
-      return;
-    }
-    for (const k in old) {
-      const was = old[k]!;
-      const now = next[k];
+  /**
+   * lookup visits the selectors of a node that holds no objects (those of every namespace) that a change
+   * reaches. A creation walks its labels as if the object had none before, a deletion as if it has none after.
+   */
+  private lookup(ns: NamespaceNode, pass: number, old: Labels | undefined, next: Labels | undefined, visit: Visit) {
+    const from = old ?? NO_LABELS;
+    const to = next ?? NO_LABELS;
+    for (const k in from) {
+      const was = from[k]!;
+      const now = to[k];
       if (was === now) continue;
       const node = ns.byLabel.get(k);
       if (!node) continue;
@@ -404,13 +388,14 @@ export class LabelIndex {
       if (typeof now === 'string') this.check(node.values.get(now)?.watches, pass, old, next, visit);
       this.check(node.watches, pass, old, next, visit);
     }
-    for (const k in next) {
-      if (typeof old[k] === 'string') continue;
+    for (const k in to) {
+      if (typeof from[k] === 'string') continue;
       const node = ns.byLabel.get(k);
       if (!node) continue;
-      this.check(node.values.get(next[k]!)?.watches, pass, old, next, visit);
+      this.check(node.values.get(to[k]!)?.watches, pass, old, next, visit);
       this.check(node.watches, pass, old, next, visit);
     }
+    if (old === undefined || next === undefined) this.check(ns.keyless, pass, old, next, visit);
   }
 
   /** check visits the entries whose answer differs between the two label sets, each once per pass; a method, so a change creates no closure. */
@@ -425,7 +410,6 @@ export class LabelIndex {
     for (const e of entries) {
       if (e.visited === pass) continue;
       e.visited = pass;
-      this.rechecks++;
       // A one-pair selector is reached only through its pair, which one side carries and the other does not.
       const s = e.watch.selector;
       if (e.flips || matchesOrAbsent(s, old) !== matchesOrAbsent(s, next)) visit(e.watch);

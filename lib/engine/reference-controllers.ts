@@ -352,10 +352,10 @@ export class ReferenceControllers {
 
   /** labelsIn lists the label sets of a scope's cached objects in a namespace, for explaining a selector that matches nothing. */
   labelsIn(scope: ReferenceScope, namespace: string): Labels[] {
-    const labels = this.byId.get(scopeId(scope.kind, scope.namespace))?.selectors;
-    if (!labels?.loaded) return [];
+    const index = this.byId.get(scopeId(scope.kind, scope.namespace))?.selectors;
+    if (!index?.loaded) return [];
     const out: Labels[] = [];
-    for (const key of labels.keysIn(namespace)) out.push(labels.labels(key)!);
+    for (const key of index.keysIn(namespace)) out.push(index.labels(key)!);
     return out;
   }
 
