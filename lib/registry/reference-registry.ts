@@ -37,7 +37,10 @@ interface KindNode {
 interface ReferentNode {
   key: ObjectKey;
   kind: KindNode;
-  referrers: Map<Entry, number>;
+  /** Each referrer of the referent once: one set operation per edge added or removed. */
+  referrers: Set<Entry>;
+  /** The referrers that name it from more than one field: how many times beyond the first. Rare; made on the first. */
+  extra?: Map<Entry, number>;
 }
 
 interface Entry extends Referrer {
@@ -101,14 +104,20 @@ export class ReferenceRegistry {
     }
     const { added, removed } = diffMultiset(entry.referents, entry.fieldPaths, refs);
     if (added.length === 0 && removed.length === 0) return { referrer: entry, added: NONE, removed: NONE };
-    // Only added references are new to the registry; the rest were validated when they came in.
-    this.validate(refs, added);
+    // Only added references are new to the registry; the rest were validated when they came in. The node
+    // the check finds for the first added referent is the one it is linked to, and its key the copy kept.
+    const firstNode = this.validate(refs, added);
 
     // Kinds crossing 0↔1 are rare; these stay shared empty arrays until one does.
     this.activated = NO_KINDS;
     this.idled = NO_KINDS;
+    // Linked before the removed are unlinked: a referent that moves from one field to another keeps its node.
+    let firstKey: ObjectKey | undefined;
+    for (let k = 0; k < added.length; k++) {
+      const key = this.link(entry, added[k]!.referent, k === 0 ? firstNode : undefined);
+      if (k === 0) firstKey = key;
+    }
     for (const r of removed) this.unlink(entry, r.referent);
-    for (const r of added) this.link(entry, r.referent);
     const activated = this.activated;
     const idled = this.idled;
     if (entry.referents.length !== refs.length) {
@@ -117,7 +126,8 @@ export class ReferenceRegistry {
     }
     for (let i = 0; i < refs.length; i++) {
       const r = refs[i]!;
-      if (entry.referents[i] !== r.referent) entry.referents[i] = this.internReferent(r.referent);
+      if (entry.referents[i] !== r.referent)
+        entry.referents[i] = r === added[0] ? firstKey! : this.internReferent(r.referent);
       entry.fieldPaths[i] = r.fieldPath;
     }
     if (entry.referents.length === 0) this.dropEntry(entry);
@@ -136,11 +146,11 @@ export class ReferenceRegistry {
     const entry = this.byController.get(controller)?.get(referrer);
     if (!entry) return this.setReferences(controller, referrer, [ref]);
     // Appended in place: a reconcile declaring n matches one by one costs O(n), not a copy of the set per match.
-    this.validateAt(ref, entry.referents.length);
+    const node = this.knownNode(ref);
+    if (node === undefined) this.validateAt(ref, entry.referents.length);
     this.activated = NO_KINDS;
     this.idled = NO_KINDS;
-    this.link(entry, ref.referent);
-    entry.referents.push(this.internReferent(ref.referent));
+    entry.referents.push(this.link(entry, ref.referent, node));
     entry.fieldPaths.push(ref.fieldPath);
     const delta: RegistryDelta = { referrer: entry, added: [ref], removed: NONE };
     if (this.listeners.size > 0) this.notify(delta, this.activated, NO_KINDS);
@@ -162,14 +172,14 @@ export class ReferenceRegistry {
   /** referrersOf returns every referrer that references the referent. */
   referrersOf(referent: ObjectKey): Referrer[] {
     const node = this.reverse.get(referent);
-    return node ? [...node.referrers.keys()] : [];
+    return node ? [...node.referrers] : [];
   }
 
   /** forEachReferrerOf visits each referrer of the referent without allocating; the dispatch hot path. */
   forEachReferrerOf(referent: ObjectKey, visit: (r: Referrer) => void): number {
     const node = this.reverse.get(referent);
     if (!node) return 0;
-    for (const r of node.referrers.keys()) visit(r);
+    for (const r of node.referrers) visit(r);
     return node.referrers.size;
   }
 
@@ -184,7 +194,8 @@ export class ReferenceRegistry {
   /** multiplicity returns how many times the referrer references the referent. */
   multiplicity(controller: string, referrer: ObjectKey, referent: ObjectKey): number {
     const e = this.byController.get(controller)?.get(referrer);
-    return e ? (this.reverse.get(referent)?.referrers.get(e) ?? 0) : 0;
+    const node = e && this.reverse.get(referent);
+    return node && node.referrers.has(e) ? 1 + (node.extra?.get(e) ?? 0) : 0;
   }
 
   /**
@@ -256,17 +267,30 @@ export class ReferenceRegistry {
     return this.reverse.size;
   }
 
-  private validate(all: readonly Reference[], toCheck: readonly Reference[]): void {
-    for (const r of toCheck) if (!this.known(r)) this.validateAt(r, all.indexOf(r));
+  /** validate throws for the first invalid reference of toCheck; it returns the first one's referent node, if it has one. */
+  private validate(all: readonly Reference[], toCheck: readonly Reference[]): ReferentNode | undefined {
+    let first: ReferentNode | undefined;
+    for (let k = 0; k < toCheck.length; k++) {
+      const r = toCheck[k]!;
+      const node = this.knownNode(r);
+      if (node === undefined) this.validateAt(r, all.indexOf(r));
+      else if (k === 0) first = node;
+    }
+    return first;
   }
 
-  /** known says whether a reference's referent and field path were validated before: in the reverse index, a field path seen. */
-  private known(r: Reference): boolean {
-    return r && typeof r === 'object' && this.reverse.has(r.referent) && this.validFieldPaths.has(r.fieldPath);
+  /**
+   * knownNode is the node of a reference validated before: its referent is in the reverse index and its field
+   * path was seen. Undefined for any other reference, which must be validated.
+   */
+  private knownNode(r: Reference): ReferentNode | undefined {
+    if (!r || typeof r !== 'object') return undefined;
+    const node = this.reverse.get(r.referent);
+    return node !== undefined && this.validFieldPaths.has(r.fieldPath) ? node : undefined;
   }
 
   private validateAt(r: Reference, index: number): void {
-    if (this.known(r)) return;
+    if (this.knownNode(r)) return;
     const v = validateReference(r, `references[${index}]`);
     if (!v.ok) throw v.error;
     this.validFieldPaths.add(r.fieldPath);
@@ -296,26 +320,31 @@ export class ReferenceRegistry {
   private activated: string[] = NO_KINDS;
   private idled: string[] = NO_KINDS;
 
-  private link(entry: Entry, referent: ObjectKey): void {
-    let node = this.reverse.get(referent);
+  /** link adds one edge from entry to referent, whose node the caller may have found already; it returns the key kept. */
+  private link(entry: Entry, referent: ObjectKey, found?: ReferentNode): ObjectKey {
+    let node = found ?? this.reverse.get(referent);
     if (!node) {
       const kindName = kindOfKey(referent);
       let kind = this.kinds.get(kindName);
       if (!kind) this.kinds.set(kindName, (kind = { kind: kindName, edges: 0, referents: new Set() }));
-      node = { key: referent, kind, referrers: new Map() };
+      node = { key: referent, kind, referrers: new Set(), extra: undefined };
       this.reverse.set(referent, node);
       kind.referents.add(referent);
     }
-    node.referrers.set(entry, (node.referrers.get(entry) ?? 0) + 1);
+    const before = node.referrers.size;
+    node.referrers.add(entry);
+    if (node.referrers.size === before) (node.extra ??= new Map()).set(entry, (node.extra.get(entry) ?? 0) + 1);
     this.edges++;
     if (++node.kind.edges === 1) this.activated = [...this.activated, node.kind.kind];
+    return node.key;
   }
 
   private unlink(entry: Entry, referent: ObjectKey): void {
     const node = this.reverse.get(referent)!;
-    const c = node.referrers.get(entry)!;
-    if (c > 1) node.referrers.set(entry, c - 1);
-    else node.referrers.delete(entry);
+    const extra = node.extra?.get(entry);
+    if (extra === undefined) node.referrers.delete(entry);
+    else if (extra > 1) node.extra!.set(entry, extra - 1);
+    else if (node.extra!.delete(entry) && node.extra!.size === 0) node.extra = undefined;
     const kind = node.kind;
     if (node.referrers.size === 0) {
       this.reverse.delete(referent);

@@ -154,6 +154,17 @@ describe('ReferenceRegistry against a naive model', () => {
               .sort(),
           ).toEqual(expected);
         }
+        // A referent named from several fields, or twice from one, counts each time; each set keeps its order.
+        for (const controller of controllers)
+          for (const referrer of referrers) {
+            const mine = rows.filter((x) => x[0] === controller && x[1] === referrer);
+            expect(r.referencesOf(controller, referrer)).toEqual(
+              mine.map((x) => ({ referent: x[2], fieldPath: x[3] })),
+            );
+            for (const referent of referents)
+              expect(r.multiplicity(controller, referrer, referent)).toBe(mine.filter((x) => x[2] === referent).length);
+          }
+        expect(r.referentCount).toBe(new Set(rows.map((x) => x[2])).size);
         const kinds = new Set(referents.map((k) => k.slice(0, k.indexOf('/'))));
         for (const kind of kinds) {
           const n = rows.filter((x) => x[2].startsWith(kind + '/')).length;
