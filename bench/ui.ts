@@ -171,10 +171,11 @@ async function loadOnce(
     snapshot: encodeSnapshot(data.snapshot),
     deltas: data.deltas.map((d) => sse(d.revision, 'delta', encodeDelta(d))).join(''),
   };
-  await page.route('**/api/v1/snapshot', (route) =>
+  // By path, whatever the query: the dashboard opens the stream as /api/v1/stream?format=lean.
+  await page.route(/\/api\/v1\/snapshot(\?|$)/, (route) =>
     route.fulfill({ body: wire.snapshot, contentType: 'application/json', headers: { 'cache-control': 'no-store' } }),
   );
-  await page.route('**/api/v1/stream', async (route: Route) => {
+  await page.route(/\/api\/v1\/stream(\?|$)/, async (route: Route) => {
     const n = ++streams;
     const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
     if (n === 1) {
