@@ -6,7 +6,12 @@
  *   kube.watchesPerKind   10,000 subscribers of one kind: HTTP watches on the server
  *   kube.freeze.*         initialSync and eventLatency with objects deep-frozen at ingest
  *                         (the default) and not frozen, alternating in one run
- *                         (BENCH_FREEZE_ROUNDS, default 3): the ratio frozen / not frozen
+ *                         (BENCH_FREEZE_ROUNDS, default 5): the ratio frozen / not frozen of the best
+ *                         initial sync and of the median over rounds of each round's median event
+ *                         latency. The p99 ratio is reported beside it: on identical code it came out
+ *                         anywhere from 0.74 to 1.51 in consecutive runs (a millisecond's tail is the
+ *                         process's GC and scheduling, not the microseconds a freeze takes), where
+ *                         the median's ratio stayed within 1.00–1.01
  * With REFWATCH_BENCH_REAL=1 and the kube-apiserver/etcd binaries at hand, the
  * event latency is measured against kube-apiserver too (kube.eventLatency.real).
  *
@@ -47,7 +52,7 @@ async function until(cond: () => boolean, what: string, timeoutMs = 60_000): Pro
   }
 }
 
-const FREEZE_ROUNDS = Number(process.env.BENCH_FREEZE_ROUNDS ?? 3);
+const FREEZE_ROUNDS = Number(process.env.BENCH_FREEZE_ROUNDS ?? 5);
 
 async function initialSync(client: KubeClient, freeze = true): Promise<number> {
   const pool = new SharedInformerPool({ client, reflector: { freeze } });
@@ -149,18 +154,21 @@ async function embedded(): Promise<boolean> {
 /**
  * freezeCost runs initialSync and eventLatency with and without deep-freezing
  * at ingest, alternating so that both see the same machine load, and reports
- * frozen / not frozen: the best initial sync of each, and the median of each
- * round's p99 event latency.
+ * frozen / not frozen: the best initial sync of each, and the median over
+ * rounds of each round's median event latency (its p99 is reported).
  */
 async function freezeCost(client: KubeClient): Promise<boolean> {
   const sync = { on: [] as number[], off: [] as number[] };
   const p99 = { on: [] as number[], off: [] as number[] };
+  const p50 = { on: [] as number[], off: [] as number[] };
   for (let round = 0; round < FREEZE_ROUNDS; round++) {
     // Each round swaps which goes first.
     for (const freeze of round % 2 === 0 ? [true, false] : [false, true]) {
       const mode = freeze ? 'on' : 'off';
       sync[mode].push(await initialSync(client, freeze));
-      p99[mode].push(percentile(await eventLatency(client, 'churn', freeze), 99));
+      const latencies = await eventLatency(client, 'churn', freeze);
+      p99[mode].push(percentile(latencies, 99));
+      p50[mode].push(percentile(latencies, 50));
     }
   }
   const median = (xs: number[]) =>
@@ -170,11 +178,12 @@ async function freezeCost(client: KubeClient): Promise<boolean> {
     );
   report('kube.freeze.initialSync.frozen', Math.min(...sync.on), 'ms');
   report('kube.freeze.initialSync.unfrozen', Math.min(...sync.off), 'ms');
-  report('kube.freeze.eventLatency.frozen', median(p99.on), 'ms');
-  report('kube.freeze.eventLatency.unfrozen', median(p99.off), 'ms');
+  report('kube.freeze.eventLatency.frozen', median(p50.on), 'ms(p50)');
+  report('kube.freeze.eventLatency.unfrozen', median(p50.off), 'ms(p50)');
+  report('kube.freeze.eventLatency.p99.ratio', median(p99.on) / median(p99.off), 'x');
   const ok = [
     result('kube.freeze.initialSync.ratio', Math.min(...sync.on) / Math.min(...sync.off), 'x', '<=', 1.1),
-    result('kube.freeze.eventLatency.ratio', median(p99.on) / median(p99.off), 'x', '<=', 1.1),
+    result('kube.freeze.eventLatency.ratio', median(p50.on) / median(p50.off), 'x', '<=', 1.1),
   ];
   return ok.every(Boolean);
 }
