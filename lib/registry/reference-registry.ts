@@ -103,7 +103,12 @@ export class ReferenceRegistry {
       entry = this.createEntry(controller, referrer);
     }
     const { added, removed } = diffMultiset(entry.referents, entry.fieldPaths, refs);
-    if (added.length === 0 && removed.length === 0) return { referrer: entry, added: NONE, removed: NONE };
+    if (added.length === 0 && removed.length === 0) {
+      // The same references, perhaps in another order: the set takes the order stated, which a reconcile's
+      // positions rely on (indexOf's cursor, the wake masks Controller keeps by position).
+      this.writeSet(entry, refs, undefined, undefined);
+      return { referrer: entry, added: NONE, removed: NONE };
+    }
     // Only added references are new to the registry; the rest were validated when they came in. The node
     // the check finds for the first added referent is the one it is linked to, and its key the copy kept.
     const firstNode = this.validate(refs, added);
@@ -124,12 +129,7 @@ export class ReferenceRegistry {
       entry.referents = new Array<ObjectKey>(refs.length);
       entry.fieldPaths = new Array<string>(refs.length);
     }
-    for (let i = 0; i < refs.length; i++) {
-      const r = refs[i]!;
-      if (entry.referents[i] !== r.referent)
-        entry.referents[i] = r === added[0] ? firstKey! : this.internReferent(r.referent);
-      entry.fieldPaths[i] = r.fieldPath;
-    }
+    this.writeSet(entry, refs, added[0], firstKey);
     if (entry.referents.length === 0) this.dropEntry(entry);
 
     const delta: RegistryDelta = { referrer: entry, added, removed };
@@ -155,6 +155,24 @@ export class ReferenceRegistry {
     const delta: RegistryDelta = { referrer: entry, added: [ref], removed: NONE };
     if (this.listeners.size > 0) this.notify(delta, this.activated, NO_KINDS);
     return delta;
+  }
+
+  /**
+   * writeSet writes refs into the entry's arrays, in their order; the arrays are refs' length already. A
+   * referent's key is the registry's copy: `known`'s, given for the added reference `knownRef`, else looked up.
+   */
+  private writeSet(
+    entry: Entry,
+    refs: readonly Reference[],
+    knownRef: Reference | undefined,
+    known: ObjectKey | undefined,
+  ): void {
+    for (let i = 0; i < refs.length; i++) {
+      const r = refs[i]!;
+      if (entry.referents[i] !== r.referent)
+        entry.referents[i] = r === knownRef ? known! : this.internReferent(r.referent);
+      if (entry.fieldPaths[i] !== r.fieldPath) entry.fieldPaths[i] = r.fieldPath;
+    }
   }
 
   /** clear drops every reference of the referrer. */

@@ -31,6 +31,17 @@ describe('ReferenceRegistry', () => {
     expect(d.removed).toHaveLength(0);
   });
 
+  it('an unchanged set stated in another order is an empty delta, and the set takes that order', () => {
+    const r = new ReferenceRegistry();
+    r.setReferences('watch', APP, [ref(DB, 'spec.databaseRef'), ref(SECRET, 'spec.secretRef')]);
+    const d = r.setReferences('watch', APP, [ref(SECRET, 'spec.secretRef'), ref(DB, 'spec.databaseRef')]);
+    expect(d.added).toHaveLength(0);
+    expect(d.removed).toHaveLength(0);
+    // A reconcile finds each restated reference where it stated it (indexOf's cursor, the wake masks by position).
+    expect(r.referencesOf('watch', APP)).toEqual([ref(SECRET, 'spec.secretRef'), ref(DB, 'spec.databaseRef')]);
+    expect(r.indexOf('watch', APP, ref(DB, 'spec.databaseRef'))).toBe(1);
+  });
+
   it('counts a referent named from two fields twice', () => {
     const r = new ReferenceRegistry();
     r.setReferences('watch', APP, [ref(DB, 'spec.databaseRef'), ref(DB, 'spec.replicaRef')]);
