@@ -375,7 +375,13 @@ export class LabelIndex {
    * lookup visits the selectors of a node that holds no objects (those of every namespace) that a change
    * reaches. A creation walks its labels as if the object had none before, a deletion as if it has none after.
    */
-  private lookup(ns: NamespaceNode, pass: number, old: Labels | undefined, next: Labels | undefined, visit: Visit) {
+  private lookup(
+    ns: NamespaceNode,
+    pass: number,
+    old: Labels | undefined,
+    next: Labels | undefined,
+    visit: Visit,
+  ): void {
     const from = old ?? NO_LABELS;
     const to = next ?? NO_LABELS;
     for (const k in from) {

@@ -102,11 +102,12 @@ export class ReferenceRegistry {
         );
       entry = this.createEntry(controller, referrer);
     }
-    const { added, removed } = diffMultiset(entry.referents, entry.fieldPaths, refs);
+    const { added, removed, reordered } = diffMultiset(entry.referents, entry.fieldPaths, refs);
     if (added.length === 0 && removed.length === 0) {
-      // The same references, perhaps in another order: the set takes the order stated, which a reconcile's
-      // positions rely on (indexOf's cursor, the wake masks Controller keeps by position).
-      this.writeSet(entry, refs, undefined, undefined);
+      // The same references in another order: the set takes the order stated, which a reconcile's positions
+      // rely on (indexOf's cursor, the wake masks Controller keeps by position). A restatement in the same
+      // order, every reconcile's usual end, writes nothing.
+      if (reordered) this.writeSet(entry, refs, undefined, undefined);
       return { referrer: entry, added: NONE, removed: NONE };
     }
     // Only added references are new to the registry; the rest were validated when they came in. The node
@@ -388,7 +389,8 @@ export class ReferenceRegistry {
 /**
  * diffMultiset compares the old (referents, fieldPaths) with the new refs as
  * multisets of (referent, fieldPath). Small sets use a quadratic scan, which
- * beats hashing for the usual handful of references.
+ * beats hashing for the usual handful of references. `reordered` says whether
+ * a reference both sets hold changed position (always true for a hashed diff).
  */
 const scratch = new Uint8Array(256);
 
@@ -396,16 +398,21 @@ function diffMultiset(
   oldReferents: ObjectKey[],
   oldPaths: string[],
   refs: readonly Reference[],
-): { added: Reference[]; removed: Reference[] } {
+): { added: Reference[]; removed: Reference[]; reordered: boolean } {
   const n = oldReferents.length;
   const m = refs.length;
-  if (n === 0) return { added: m === 0 ? [] : refs.slice(), removed: [] };
+  if (n === 0) return { added: m === 0 ? [] : refs.slice(), removed: [], reordered: false };
   if (m === 0)
-    return { added: [], removed: oldReferents.map((referent, i) => ({ referent, fieldPath: oldPaths[i]! })) };
+    return {
+      added: [],
+      removed: oldReferents.map((referent, i) => ({ referent, fieldPath: oldPaths[i]! })),
+      reordered: false,
+    };
   if (n * m <= 256) {
     const used = scratch;
     used.fill(0, 0, n);
     const added: Reference[] = [];
+    let reordered = false;
     for (let j = 0; j < m; j++) {
       const r = refs[j]!;
       let found = -1;
@@ -416,12 +423,15 @@ function diffMultiset(
         }
       }
       if (found < 0) added.push(r);
-      else used[found] = 1;
+      else {
+        used[found] = 1;
+        if (found !== j) reordered = true;
+      }
     }
     const removed: Reference[] = [];
     for (let i = 0; i < n; i++)
       if (used[i] === 0) removed.push({ referent: oldReferents[i]!, fieldPath: oldPaths[i]! });
-    return { added, removed };
+    return { added, removed, reordered };
   }
   const counts = new Map<string, number>();
   for (let i = 0; i < n; i++) {
@@ -441,5 +451,6 @@ function diffMultiset(
     const sep = id.indexOf('\u0000');
     for (let k = 0; k < c; k++) removed.push({ referent: id.slice(0, sep), fieldPath: id.slice(sep + 1) });
   }
-  return { added, removed };
+  // Positions are not compared here: a large set is taken as possibly reordered, and writeSet writes only what differs.
+  return { added, removed, reordered: true };
 }
