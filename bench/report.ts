@@ -55,7 +55,19 @@ export function formatResult(r: ResultLine): string {
     return `${head} reported`;
   }
   if (!r.target) throw new Error(`RESULT ${r.name}: a ${r.verdict} needs a target; use report() for a figure without`);
-  return `${head} target ${r.target.op} ${format(r.target.value)} ${r.verdict}`;
+  return `RESULT ${r.name} ${formatAgainst(r.value, r.target)} ${r.unit} target ${r.target.op} ${format(r.target.value)} ${r.verdict}`;
+}
+
+/**
+ * formatAgainst prints a judged value with the digits that show which side of its target it is on: 1.0004
+ * against <= 1 prints 1.0004, not 1.00 beside a MISS. Rounding that keeps the side prints as format does.
+ */
+function formatAgainst(v: number, target: { op: TargetOp; value: number }): string {
+  let text = format(v);
+  const pass = meets(v, target.op, target.value);
+  for (let digits = 3; digits <= 12 && meets(Number(text), target.op, target.value) !== pass; digits++)
+    text = String(Number(v.toPrecision(digits)));
+  return text;
 }
 
 /**

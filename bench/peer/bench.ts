@@ -96,7 +96,7 @@ function runLine(f: RunFigures): string {
     .slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4))
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App; ${f.openWatches} watches (${Object.entries(
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${f.implementation === 'refwatch' ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
     f.openWatchesByResource,
   )
     .map(([r, n]) => `${r.split('.')[0]} ${n}`)
@@ -300,6 +300,12 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
       m((f) => f.cpuSeconds),
       's',
     );
+    if (impl === 'refwatch')
+      report(
+        `peer.${impl}.cpuMainThread${s}`,
+        m((f) => f.mainThreadCpuSeconds),
+        's',
+      );
     report(
       `peer.${impl}.rss${s}`,
       m((f) => f.peakRssBytes / 2 ** 20),

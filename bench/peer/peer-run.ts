@@ -72,6 +72,8 @@ export interface RunFigures {
   unresolved: number;
   /** CPU seconds the controller used from the first create until the last resolution. */
   cpuSeconds: number;
+  /** The part of it on the process's main thread (for node, the rest is V8's compiler and GC threads). */
+  mainThreadCpuSeconds: number;
   /** The controller process's peak resident memory (VmHWM), bytes. */
   peakRssBytes: number;
   /** Its resident memory once ready, before the first object was created, bytes: what the runtime and libraries cost. */
@@ -174,6 +176,7 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         },
         unresolved: workload.unresolved,
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
+        mainThreadCpuSeconds: end.mainThreadCpuSeconds - start.mainThreadCpuSeconds,
         peakRssBytes: end.peakRssBytes,
         readyRssBytes: start.rssBytes,
         rssFileBytes: { ready: start.rssFileBytes, end: end.rssFileBytes },

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { createSecureContext } from 'node:tls';
 import path from 'node:path';
 import { RefwatchError } from '../model';
 import { sleep } from './backoff';
@@ -263,8 +264,16 @@ export class KubeClient implements KubeTransport {
     // Compared field by field on every request: serializing the PEM material for a key cost more than the request's own work.
     if (this.agent?.protocol !== url.protocol || !sameTls(this.agent.tls, tls)) {
       this.agent?.agent.destroy();
+      // One TLS context for every connection of the agent: given only the PEM material, each new connection
+      // would parse the CA, certificate and key into a context of its own.
       const agent =
-        url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
+        url.protocol === 'http:'
+          ? new http.Agent({ keepAlive: true })
+          : new https.Agent({
+              keepAlive: true,
+              ...tls,
+              secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
+            });
       // This agent serves one set of TLS material, so its pool key needs none of it: https.Agent's own
       // key would decode the CA, certificate and key Buffers into a string on every request.
       if (agent instanceof https.Agent)

@@ -156,6 +156,8 @@ export class Reflector {
   /** The watch the watchdog guards, and its timeout. */
   private watchdogOf: AbortController | undefined;
   private watchdogMs = 0;
+  /** When the watchdog's silence began: its start, or the last event since. */
+  private watchdogFrom = 0;
 
   private phase: WatchPhase = 'Starting';
   private primed = false;
@@ -693,20 +695,32 @@ export class Reflector {
   }
 
   /**
-   * armWatchdog (re)starts the timer that aborts a silent watch. Re-armed on
-   * every event, it restarts the same timer while the watch and its timeout
-   * stay the same: a new timer per event would allocate on the hot path.
+   * armWatchdog starts the timer that aborts a silent watch, and is called
+   * again after every event. While the watch and its timeout stay the same,
+   * an event only notes the time: the timer, when it fires, looks at the
+   * last event and waits out the rest of the timeout if one came meanwhile.
+   * Restarting the timer on every event cost a timer-list insertion each.
    */
   private armWatchdog(local: AbortController, initial: boolean): void {
     const ms = initial ? (this.opts.initialEventsTimeoutMs ?? 10_000) : (this.opts.inactivityTimeoutMs ?? 90_000);
     if (this.watchdog && this.watchdogOf === local && this.watchdogMs === ms) {
-      this.watchdog.refresh();
+      this.watchdogFrom = Date.now();
       return;
     }
     this.clearWatchdog();
     this.watchdogOf = local;
     this.watchdogMs = ms;
-    this.watchdog = setTimeout(() => local.abort(new Inactive(`no watch event for ${ms} ms`)), ms);
+    this.watchdogFrom = Date.now();
+    this.watchdog = setTimeout(() => this.watchdogFired(local, ms), ms);
+  }
+
+  private watchdogFired(local: AbortController, ms: number): void {
+    const silentFor = Date.now() - this.watchdogFrom;
+    if (silentFor < ms) {
+      this.watchdog = setTimeout(() => this.watchdogFired(local, ms), ms - silentFor);
+      return;
+    }
+    local.abort(new Inactive(`no watch event for ${ms} ms`));
   }
 
   private clearHealthyTimer(): void {

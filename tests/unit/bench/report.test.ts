@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatResult, parseResult, pooledPercentile, report, result, type ResultLine } from '@/bench/report';
+import { formatResult, meets, parseResult, pooledPercentile, report, result, type ResultLine } from '@/bench/report';
 
 let printed: string[];
 let exitCode: typeof process.exitCode;
@@ -36,6 +36,25 @@ describe('result', () => {
   it('judges the exact value, whatever it prints as', () => {
     expect(result('lib.rss.ratio', 1.0004, 'x', '<=', 1)).toBe(false);
     expect(result('lib.rss.ratio', 1, 'x', '<=', 1)).toBe(true);
+  });
+
+  it('prints a judged value with the digits that show its side of the target', () => {
+    result('peer.ratio.requestsPerApp', 20004 / 20000, 'x', '<=', 1);
+    result('select.cpuPerChange', 20.004, 'µs', '<=', 20);
+    result('registry.setReferences', 499999.6, 'calls/s', '>=', 500000);
+    result('select.wake', 4.996, 'ms(p99)', '<=', 5);
+    result('kube.ratio', 1.234, 'x', '<=', 2);
+    expect(printed).toEqual([
+      'RESULT peer.ratio.requestsPerApp 1.0002 x target <= 1 MISS',
+      'RESULT select.cpuPerChange 20.004 µs target <= 20 MISS',
+      'RESULT registry.setReferences 499999.6 calls/s target >= 500000 MISS',
+      'RESULT select.wake 5.00 ms(p99) target <= 5 PASS',
+      'RESULT kube.ratio 1.23 x target <= 2 PASS',
+    ]);
+    for (const line of printed) {
+      const r = parseResult(line) as ResultLine;
+      expect(r.verdict === 'PASS').toBe(meets(r.value, r.target!.op, r.target!.value));
+    }
   });
 });
 

@@ -369,6 +369,20 @@ describe('Reflector: failures', () => {
     expect(quiet.r.status().resourceVersion).toBe(String(server.rv));
   });
 
+  it('restarts a watch only once the whole timeout has passed since its last event', async () => {
+    const w = start(DB, { inactivityTimeoutMs: 300 });
+    await until(() => w.r.status().watchesOpened === 1, 'watching');
+    await new Promise((res) => setTimeout(res, 200));
+    server.bookmark();
+    const lastEvent = Date.now();
+    await until(() => w.r.status().watchesOpened === 2, 'a new watch after the silence');
+    const silentMs = Date.now() - lastEvent;
+    expect(silentMs).toBeGreaterThanOrEqual(290);
+    expect(silentMs).toBeLessThan(1_000);
+    expect(w.rec.count('error')).toBe(0);
+    await w.r.stop();
+  });
+
   it('stops without an error event, closes its watch and clears its timers', async () => {
     const { r, rec } = start(SHOP_DB);
     await until(() => server.openWatches() === 1, 'watching');
