@@ -55,19 +55,22 @@ export function formatResult(r: ResultLine): string {
     return `${head} reported`;
   }
   if (!r.target) throw new Error(`RESULT ${r.name}: a ${r.verdict} needs a target; use report() for a figure without`);
-  return `RESULT ${r.name} ${formatAgainst(r.value, r.target)} ${r.unit} target ${r.target.op} ${format(r.target.value)} ${r.verdict}`;
+  const target = Number(format(r.target.value)) === r.target.value ? format(r.target.value) : String(r.target.value);
+  return `RESULT ${r.name} ${formatAgainst(r.value, r.target)} ${r.unit} target ${r.target.op} ${target} ${r.verdict}`;
 }
 
 /**
  * formatAgainst prints a judged value with the digits that show which side of its target it is on: 1.0004
- * against <= 1 prints 1.0004, not 1.00 beside a MISS. Rounding that keeps the side prints as format does.
+ * against <= 1 prints 1.0004, not 1.00 beside a MISS. Rounding that keeps the side prints as format does;
+ * a value within rounding of its target prints whole (String(v) reads back as the same number). The target
+ * itself prints whole when rounding would change it.
  */
 function formatAgainst(v: number, target: { op: TargetOp; value: number }): string {
-  let text = format(v);
   const pass = meets(v, target.op, target.value);
-  for (let digits = 3; digits <= 12 && meets(Number(text), target.op, target.value) !== pass; digits++)
-    text = String(Number(v.toPrecision(digits)));
-  return text;
+  const sideOf = (text: string) => meets(Number(text), target.op, target.value) === pass;
+  let text = format(v);
+  for (let digits = 3; digits <= 6 && !sideOf(text); digits++) text = String(Number(v.toPrecision(digits)));
+  return sideOf(text) ? text : String(v);
 }
 
 /**

@@ -33,8 +33,9 @@ export function sampleProcess(pid: number): ProcessSample | undefined {
   let mainStat: string;
   let status: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The thread first: read after it, the whole process has counted at least as much.
     mainStat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     status = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     return undefined;

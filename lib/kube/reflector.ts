@@ -700,22 +700,24 @@ export class Reflector {
    * an event only notes the time: the timer, when it fires, looks at the
    * last event and waits out the rest of the timeout if one came meanwhile.
    * Restarting the timer on every event cost a timer-list insertion each.
+   * The times are performance.now()'s, which a wall-clock change (NTP, a
+   * resumed VM) does not move, as it does not move the timer.
    */
   private armWatchdog(local: AbortController, initial: boolean): void {
     const ms = initial ? (this.opts.initialEventsTimeoutMs ?? 10_000) : (this.opts.inactivityTimeoutMs ?? 90_000);
     if (this.watchdog && this.watchdogOf === local && this.watchdogMs === ms) {
-      this.watchdogFrom = Date.now();
+      this.watchdogFrom = performance.now();
       return;
     }
     this.clearWatchdog();
     this.watchdogOf = local;
     this.watchdogMs = ms;
-    this.watchdogFrom = Date.now();
+    this.watchdogFrom = performance.now();
     this.watchdog = setTimeout(() => this.watchdogFired(local, ms), ms);
   }
 
   private watchdogFired(local: AbortController, ms: number): void {
-    const silentFor = Date.now() - this.watchdogFrom;
+    const silentFor = performance.now() - this.watchdogFrom;
     if (silentFor < ms) {
       this.watchdog = setTimeout(() => this.watchdogFired(local, ms), ms - silentFor);
       return;

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatResult, meets, parseResult, pooledPercentile, report, result, type ResultLine } from '@/bench/report';
+import {
+  formatResult,
+  meets,
+  parseResult,
+  pooledPercentile,
+  report,
+  result,
+  type ResultLine,
+  type TargetOp,
+} from '@/bench/report';
 
 let printed: string[];
 let exitCode: typeof process.exitCode;
@@ -55,6 +64,30 @@ describe('result', () => {
       const r = parseResult(line) as ResultLine;
       expect(r.verdict === 'PASS').toBe(meets(r.value, r.target!.op, r.target!.value));
     }
+  });
+
+  it('reads back with the verdict it printed, whatever the digits of the value and of the target', () => {
+    const cases: [number, TargetOp, number][] = [
+      [0.1 + 0.2, '<=', 0.3],
+      [0.1 + 0.2, '==', 0.3],
+      [1.0000000000000002, '<=', 1],
+      [2.871 / 2.61, '<=', 1.1],
+      [2.348, '<=', 2.345],
+      [1.0045, '>=', 1.005],
+      [1.23456, '==', 1.23456],
+      [-0.5, '>=', 0],
+      [NaN, '<=', 1],
+      [Infinity, '<=', 1],
+    ];
+    for (const [value, op, target] of cases) result('x.y', value, 'x', op, target);
+    expect(printed).toHaveLength(cases.length);
+    printed.forEach((line, i) => {
+      const r = parseResult(line) as ResultLine;
+      const [value, op, target] = cases[i]!;
+      expect(r.target).toEqual({ op, value: target });
+      expect(r.verdict).toBe(meets(value, op, target) ? 'PASS' : 'MISS');
+      expect(meets(r.value, op, target)).toBe(meets(value, op, target));
+    });
   });
 });
 
