@@ -49,14 +49,14 @@ export function report(name: string, value: number, unit: string): void {
 export function formatResult(r: ResultLine): string {
   if (r.name === '' || /\s/.test(r.name)) throw new Error(`RESULT name "${r.name}" must be one word, e.g. queue.cycle`);
   if (r.unit.trim() === '') throw new Error(`RESULT ${r.name}: give a unit, e.g. ms or x`);
-  const head = `RESULT ${r.name} ${format(r.value)} ${r.unit}`;
   if (r.verdict === 'reported') {
     if (r.target) throw new Error(`RESULT ${r.name}: a reported figure has no target; use result() to judge it`);
-    return `${head} reported`;
+    return `RESULT ${r.name} ${format(r.value)} ${r.unit} reported`;
   }
   if (!r.target) throw new Error(`RESULT ${r.name}: a ${r.verdict} needs a target; use report() for a figure without`);
-  const target = Number(format(r.target.value)) === r.target.value ? format(r.target.value) : String(r.target.value);
-  return `RESULT ${r.name} ${formatAgainst(r.value, r.target)} ${r.unit} target ${r.target.op} ${target} ${r.verdict}`;
+  const { op, value: target } = r.target;
+  const targetText = Number(format(target)) === target ? format(target) : String(target);
+  return `RESULT ${r.name} ${formatAgainst(r.value, r.target)} ${r.unit} target ${op} ${targetText} ${r.verdict}`;
 }
 
 /**
