@@ -19,7 +19,7 @@ import type {
 import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, ObjectStore, WatchError } from './informer-source';
 import type { Readiness, ReadinessPredicate } from './readiness';
-import type { Resolution } from './resolution';
+import { resolutionOf, type Resolution } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
 import { LabelIndex, type SelectorWatch } from './label-index';
 import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
@@ -192,42 +192,35 @@ export class ReferenceControllers {
     if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.resolve(referent, fieldPath);
     const outside = this.outOfScope(referent);
     if (outside)
-      return {
-        state: 'NotPrimed',
-        referent,
-        fieldPath,
-        error: outside,
-        reason: outside.reason,
-        message: outside.message,
-      };
+      return resolutionOf('NotPrimed', referent, fieldPath, undefined, outside.reason, outside.message, outside);
     const scope = this.scopeOf(referent);
     const kind = scope.kind;
     const rc = this.byId.get(scopeId(kind, scope.namespace)) ?? this.ensure(scope);
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
       const error = rc.errors.at(-1);
-      return {
-        state: 'NotPrimed',
+      return resolutionOf(
+        'NotPrimed',
         referent,
         fieldPath,
+        undefined,
+        error?.reason ?? 'NotPrimed',
+        error?.message ?? `the ${label(rc)} cache is still loading its initial snapshot`,
         error,
-        reason: error?.reason ?? 'NotPrimed',
-        message: error?.message ?? `the ${label(rc)} cache is still loading its initial snapshot`,
-      };
+      );
     }
     const object = sub.store.get(referent);
-    if (!object)
-      return { state: 'NotFound', referent, fieldPath, reason: 'NotFound', message: `${referent} not found` };
+    if (!object) return resolutionOf('NotFound', referent, fieldPath, undefined, 'NotFound', `${referent} not found`);
     const r = this.deps.readiness(kind)(object);
-    if (r.ready) return { state: 'Ready', referent, fieldPath, object };
-    return {
-      state: 'NotReady',
+    if (r.ready) return resolutionOf('Ready', referent, fieldPath, object);
+    return resolutionOf(
+      'NotReady',
       referent,
       fieldPath,
       object,
-      reason: r.reason ?? 'NotReady',
-      message: r.message ?? r.reason ?? 'not ready',
-    };
+      r.reason ?? 'NotReady',
+      r.message ?? r.reason ?? 'not ready',
+    );
   }
 
   /** isReady says whether a referent resolves Ready now, as resolve() would judge it, starting nothing. */

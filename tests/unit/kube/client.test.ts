@@ -387,6 +387,43 @@ describe('request deadlines', () => {
   });
 });
 
+describe('response bodies', () => {
+  it('decodes a character split across chunks, and reports a body cut short as a broken connection', async () => {
+    const euro = Buffer.from('{"name":"€ sign"}');
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(euro.length) });
+      if (req.url === '/split') {
+        // The euro sign's three bytes in two writes, a tick apart, so they arrive as two chunks.
+        res.write(euro.subarray(0, 10));
+        setTimeout(() => res.end(euro.subarray(10)), 20);
+      } else {
+        res.write(euro.subarray(0, 10));
+        setTimeout(() => res.socket?.destroy(), 20);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = KubeClient.fromKubeconfig({
+      clusters: [{ name: 'c', cluster: { server: url } }],
+      users: [{ name: 'u', user: { token: TOKEN } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    });
+    try {
+      await expect(client.getJSON('/split')).resolves.toEqual({ name: '€ sign' });
+      const e = await client.getJSON('/cut').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(KubeRequestError);
+      expect((e as Error).message).toMatch(
+        new RegExp(`^cannot reach ${url} \\((ECONNRESET|aborted|ERR_STREAM_PREMATURE_CLOSE)\\)$`),
+      );
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('throttling', () => {
   /** A server that answers 429 with the given Retry-After to the first `throttled` requests, then 200; it records when each came. */
   async function throttlingServer(throttled: number, retryAfter: string | undefined) {
