@@ -527,11 +527,16 @@ export class ReferenceControllers {
           const readiness = this.deps.readiness(rc.kind);
           const object = event.type === 'deleted' ? undefined : event.object;
           const verdict = object && readiness(object);
-          this.publishWatched(rc, event.key, object, verdict);
-          // What the event changed is judged once per event, and only when some referrer filters.
+          const before = this.publishWatched(rc, event.key, object, verdict);
+          // What the event changed is judged once per event, and only when some referrer filters. The old
+          // object's readiness is the state published for it, when that is a verdict: the old object is not
+          // read again (it is cold by now, and reading its conditions cost more than the rest of the dispatch).
           if (!this.deps.wake?.filtered(event.key)) this.dispatch(event.key);
           else if (event.type === 'updated')
-            this.dispatch(event.key, updateVerdict(event.old, event.object, readiness, verdict!.ready));
+            this.dispatch(
+              event.key,
+              updateVerdict(event.old, event.object, readiness, verdict!.ready, verdictOf(before)),
+            );
           else this.dispatch(event.key, existenceVerdict(event.object, readiness, verdict?.ready));
         }
         return;
@@ -744,17 +749,20 @@ export class ReferenceControllers {
     this.publishWatched(rc, referent, sub?.isPrimed() ? sub.store.get(referent) : undefined, undefined);
   }
 
-  /** publishWatched is publishReferent for a watched kind, given the referent's controller and, if known, its verdict. */
+  /**
+   * publishWatched is publishReferent for a watched kind, given the referent's controller and, if known, its
+   * verdict. It returns the state published before, if any: the verdict on the object this one replaces.
+   */
   private publishWatched(
     rc: ReferenceController | undefined,
     referent: ObjectKey,
     object: CachedObject | undefined,
     verdict: Readiness | undefined,
-  ): void {
+  ): ReferentState | undefined {
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);
-      return;
+      return undefined;
     }
     const kind = rc?.kind ?? kindOfKey(referent);
     const outside = this.outOfScope(referent);
@@ -787,7 +795,7 @@ export class ReferenceControllers {
     const uid = object?.metadata.uid;
     const prev = this.deps.changelog.get('referent', referent);
     const same = prev !== undefined && prev.state === state && prev.message === message && prev.uid === uid;
-    if (same && prev.referencedBy === referencedBy) return;
+    if (same && prev.referencedBy === referencedBy) return prev.state;
     const value: ReferentEntity = {
       id: referent,
       key: referent,
@@ -802,6 +810,7 @@ export class ReferenceControllers {
     };
     if (message !== undefined) value.message = message;
     this.deps.changelog.put('referent', referent, value);
+    return prev?.state;
   }
 
   private seq = 0;
@@ -826,4 +835,9 @@ export class ReferenceControllers {
 /** label names a reference controller in messages: `Secret`, or `Secret in namespace shop`. */
 function label(rc: ReferenceController): string {
   return rc.namespace === undefined ? rc.kind : `${rc.kind} in namespace ${rc.namespace}`;
+}
+
+/** verdictOf reads a published referent state as a readiness verdict: undefined when it is not one. */
+function verdictOf(state: ReferentState | undefined): boolean | undefined {
+  return state === 'Ready' ? true : state === 'NotReady' ? false : undefined;
 }

@@ -97,15 +97,19 @@ export function forWakeOnIsGeneration(forWakeOn: ForWakeOn | undefined): boolean
   );
 }
 
-/** updateVerdict is what an update changed, computed once per referent event whatever the number of referrers. */
+/**
+ * updateVerdict is what an update changed, computed once per referent event whatever the number of referrers.
+ * wasReady is the verdict on the old object when the caller knows it (the state it published for it).
+ */
 export function updateVerdict(
   old: KubeObject,
   object: KubeObject,
   readiness: ReadinessPredicate,
   ready = readiness(object).ready,
+  wasReady = readiness(old).ready,
 ): number {
   let bits = WAKE_CHANGE;
-  if (readiness(old).ready !== ready) bits |= WAKE_READINESS | WAKE_VERDICT;
+  if (wasReady !== ready) bits |= WAKE_READINESS | WAKE_VERDICT;
   if (old.metadata.generation !== object.metadata.generation) bits |= WAKE_GENERATION;
   return bits;
 }

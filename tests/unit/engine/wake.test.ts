@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Manager, MemoryInformerSource, type ReconcileContext, type WakeOn } from '@/lib/engine';
+import { Manager, MemoryInformerSource, conditionReadiness, type ReconcileContext, type WakeOn } from '@/lib/engine';
 import type { KubeObject } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
 import fc from 'fast-check';
@@ -259,6 +259,46 @@ describe('wakeOn', () => {
     await pollOnce(['change']);
     answer = { exists: true, ready: true, message: '' };
     await pollOnce(['change', 'readiness']);
+  });
+
+  it('judges a flip from the state published for the old object, without reading that object again', async () => {
+    const source = new MemoryInformerSource({ priming: 'sync' });
+    const ready = conditionReadiness('Ready');
+    const judged: KubeObject[] = [];
+    manager = new Manager({
+      source,
+      statsIntervalMs: 0,
+      readiness: () => (o) => {
+        judged.push(o);
+        return ready(o);
+      },
+    });
+    const controller = manager.addController({
+      name: 'watch',
+      for: APP_KIND,
+      reconcile: (ctx) => void ctx.resolve(dbKey('orders'), 'spec.databaseRef', { wakeOn: 'readiness' }),
+    });
+    const woken = vi.spyOn(controller, 'enqueue');
+    manager.start();
+    source.apply(db({ generation: 1, ready: false, message: 'creating volume' }));
+    source.apply(app('web', { databaseRef: 'orders' }));
+    await vi.waitFor(() => expect(manager!.registry.referrersOf(dbKey('orders'))).toHaveLength(1));
+    await vi.waitFor(() => expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 }));
+    const updates: [KubeObject, boolean][] = [
+      [db({ generation: 1, ready: false, message: 'attaching volume' }), false],
+      [db({ generation: 1, ready: true }), true],
+      [db({ generation: 1, ready: true, message: 'serving' }), false],
+      [db({ generation: 1, ready: false, message: 'failing over' }), true],
+    ];
+    for (const [next, wakes] of updates) {
+      const old = manager.referenceControllers.cached(dbKey('orders'))!;
+      judged.length = 0;
+      woken.mockClear();
+      source.apply(next);
+      expect(woken).toHaveBeenCalledTimes(wakes ? 1 : 0);
+      expect(judged).not.toContain(old);
+      expect(judged.length).toBeGreaterThan(0);
+    }
   });
 });
 
