@@ -17,34 +17,39 @@ export function plural(kind: string, n = 2): string {
  * object to compare with.
  */
 export function noMatchHint(selector: Selector, labelSets: readonly Labels[], kind: string): string | undefined {
-  if (labelSets.length === 0 || selector.requirements.length === 0) return undefined;
-  const none = selector.requirements
-    .filter((r) => !labelSets.some((l) => requirementMatches(r, l)))
-    .map((r) => requirementText(r));
+  const terms = selector.requirements;
+  if (labelSets.length === 0 || terms.length === 0) return undefined;
+  const texts = terms.map((r) => requirementText(r));
+  const none = texts.filter((_, i) => !labelSets.some((l) => requirementMatches(terms[i]!, l)));
   // The nearest objects fail the fewest requirements; among them, what they carry where the selector asks.
-  // Each object's failures are listed once: a namespace's hundred Pods are read once, not twice.
-  const failures = labelSets.map((labels) => failed(selector, labels));
+  // Counted, not listed: a namespace's hundred Pods are read twice and allocate nothing each, as a Service
+  // matching nothing is explained again on every reconcile.
   let fewest = Infinity;
-  for (const f of failures) fewest = Math.min(fewest, f.length);
-  const groups = new Map<string, { n: number; r: Requirement; has: string | undefined }>();
-  for (let i = 0; i < labelSets.length; i++) {
-    const f = failures[i]!;
-    if (f.length !== fewest) continue;
-    const labels = labelSets[i]!;
-    const r = f[0]!;
-    const has = Object.hasOwn(labels, r.key) ? `${r.key}=${labels[r.key]}` : undefined;
-    const id = `${requirementText(r)}|${has ?? ''}`;
-    const g = groups.get(id);
+  for (const labels of labelSets) fewest = Math.min(fewest, failures(terms, labels, fewest));
+  // Grouped by the first requirement they fail and the value they carry under its key, in the order first met.
+  const groups: HintGroup[] = [];
+  const byText = new Map<string, Map<string | undefined, HintGroup>>();
+  for (const labels of labelSets) {
+    if (failures(terms, labels, fewest) !== fewest) continue;
+    const i = terms.findIndex((r) => !requirementMatches(r, labels));
+    const r = terms[i]!;
+    const value = Object.hasOwn(labels, r.key) ? String(labels[r.key]) : undefined;
+    let values = byText.get(texts[i]!);
+    if (!values) byText.set(texts[i]!, (values = new Map()));
+    const g = values.get(value);
     if (g) g.n++;
-    else groups.set(id, { n: 1, r, has });
+    else {
+      const group = { n: 1, r, text: texts[i]!, value };
+      values.set(value, group);
+      groups.push(group);
+    }
   }
   // Objects that carry the asked key say more (app=web for app=web-v2) than more objects without it.
-  const nearest = [...groups.values()].sort(
-    (a, b) => Number(b.has !== undefined) - Number(a.has !== undefined) || b.n - a.n,
-  )[0];
+  const nearest = groups.sort((a, b) => Number(b.value !== undefined) - Number(a.value !== undefined) || b.n - a.n)[0];
   const parts: string[] = [];
   if (nearest) {
-    const { n, r, has } = nearest;
+    const { n, r } = nearest;
+    const has = nearest.value === undefined ? undefined : `${r.key}=${nearest.value}`;
     const who = `${n} ${plural(kind, n)}`;
     const also = fewest > 1 ? ` (and ${fewest - 1} more term${fewest > 2 ? 's' : ''} fail)` : '';
     if (r.operator === 'In' && has !== undefined) {
@@ -55,16 +60,28 @@ export function noMatchHint(selector: Selector, labelSets: readonly Labels[], ki
         `no ${kind} has the label ${r.key}${similar ? `; ${plural(kind)} have ${similar}: did you mean ${similar}?` : ''}`,
       );
     } else {
-      parts.push(`${who} ${n === 1 ? 'has' : 'have'} ${has}, which ${requirementText(r)} excludes${also}`);
+      parts.push(`${who} ${n === 1 ? 'has' : 'have'} ${has}, which ${nearest.text} excludes${also}`);
     }
   }
-  if (none.length > 0 && !(nearest && none.length === 1 && none[0] === requirementText(nearest.r)))
+  if (none.length > 0 && !(nearest && none.length === 1 && none[0] === nearest.text))
     parts.push(`no ${kind} meets ${none.join(', ')}`);
   return parts.join('; ');
 }
 
-function failed(selector: Selector, labels: Labels): Requirement[] {
-  return selector.requirements.filter((r) => !requirementMatches(r, labels));
+/** HintGroup is the objects that fail the same requirement first and carry the same value under its key. */
+interface HintGroup {
+  n: number;
+  readonly r: Requirement;
+  readonly text: string;
+  /** The value under the requirement's key; undefined when they do not carry the key. */
+  readonly value: string | undefined;
+}
+
+/** failures counts the requirements the labels fail, stopping once the count passes `enough`. */
+function failures(terms: readonly Requirement[], labels: Labels, enough: number): number {
+  let n = 0;
+  for (const r of terms) if (!requirementMatches(r, labels) && ++n > enough) return n;
+  return n;
 }
 
 /** similarKey finds a label key the objects carry that is a likely typo of key (App for app, ap for app). */

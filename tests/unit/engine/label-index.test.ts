@@ -2,27 +2,15 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { matchesSelector, selectorOf, type Labels, type Requirement, type Selector } from '@/lib/model';
 import { LabelIndex, type SelectorWatch } from '@/lib/engine/label-index';
+import { labelsArbitrary, requirementArbitrary } from '../model/selector-arbitraries';
 
 const KEYS = ['app', 'tier', 'team', 'track'];
 const VALUES = ['a', 'b', 'c'];
 const NAMESPACES = ['ns1', 'ns2'];
 const OBJECTS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
 
-const labelsArb: fc.Arbitrary<Labels> = fc.dictionary(fc.constantFrom(...KEYS), fc.constantFrom(...VALUES), {
-  maxKeys: 4,
-});
-const requirementArb: fc.Arbitrary<Requirement> = fc.oneof(
-  fc.record({
-    key: fc.constantFrom(...KEYS),
-    operator: fc.constantFrom('In' as const, 'NotIn' as const),
-    values: fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 2 }).map((v) => v.sort()),
-  }),
-  fc.record({
-    key: fc.constantFrom(...KEYS),
-    operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const),
-    values: fc.constant([] as string[]),
-  }),
-);
+const labelsArb = labelsArbitrary(KEYS, VALUES);
+const requirementArb = requirementArbitrary(KEYS, VALUES, 2);
 const selectorArb: fc.Arbitrary<Selector> = fc.array(requirementArb, { maxLength: 3 }).map(selectorOf);
 
 type Edit = { op: 'set'; obj: string; ns: string; labels: Labels } | { op: 'delete'; obj: string; ns: string };
