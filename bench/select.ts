@@ -19,7 +19,7 @@
  *                        (select.cpuPerChange.withReconciles), and so is the in-memory source's own copy
  *                        and freeze of each changed Pod (select.cpuPerChange.source), which stands for the
  *                        API server and is no work of the engine's
- *   select.indexBytes    heap per (object, label) pair of a kind's label index, the median of four builds: <= 120 B
+ *   select.indexBytes    heap per (object, label) pair of a kind's label index, the median of five builds: <= 120 B
  *   select.snapshot      stuck() + buildSnapshot + encodeSnapshot at this size: p99 <= 200 ms
  *
  *   npm run bench -- select
@@ -312,12 +312,12 @@ for (let n = 0; n < NAMESPACES; n++)
     entries.push([key, labels]);
     pairs += Object.keys(labels).length;
   }
-// Four builds, each kept, each measured between two settled heaps; the median is judged. One build's reading can
-// be off by megabytes either way through collector work the bench does not control (seen: 16 and 121 B per pair
-// where the other builds of the same run read 72), and the spread is printed beside it.
+// Five builds, each kept and measured between two settled heaps; the median is judged. In most runs one build's
+// reading came out at 12–16 B per pair where the others read 69–75 (which one varied), and once at 121 among
+// readings of 65 with another index: collector work the bench does not control, so the spread is printed.
 const builds: number[] = [];
 const kept: LabelIndex[] = [];
-for (let b = 0; b < 4; b++) {
+for (let b = 0; b < 5; b++) {
   const before = settledHeapUsed();
   const index = new LabelIndex();
   for (const [key, labels] of entries) index.set(key, namespaceOfKey(key), labels);
