@@ -19,7 +19,7 @@ import type {
 import type { Clock } from '../queue';
 import type { InformerEvent, InformerSource, InformerSubscription, ObjectStore, WatchError } from './informer-source';
 import type { Readiness, ReadinessPredicate } from './readiness';
-import { resolutionOf, type Resolution } from './resolution';
+import type { Resolution, ResolutionState } from './resolution';
 import type { ObservedReferentView, Observers } from './observer';
 import { LabelIndex, type SelectorWatch } from './label-index';
 import { existenceVerdict, updateVerdict, WAKE_ALL, WAKE_PRIMED, type WakeFilters } from './wake';
@@ -840,4 +840,21 @@ function label(rc: ReferenceController): string {
 /** verdictOf reads a published referent state as a readiness verdict: undefined when it is not one. */
 function verdictOf(state: ReferentState | undefined): boolean | undefined {
   return state === 'Ready' ? true : state === 'NotReady' ? false : undefined;
+}
+
+/**
+ * resolutionOf builds a Resolution with every field present, in one order, whatever its state: a reconcile that
+ * tests `r.state` across Ready, NotFound and NotReady answers then meets one object shape, and V8 keeps the
+ * code it optimized for it instead of compiling it again as each new shape arrives.
+ */
+function resolutionOf(
+  state: ResolutionState,
+  referent: ObjectKey,
+  fieldPath: string,
+  object: CachedObject | undefined,
+  reason?: string,
+  message?: string,
+  error?: WatchError,
+): Resolution {
+  return { state, referent, fieldPath, object, reason, message, error };
 }

@@ -21,20 +21,3 @@ export interface Resolution {
   message?: string;
   error?: WatchError;
 }
-
-/**
- * resolutionOf builds a Resolution with every field present, in one order, whatever its state: a reconcile that
- * tests `r.state` across Ready, NotFound and NotReady answers then meets one object shape, and V8 keeps the
- * code it optimized for it instead of compiling it again as each new shape arrives.
- */
-export function resolutionOf(
-  state: ResolutionState,
-  referent: ObjectKey,
-  fieldPath: string,
-  object: CachedObject | undefined,
-  reason?: string,
-  message?: string,
-  error?: WatchError,
-): Resolution {
-  return { state, referent, fieldPath, object, reason, message, error };
-}
