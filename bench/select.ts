@@ -221,9 +221,8 @@ console.log(
 );
 
 /**
- * settledHeapUsed collects until the heap stops shrinking and returns what it holds. One collection is not
- * enough: V8 drops the bytecode of functions left unused for several collections, so the heap can shrink by
- * megabytes between two readings for reasons of its own, and a difference of two readings then measures that.
+ * settledHeapUsed collects until the heap stops shrinking and returns what it holds: a reading taken after one
+ * collection may still hold what the next one frees, and a difference of two readings would then count it.
  */
 function settledHeapUsed(): number {
   let used = Infinity;
