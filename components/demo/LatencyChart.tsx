@@ -155,6 +155,8 @@ export function LatencyChart({ latencies, total, theme }: LatencyChartProps) {
         data-testid="demo-chart"
         data-watch-points={series.watch.length}
         data-backoff-points={series.backoff.length}
+        data-watch-apps={resolved('watch')}
+        data-backoff-apps={resolved('backoff')}
         aria-label={`Latency CDF: watch resolved ${resolved('watch')} and backoff ${resolved('backoff')} of ${total} Apps. The table below gives the percentiles.`}
       />
     </div>
