@@ -10,13 +10,16 @@ import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type Run
 import { requestsRatio } from './requests-ratio';
 
 // peer: refwatch's App controller against the same controller written with
-// controller-runtime (cr-watch, cr-backoff) and against a bare client-go
-// watch (raw-watch, the floor), on one real kube-apiserver, one
+// controller-runtime (cr-watch, cr-backoff), against a bare client-go
+// watch (raw-watch, the floor) and against plain node doing the same work
+// (node-floor), on one real kube-apiserver, one
 // implementation at a time, in rotating order, several rounds per size.
 //
 // Env:
 //   REFWATCH_PEER_PLAN        sizes and rounds, default "1000x3,5000x1"
-//   REFWATCH_PEER_IMPLS       implementations, default "refwatch,cr-watch,cr-backoff,raw-watch"
+//   REFWATCH_PEER_IMPLS       implementations, default "refwatch,cr-watch,cr-backoff,raw-watch,node-floor"
+//                             (node-floor: the same job in plain node with nothing of refwatch, bench/peer/node-floor.ts;
+//                             its ratios to cr-watch are reported, the floor any node library starts from)
 //   REFWATCH_PEER_TIMEOUT_MS  wait after the last referent is Ready, default 30000
 //   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
@@ -44,6 +47,8 @@ import { requestsRatio } from './requests-ratio';
 //   All with plain node and no V8 flags: a user runs the package as it comes.
 
 const SEED = 42;
+/** The implementations that run on node, whose CPU is split into the main thread's and V8's threads'. */
+const NODE_IMPLEMENTATIONS: ReadonlySet<Implementation> = new Set(['refwatch', 'node-floor']);
 
 interface Size {
   apps: number;
@@ -96,7 +101,7 @@ function runLine(f: RunFigures): string {
     .slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4))
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${f.implementation === 'refwatch' ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${NODE_IMPLEMENTATIONS.has(f.implementation) ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
     f.openWatchesByResource,
   )
     .map(([r, n]) => `${r.split('.')[0]} ${n}`)
@@ -151,15 +156,16 @@ function summaryTable(rounds: RunFigures[][], impls: Implementation[]): string {
   return lines.join('\n');
 }
 
-/** ratioPerRound is refwatch's figure against another implementation's, round by round. */
+/** perRound is one implementation's figure (refwatch's unless `of` says) against another's, round by round. */
 function perRound(
   rounds: RunFigures[][],
   other: Implementation,
   combine: (a: RunFigures, b: RunFigures) => number,
+  of: Implementation = 'refwatch',
 ): number[] {
   const out: number[] = [];
   for (const round of rounds) {
-    const a = round.find((f) => f.implementation === 'refwatch');
+    const a = round.find((f) => f.implementation === of);
     const b = round.find((f) => f.implementation === other);
     if (a && b) out.push(combine(a, b));
   }
@@ -254,6 +260,16 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
       0.9,
     );
   }
+  if (impls.includes('node-floor') && impls.includes('cr-watch')) {
+    // No target: what plain node, doing the same work with nothing of refwatch, costs beside controller-runtime.
+    for (const [figure, get] of [
+      ['rss', (f: RunFigures) => f.peakRssBytes],
+      ['cpu', (f: RunFigures) => f.cpuSeconds],
+    ] as const) {
+      const name = `peer.node-floor.ratio.${figure}${s}`;
+      report(name, withSpread(name, perRound(rounds, 'cr-watch', ratio(get), 'node-floor'), 2), 'x');
+    }
+  }
   if (impls.includes('refwatch') && impls.includes('raw-watch')) {
     result(
       `peer.overhead.p50${s}`,
@@ -300,7 +316,7 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
       m((f) => f.cpuSeconds),
       's',
     );
-    if (impl === 'refwatch')
+    if (NODE_IMPLEMENTATIONS.has(impl))
       report(
         `peer.${impl}.cpuMainThread${s}`,
         m((f) => f.mainThreadCpuSeconds),
@@ -331,6 +347,8 @@ async function main(): Promise<void> {
   const workers = positiveInt('REFWATCH_PEER_WORKERS', 8);
   const cpuProfDir = process.env.REFWATCH_PEER_CPU_PROF ? path.resolve(process.env.REFWATCH_PEER_CPU_PROF) : undefined;
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  // refwatch's process writes its memory profile there as it stops, into a directory that must exist by then.
+  if (process.env.REFWATCH_PEER_HEAP_PROF) mkdirSync(process.env.REFWATCH_PEER_HEAP_PROF, { recursive: true });
   const limit = process.env.REFWATCH_PEER_MEMORY_LIMIT?.trim() || undefined;
   const memoryLimitBytes = limit === undefined ? undefined : parseMemoryLimit(limit);
 

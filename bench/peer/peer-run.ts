@@ -11,30 +11,41 @@ import { ControllerProcess } from './controller-process';
 import { sampleProcess } from './process-meter';
 import { runWorkload } from './workload';
 
-export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch'] as const;
+export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch', 'node-floor'] as const;
 export type Implementation = (typeof IMPLEMENTATIONS)[number];
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const REFWATCH_CONTROLLER = path.join(import.meta.dirname, 'refwatch-controller.ts');
-const REFWATCH_BUILT = path.join(ROOT, 'bench', 'out', 'peer', 'refwatch-controller.mjs');
+const OUT = path.join(ROOT, 'bench', 'out', 'peer');
+/** The implementations that run on node: their sources, compiled to OUT once per run. */
+const NODE_SOURCES = {
+  refwatch: path.join(import.meta.dirname, 'refwatch-controller.ts'),
+  'node-floor': path.join(import.meta.dirname, 'node-floor.ts'),
+} as const;
+type NodeImplementation = keyof typeof NODE_SOURCES;
 
-let built: Promise<unknown> | undefined;
+const built = new Map<NodeImplementation, Promise<string>>();
 /**
- * buildRefwatchController compiles refwatch's side to plain JavaScript once
+ * buildNodeController compiles a node implementation to plain JavaScript once
  * per run (its dependencies stay imports), so the process measured is `node`
- * running refwatch's code, as a controller built from the package runs: no
+ * running its code, as a controller built from the package runs: no
  * TypeScript loader in its CPU or memory.
  */
-function buildRefwatchController(): Promise<unknown> {
-  return (built ??= build({
-    entryPoints: [REFWATCH_CONTROLLER],
-    outfile: REFWATCH_BUILT,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'warning',
-  }));
+function buildNodeController(name: NodeImplementation): Promise<string> {
+  let out = built.get(name);
+  if (!out) {
+    const outfile = path.join(OUT, `${path.basename(NODE_SOURCES[name], '.ts')}.mjs`);
+    out = build({
+      entryPoints: [NODE_SOURCES[name]],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      logLevel: 'warning',
+    }).then(() => outfile);
+    built.set(name, out);
+  }
+  return out;
 }
 
 /** PeerCluster is the kube-apiserver every implementation runs against, one at a time. */
@@ -210,13 +221,15 @@ function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefi
 async function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
   const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
   const opts = { cwd: ROOT, timeoutMs: 120_000, memoryLimitBytes: o.memoryLimitBytes };
-  if (o.implementation !== 'refwatch')
+  if (o.implementation !== 'refwatch' && o.implementation !== 'node-floor')
     return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
-  await buildRefwatchController();
-  const prof = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const script = await buildNodeController(o.implementation);
+  // Profiles and flags are for refwatch's process only; node-floor runs as it comes, always.
+  const prof = o.cpuProfDir && o.implementation === 'refwatch' ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
   // Measurement only (--trace-gc and the like): the figures of such a run are not the bench's.
-  const extra = process.env.REFWATCH_PEER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  return ControllerProcess.start('refwatch', process.execPath, [...prof, ...extra, REFWATCH_BUILT, ...args], {
+  const extra =
+    o.implementation === 'refwatch' ? (process.env.REFWATCH_PEER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []) : [];
+  return ControllerProcess.start(o.implementation, process.execPath, [...prof, ...extra, script, ...args], {
     ...opts,
     env: { ...process.env, NODE_OPTIONS: '' },
   });

@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { conditionReadiness, Manager, type ControllerOptions } from '../../lib/engine';
 import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube';
 import { formatTime, type KubeObject } from '../../lib/model';
 import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
+import { controllerArgs } from './controller-args';
 
 /*
  * refwatch's side of the peer benchmark, as its own process like the Go
@@ -54,29 +54,18 @@ function resolvedAtOf(app: KubeObject): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      namespace: { type: 'string' },
-      kubeconfig: { type: 'string' },
-      workers: { type: 'string', default: '8' },
-    },
-  });
-  const workers = Number(values.workers);
-  if (!values.namespace) throw new Error('--namespace is required: the namespace that holds the Apps');
-  if (!values.kubeconfig) throw new Error('--kubeconfig is required: the cluster to run against');
-  if (!Number.isInteger(workers) || workers < 1)
-    throw new Error(`--workers must be a whole number of at least 1, got ${values.workers}`);
+  const args = controllerArgs();
 
   const heapProfDir = process.env.REFWATCH_PEER_HEAP_PROF;
   const stopProfile = heapProfDir
     ? await (await import('./memory-profile')).startMemoryProfile(heapProfDir)
     : async () => undefined;
-  const client = KubeClient.fromFile(values.kubeconfig);
+  const client = KubeClient.fromFile(args.kubeconfig);
   const manager = new Manager({
     source: new SharedInformerPool({ client }),
     readiness: (kind) => (kind.endsWith(`.${DEMO_GROUP}`) ? readyCondition : undefined),
   });
-  manager.addController(appController(client, values.namespace, workers));
+  manager.addController(appController(client, args.namespace, args.workers));
   manager.start();
 
   let stopping: Promise<void> | undefined;
