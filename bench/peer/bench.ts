@@ -6,7 +6,14 @@ import { KubeClient } from '../../lib/kube';
 import { startRealCluster } from '../../tests/setup/real-cluster';
 import { report, result } from '../report';
 import { parseMemoryLimit } from './memory-limit';
-import { IMPLEMENTATIONS, prepareCluster, runPeer, type Implementation, type RunFigures } from './peer-run';
+import {
+  IMPLEMENTATIONS,
+  isNodeImplementation,
+  prepareCluster,
+  runPeer,
+  type Implementation,
+  type RunFigures,
+} from './peer-run';
 import { requestsRatio } from './requests-ratio';
 
 // peer: refwatch's App controller against the same controller written with
@@ -18,8 +25,9 @@ import { requestsRatio } from './requests-ratio';
 // Env:
 //   REFWATCH_PEER_PLAN        sizes and rounds, default "1000x3,5000x1"
 //   REFWATCH_PEER_IMPLS       implementations, default "refwatch,cr-watch,cr-backoff,raw-watch,node-floor"
-//                             (node-floor: the same job in plain node with nothing of refwatch, bench/peer/node-floor.ts;
-//                             its ratios to cr-watch are reported, the floor any node library starts from)
+//                             (node-floor: the same job in plain node with nothing of refwatch,
+//                             bench/peer/node-floor.ts; its ratios to cr-watch are reported, the floor
+//                             any node library starts from)
 //   REFWATCH_PEER_TIMEOUT_MS  wait after the last referent is Ready, default 30000
 //   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
@@ -47,8 +55,6 @@ import { requestsRatio } from './requests-ratio';
 //   All with plain node and no V8 flags: a user runs the package as it comes.
 
 const SEED = 42;
-/** The implementations that run on node, whose CPU is split into the main thread's and V8's threads'. */
-const NODE_IMPLEMENTATIONS: ReadonlySet<Implementation> = new Set(['refwatch', 'node-floor']);
 
 interface Size {
   apps: number;
@@ -101,7 +107,7 @@ function runLine(f: RunFigures): string {
     .slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4))
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${NODE_IMPLEMENTATIONS.has(f.implementation) ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${isNodeImplementation(f.implementation) ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
     f.openWatchesByResource,
   )
     .map(([r, n]) => `${r.split('.')[0]} ${n}`)
@@ -316,7 +322,7 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
       m((f) => f.cpuSeconds),
       's',
     );
-    if (NODE_IMPLEMENTATIONS.has(impl))
+    if (isNodeImplementation(impl))
       report(
         `peer.${impl}.cpuMainThread${s}`,
         m((f) => f.mainThreadCpuSeconds),

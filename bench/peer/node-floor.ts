@@ -12,8 +12,9 @@ import { controllerArgs } from './controller-args';
  *
  * It is the floor under refwatch's figures in the peer benchmark: what a node process doing this work costs
  * before any library's own structures, as raw-watch is for client-go. Like refwatch's client, it reads the
- * kubeconfig with yaml, and it talks to the server through node:https with one keep-alive agent. It handles what a run needs (a watch
- * the server ends is opened again from its last resourceVersion; 410 lists again) and nothing more.
+ * kubeconfig with yaml and talks to the server through node:https with one keep-alive agent. It handles what
+ * a run needs (a watch the server ends is opened again from its last resourceVersion; 410 lists again) and
+ * nothing more.
  *
  *   node node-floor.mjs --namespace NS --kubeconfig FILE [--workers 8]
  *

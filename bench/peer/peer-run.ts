@@ -23,6 +23,11 @@ const NODE_SOURCES = {
 } as const;
 type NodeImplementation = keyof typeof NODE_SOURCES;
 
+/** isNodeImplementation says whether an implementation runs on node: its CPU splits into main thread and V8's. */
+export function isNodeImplementation(impl: Implementation): impl is NodeImplementation {
+  return Object.hasOwn(NODE_SOURCES, impl);
+}
+
 const built = new Map<NodeImplementation, Promise<string>>();
 /**
  * buildNodeController compiles a node implementation to plain JavaScript once
@@ -221,7 +226,7 @@ function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefi
 async function startImplementation(cluster: PeerCluster, o: RunOptions, namespace: string): Promise<ControllerProcess> {
   const args = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfigPath, '--workers', String(o.workers)];
   const opts = { cwd: ROOT, timeoutMs: 120_000, memoryLimitBytes: o.memoryLimitBytes };
-  if (o.implementation !== 'refwatch' && o.implementation !== 'node-floor')
+  if (!isNodeImplementation(o.implementation))
     return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
   const script = await buildNodeController(o.implementation);
   // Profiles and flags are for refwatch's process only; node-floor runs as it comes, always.
