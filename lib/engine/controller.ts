@@ -2,6 +2,7 @@ import {
   kindKey,
   kindOfKey,
   namespaceOfKey,
+  shared,
   RefwatchError,
   type CachedObject,
   type ObjectKey,
@@ -167,7 +168,7 @@ export class Controller {
   private selectorRefs: SelectorReferences | undefined;
   private lookupRefs: LookupReferences | undefined;
   /** Per referrer, the wake mask of each reference its last successful reconcile declared, in the registry's order. */
-  private readonly declaredMasks = new Map<ObjectKey, number[]>();
+  private readonly declaredMasks = new Map<ObjectKey, readonly number[]>();
 
   constructor(
     private readonly engine: EngineContext,
@@ -473,9 +474,9 @@ export class Controller {
     // finds each one there, so checking a set of n costs O(n), not O(n²).
     let cursor = 0;
     // The masks the previous reconcile left in the wake filters, by position in its set: a restated reference
-    // whose mask is unchanged needs no write. Taken now and kept again only if this reconcile succeeds.
+    // whose mask is unchanged needs no write. Replaced if this reconcile succeeds, dropped if it fails (left in
+    // place meanwhile: a delete and a set per reconcile would rehash the map every few dozen reconciles).
     const previousMasks = this.declaredMasks.get(key);
-    this.declaredMasks.delete(key);
     const declare = (ref: Reference, mask: number): void => {
       // Subscribe before read: register now, unless the previous set already holds this occurrence.
       // An invalid ref throws here, inside the reconcile, which then fails like any reconcile error.
@@ -567,6 +568,7 @@ export class Controller {
       return;
     }
     if (failure !== undefined) {
+      this.declaredMasks.delete(key);
       if (this.abort.signal.aborted) return; // our own stop is not a failure
       this.stats.errors++;
       this.engine.hooks.onReconcileError?.(this.name, key, failure);
@@ -579,11 +581,10 @@ export class Controller {
     }
     this.engine.registry.setReferences(this.name, key, collected);
     // The registry now holds collected in this order, and the wake filters each referent's final mask.
-    if (collected.length > 0)
-      this.declaredMasks.set(
-        key,
-        collected.map((r) => masks.get(r.referent)!),
-      );
+    if (collected.length > 0) {
+      const next = masksOf(collected, masks, previousMasks);
+      if (next !== previousMasks) this.declaredMasks.set(key, next);
+    } else if (previousMasks !== undefined) this.declaredMasks.delete(key);
     this.selectorRefs?.keepOnly(key, keepSelectors);
     this.lookupRefs?.keepOnly(key, keepLookups);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
@@ -612,21 +613,23 @@ export class Controller {
     const now = this.engine.clock.now();
     // Measured from the add that queued this reconcile: for a referrer woken by a referent, the referent event.
     const waited = this.queue.sinceAdded(key);
+    // What the previous version holds already is taken from it: a string built again for this reconcile
+    // (the id, the key of the event that queued it, a reason) would otherwise live as long as this version.
     const value: ReferrerEntity = {
-      id,
-      key,
+      id: prev?.id ?? id,
+      key: prev?.key ?? key,
       controller: this.name,
-      kind: kindOfKey(key),
-      namespace: namespaceOfKey(key),
+      kind: prev?.kind ?? shared(kindOfKey(key)),
+      namespace: prev?.namespace ?? shared(namespaceOfKey(key)),
       state,
       since: prev && prev.state === state ? prev.since : now,
       references,
       reconciles: (prev?.reconciles ?? 0) + 1,
       lastReconcileAt: at,
     };
-    if (why.reason !== undefined) value.reason = why.reason;
-    if (why.message !== undefined) value.message = why.message;
-    if (why.warning !== undefined) value.warning = why.warning;
+    if (why.reason !== undefined) value.reason = prev?.reason === why.reason ? prev.reason : why.reason;
+    if (why.message !== undefined) value.message = prev?.message === why.message ? prev.message : why.message;
+    if (why.warning !== undefined) value.warning = prev?.warning === why.warning ? prev.warning : why.warning;
     if (why.selections !== undefined) value.selections = why.selections;
     if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
     this.engine.changelog.put('referrer', id, value);
@@ -689,6 +692,23 @@ function invalidRequeueAfter(result: ReconcileResult | void): void {
     `requeueAfter must be a finite number of milliseconds >= 0 (0 or left out: no requeue), got ${String(after)}`,
     { field: 'requeueAfter' },
   );
+}
+
+/**
+ * masksOf is each collected reference's wake mask, by position: the previous reconcile's array when every
+ * mask is as it was (a restatement, the usual case), so that no new array outlives each reconcile.
+ */
+function masksOf(
+  collected: readonly Reference[],
+  masks: ReadonlyMap<ObjectKey, number>,
+  previous: readonly number[] | undefined,
+): readonly number[] {
+  if (previous !== undefined && previous.length === collected.length) {
+    let i = 0;
+    while (i < collected.length && previous[i] === masks.get(collected[i]!.referent)) i++;
+    if (i === collected.length) return previous;
+  }
+  return collected.map((r) => masks.get(r.referent)!);
 }
 
 function countOf(refs: Reference[], ref: Reference): number {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ChangeLog, type QueueEntity, type ReferenceEntity, type WatchEntity } from '../changelog';
 import { defaultLogger, type Logger } from '../log';
-import { RefwatchError, kindKey, kindOfKey, namespaceOfKey, validateNamespace, type ObjectKey } from '../model';
+import { RefwatchError, kindKey, kindOfKey, namespaceOfKey, shared, validateNamespace, type ObjectKey } from '../model';
 import type { Clock, QueueMetricsProvider } from '../queue';
 import { ReferenceRegistry } from '../registry';
 import { wallClock } from './clock';
@@ -496,7 +496,8 @@ export class Manager {
 
   /** publishEdge records one (referrer, referent, field path) edge of a delta as the registry holds it now. */
   private publishEdge(controller: string, key: ObjectKey, r: { referent: ObjectKey; fieldPath: string }): void {
-    const id = `${controller}|${key}|${r.referent}|${r.fieldPath}`;
+    // Joined, the id is one flat string; a template literal would keep a chain of its parts for as long as the edge.
+    const id = [controller, key, r.referent, r.fieldPath].join('|');
     const count = this.registry.multiplicityAt(controller, key, r);
     if (count === 0) {
       this.changelog.remove('reference', id);
@@ -506,11 +507,12 @@ export class Manager {
       id,
       controller,
       referrer: key,
-      referent: r.referent,
+      // The registry's copy of the key, not the one this reconcile built.
+      referent: this.registry.referentKey(r.referent),
       fieldPath: r.fieldPath,
       count,
-      kind: kindOfKey(r.referent),
-      namespace: namespaceOfKey(key),
+      kind: shared(kindOfKey(r.referent)),
+      namespace: shared(namespaceOfKey(key)),
     };
     const selector = this.controllers.get(controller)?.selectorAt(key, r.fieldPath);
     if (selector !== undefined) value.selector = selector;

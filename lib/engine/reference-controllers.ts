@@ -2,6 +2,7 @@ import {
   kindOfKey,
   lastManager,
   namespaceOfKey,
+  shared,
   parseKindKey,
   type CachedObject,
   type Labels,
@@ -796,11 +797,13 @@ export class ReferenceControllers {
     const prev = this.deps.changelog.get('referent', referent);
     const same = prev !== undefined && prev.state === state && prev.message === message && prev.uid === uid;
     if (same && prev.referencedBy === referencedBy) return prev.state;
+    // The previous version's strings are kept, as a referrer's are (Controller.publish): the key of the
+    // event that brought this one, a message built again, would otherwise live as long as this version.
     const value: ReferentEntity = {
-      id: referent,
-      key: referent,
+      id: prev?.id ?? referent,
+      key: prev?.key ?? referent,
       kind,
-      namespace: namespaceOfKey(referent),
+      namespace: prev?.namespace ?? shared(namespaceOfKey(referent)),
       state,
       referencedBy,
       uid,
@@ -808,7 +811,7 @@ export class ReferenceControllers {
       manager: same ? prev.manager : object ? lastManager(object.metadata) : undefined,
       changedAt: same ? prev.changedAt : this.deps.clock.now(),
     };
-    if (message !== undefined) value.message = message;
+    if (message !== undefined) value.message = prev?.message === message ? prev.message : message;
     this.deps.changelog.put('referent', referent, value);
     return prev?.state;
   }

@@ -95,6 +95,24 @@ export function namespaceOfKey(key: ObjectKey): string {
   return a < 0 || b < 0 ? '' : key.slice(a + 1, b);
 }
 
+const sharedCopies = new Map<string, string>();
+const MAX_SHARED = 10_000;
+
+/**
+ * shared returns one kept copy of a short string that many long-lived records
+ * repeat, such as a kind or a namespace sliced out of a key. Each slice is a
+ * new string; a record that stores the slice keeps it (and the key it points
+ * into) for as long as the record lives, while the shared copy costs nothing
+ * per record. The table is bounded: past MAX_SHARED distinct strings, a string
+ * is returned as it came.
+ */
+export function shared(s: string): string {
+  const kept = sharedCopies.get(s);
+  if (kept !== undefined) return kept;
+  if (sharedCopies.size < MAX_SHARED) sharedCopies.set(s, s);
+  return s;
+}
+
 /** nameOfKey returns the name part of a key without validating it. */
 export function nameOfKey(key: ObjectKey): string {
   return key.slice(key.lastIndexOf('/') + 1);

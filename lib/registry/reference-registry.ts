@@ -249,6 +249,11 @@ export class ReferenceRegistry {
     return this.reverse.get(referent)?.referrers.size ?? 0;
   }
 
+  /** referentKey is the registry's copy of a referenced referent's key (one string however often it is named), else the key given. */
+  referentKey(referent: ObjectKey): ObjectKey {
+    return this.internReferent(referent);
+  }
+
   isReferenced(referent: ObjectKey): boolean {
     return this.reverse.has(referent);
   }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { formatKey, keyOf, kindKey, parseApiVersion, parseKey, parseKindKey, validateReference } from '@/lib/model';
+import {
+  formatKey,
+  keyOf,
+  kindKey,
+  parseApiVersion,
+  parseKey,
+  parseKindKey,
+  shared,
+  validateReference,
+} from '@/lib/model';
 
 describe('object keys', () => {
   it('parses namespaced, cluster-scoped and core keys', () => {
@@ -88,5 +97,18 @@ describe('object keys', () => {
     );
     const bad = validateReference({ referent: 'Secret/shop/x', fieldPath: '' });
     expect(bad.ok).toBe(false);
+  });
+});
+
+describe('shared', () => {
+  it('gives back a string equal to the one given, first seen or not', () => {
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const key = `App.demo.refwatch.dev/${s}/x`;
+        const namespace = key.slice(key.indexOf('/') + 1, key.lastIndexOf('/'));
+        expect(shared(namespace)).toBe(s);
+        expect(shared(namespace.slice())).toBe(s);
+      }),
+    );
   });
 });
