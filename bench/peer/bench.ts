@@ -31,8 +31,8 @@ import { requestsRatio } from './requests-ratio';
 //   REFWATCH_PEER_TIMEOUT_MS  wait after the last referent is Ready, default 30000
 //   REFWATCH_PEER_WORKERS     concurrent reconciles in every implementation, default 8
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
-//   REFWATCH_PEER_NODE_ARGS   node flags for refwatch's process, for measurement only (e.g. --trace-gc); its
-//                             figures are then not the bench's
+//   REFWATCH_PEER_NODE_ARGS   node flags for refwatch's and node-floor's processes, for measurement only (e.g.
+//                             --trace-gc-nvp, read by bench/peer/gc-survivors.ts); its figures are then not the bench's
 //   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr; every implementation's
 //                             stdout and stderr are copied to the benchmark's stderr, prefixed with its name
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a

@@ -229,11 +229,11 @@ async function startImplementation(cluster: PeerCluster, o: RunOptions, namespac
   if (!isNodeImplementation(o.implementation))
     return ControllerProcess.start(o.implementation, o.goBinary, ['--mode', o.implementation, ...args], opts);
   const script = await buildNodeController(o.implementation);
-  // Profiles and flags are for refwatch's process only; node-floor runs as it comes, always.
+  // Profiles are for refwatch's process only.
   const prof = o.cpuProfDir && o.implementation === 'refwatch' ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
-  // Measurement only (--trace-gc and the like): the figures of such a run are not the bench's.
-  const extra =
-    o.implementation === 'refwatch' ? (process.env.REFWATCH_PEER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []) : [];
+  // Measurement only (--trace-gc-nvp and the like), for both node implementations, so that the two can be held
+  // side by side (bench/peer/gc-survivors.ts): the figures of such a run are not the bench's.
+  const extra = process.env.REFWATCH_PEER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
   return ControllerProcess.start(o.implementation, process.execPath, [...prof, ...extra, script, ...args], {
     ...opts,
     env: { ...process.env, NODE_OPTIONS: '' },
