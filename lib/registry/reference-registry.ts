@@ -37,8 +37,11 @@ interface KindNode {
 interface ReferentNode {
   key: ObjectKey;
   kind: KindNode;
-  /** Each referrer of the referent once: one set operation per edge added or removed. */
-  referrers: Set<Entry>;
+  /**
+   * Each referrer of the referent once: the only one itself, as most referents have, or a set once there are
+   * two (a set and its table for each referent would be most of what the reverse index holds).
+   */
+  referrers: Entry | Set<Entry>;
   /** The referrers that name it from more than one field: how many times beyond the first. Rare; made on the first. */
   extra?: Map<Entry, number>;
 }
@@ -47,6 +50,11 @@ interface Entry extends Referrer {
   // Parallel arrays keep one pointer per edge instead of one object per edge.
   referents: ObjectKey[];
   fieldPaths: string[];
+  /**
+   * Set when addReference appended to the arrays: an array grown by push keeps room for 16 more, which
+   * setReferences gives back once the reconcile has settled its set.
+   */
+  appended: boolean;
 }
 
 const NONE: readonly Reference[] = Object.freeze([]);
@@ -108,6 +116,11 @@ export class ReferenceRegistry {
       // rely on (indexOf's cursor, the wake masks Controller keeps by position). A restatement in the same
       // order, every reconcile's usual end, writes nothing.
       if (reordered) this.writeSet(entry, refs, undefined, undefined);
+      if (entry.appended) {
+        entry.referents = entry.referents.slice();
+        entry.fieldPaths = entry.fieldPaths.slice();
+        entry.appended = false;
+      }
       return { referrer: entry, added: NONE, removed: NONE };
     }
     // Only added references are new to the registry; the rest were validated when they came in. The node
@@ -126,9 +139,10 @@ export class ReferenceRegistry {
     for (const r of removed) this.unlink(entry, r.referent);
     const activated = this.activated;
     const idled = this.idled;
-    if (entry.referents.length !== refs.length) {
+    if (entry.referents.length !== refs.length || entry.appended) {
       entry.referents = new Array<ObjectKey>(refs.length);
       entry.fieldPaths = new Array<string>(refs.length);
+      entry.appended = false;
     }
     this.writeSet(entry, refs, added[0], firstKey);
     if (entry.referents.length === 0) this.dropEntry(entry);
@@ -153,6 +167,7 @@ export class ReferenceRegistry {
     this.idled = NO_KINDS;
     entry.referents.push(this.link(entry, ref.referent, node));
     entry.fieldPaths.push(ref.fieldPath);
+    entry.appended = true;
     const delta: RegistryDelta = { referrer: entry, added: [ref], removed: NONE };
     if (this.listeners.size > 0) this.notify(delta, this.activated, NO_KINDS);
     return delta;
@@ -191,15 +206,21 @@ export class ReferenceRegistry {
   /** referrersOf returns every referrer that references the referent. */
   referrersOf(referent: ObjectKey): Referrer[] {
     const node = this.reverse.get(referent);
-    return node ? [...node.referrers] : [];
+    if (!node) return [];
+    return node.referrers instanceof Set ? [...node.referrers] : [node.referrers];
   }
 
   /** forEachReferrerOf visits each referrer of the referent without allocating; the dispatch hot path. */
   forEachReferrerOf(referent: ObjectKey, visit: (r: Referrer) => void): number {
     const node = this.reverse.get(referent);
     if (!node) return 0;
-    for (const r of node.referrers) visit(r);
-    return node.referrers.size;
+    const referrers = node.referrers;
+    if (!(referrers instanceof Set)) {
+      visit(referrers);
+      return 1;
+    }
+    for (const r of referrers) visit(r);
+    return referrers.size;
   }
 
   /** everyReferentOf says whether test holds for each referent the referrer references (true for none), without allocating. */
@@ -214,7 +235,7 @@ export class ReferenceRegistry {
   multiplicity(controller: string, referrer: ObjectKey, referent: ObjectKey): number {
     const e = this.byController.get(controller)?.get(referrer);
     const node = e && this.reverse.get(referent);
-    return node && node.referrers.has(e) ? 1 + (node.extra?.get(e) ?? 0) : 0;
+    return node && hasReferrer(node, e) ? 1 + (node.extra?.get(e) ?? 0) : 0;
   }
 
   /**
@@ -228,7 +249,8 @@ export class ReferenceRegistry {
     const e = this.byController.get(controller)?.get(referrer);
     if (!e) return -1;
     if (e.referents[from] === ref.referent && e.fieldPaths[from] === ref.fieldPath) return from;
-    if (!this.reverse.get(ref.referent)?.referrers.has(e)) return -1;
+    const node = this.reverse.get(ref.referent);
+    if (node === undefined || !hasReferrer(node, e)) return -1;
     for (let i = 0; i < e.referents.length; i++)
       if (e.referents[i] === ref.referent && e.fieldPaths[i] === ref.fieldPath) return i;
     return -1;
@@ -246,7 +268,8 @@ export class ReferenceRegistry {
 
   /** referrerCountOf is the number of distinct referrers of the referent. */
   referrerCountOf(referent: ObjectKey): number {
-    return this.reverse.get(referent)?.referrers.size ?? 0;
+    const node = this.reverse.get(referent);
+    return node === undefined ? 0 : node.referrers instanceof Set ? node.referrers.size : 1;
   }
 
   /** referentKey is the registry's copy of a referenced referent's key (one string however often it is named), else the key given. */
@@ -323,7 +346,7 @@ export class ReferenceRegistry {
   private createEntry(controller: string, key: ObjectKey): Entry {
     let m = this.byController.get(controller);
     if (!m) this.byController.set(controller, (m = new Map()));
-    const entry: Entry = { controller, key, referents: [], fieldPaths: [] };
+    const entry: Entry = { controller, key, referents: [], fieldPaths: [], appended: false };
     m.set(key, entry);
     this.referrerTotal++;
     return entry;
@@ -351,13 +374,12 @@ export class ReferenceRegistry {
       const kindName = kindOfKey(referent);
       let kind = this.kinds.get(kindName);
       if (!kind) this.kinds.set(kindName, (kind = { kind: kindName, edges: 0, referents: new Set() }));
-      node = { key: referent, kind, referrers: new Set(), extra: undefined };
+      node = { key: referent, kind, referrers: entry, extra: undefined };
       this.reverse.set(referent, node);
       kind.referents.add(referent);
-    }
-    const before = node.referrers.size;
-    node.referrers.add(entry);
-    if (node.referrers.size === before) (node.extra ??= new Map()).set(entry, (node.extra.get(entry) ?? 0) + 1);
+    } else if (hasReferrer(node, entry)) (node.extra ??= new Map()).set(entry, (node.extra.get(entry) ?? 0) + 1);
+    else if (node.referrers instanceof Set) node.referrers.add(entry);
+    else node.referrers = new Set([node.referrers, entry]);
     this.edges++;
     if (++node.kind.edges === 1) this.activated = [...this.activated, node.kind.kind];
     return node.key;
@@ -366,11 +388,12 @@ export class ReferenceRegistry {
   private unlink(entry: Entry, referent: ObjectKey): void {
     const node = this.reverse.get(referent)!;
     const extra = node.extra?.get(entry);
-    if (extra === undefined) node.referrers.delete(entry);
+    let gone = false;
+    if (extra === undefined) gone = dropReferrer(node, entry);
     else if (extra > 1) node.extra!.set(entry, extra - 1);
     else if (node.extra!.delete(entry) && node.extra!.size === 0) node.extra = undefined;
     const kind = node.kind;
-    if (node.referrers.size === 0) {
+    if (gone) {
       this.reverse.delete(referent);
       kind.referents.delete(referent);
     }
@@ -389,6 +412,24 @@ export class ReferenceRegistry {
       for (const kind of activated) if (!idled.includes(kind)) l.onKind?.({ kind, type: 'active' });
     }
   }
+}
+
+/** hasReferrer says whether the entry is among the node's referrers. */
+function hasReferrer(node: ReferentNode, entry: Entry): boolean {
+  const r = node.referrers;
+  return r instanceof Set ? r.has(entry) : r === entry;
+}
+
+/**
+ * dropReferrer takes the entry out of the node's referrers, a set of one going back to its only member; it
+ * says whether the node is left with none.
+ */
+function dropReferrer(node: ReferentNode, entry: Entry): boolean {
+  const r = node.referrers;
+  if (!(r instanceof Set)) return r === entry;
+  r.delete(entry);
+  if (r.size === 1) node.referrers = r.values().next().value!;
+  return r.size === 0;
 }
 
 /**

@@ -164,6 +164,11 @@ describe('ReferenceRegistry against a naive model', () => {
               .map((x) => `${x.controller}|${x.key}`)
               .sort(),
           ).toEqual(expected);
+          // One referrer is held as itself, two or more in a set: the count and the visit agree either way.
+          expect(r.referrerCountOf(referent)).toBe(expected.length);
+          const visited: string[] = [];
+          expect(r.forEachReferrerOf(referent, (x) => visited.push(`${x.controller}|${x.key}`))).toBe(expected.length);
+          expect(visited.sort()).toEqual(expected);
         }
         // A referent named from several fields, or twice from one, counts each time; each set keeps its order.
         for (const controller of controllers)
