@@ -100,6 +100,7 @@ interface Reader {
 }
 
 /** Kinds whose entities expire silently: clients trim their own timelines. */
+const NO_KINDS: ReadonlySet<EntityKind> = new Set();
 const EPHEMERAL: ReadonlySet<EntityKind> = new Set<EntityKind>(['event']);
 
 /**
@@ -137,6 +138,9 @@ export class ChangeLog {
   readonly #retainMs: number;
   readonly #now: () => number;
   readonly #onListenerError: (error: unknown) => void;
+  /** Kinds whose entities are not stored yet (see defer), and what stores them when someone first asks. */
+  #deferred: ReadonlySet<EntityKind> = NO_KINDS;
+  #materialize: (() => void) | undefined;
 
   constructor(options: ChangeLogOptions = {}) {
     this.#maxEvents = nonNegativeInteger('maxEvents', options.maxEvents ?? 1000);
@@ -166,8 +170,45 @@ export class ChangeLog {
     return this.#waiters.size;
   }
 
+  /**
+   * defer tells the log that the entities of these kinds are kept elsewhere for now, by a writer that can
+   * store them all at once: `materialize` is called once, the first time anything asks the log about one of
+   * the kinds (a get of the kind, a snapshot or delta that includes it, a subscriber, an observer or
+   * a waiter). Until then a writer may skip building their entities (`defers`), and a put or remove of them
+   * is ignored. From then on the log holds them as any other kind. A Manager that was given no change log
+   * defers its referrers, referents and edges this way: a controller nobody asks about does not keep a
+   * second copy of its state, nor a new version of it at every reconcile.
+   */
+  defer(kinds: readonly EntityKind[], materialize: () => void): void {
+    if (this.#materialize !== undefined) throw new Error('ChangeLog.defer: kinds are deferred already');
+    for (const kind of kinds)
+      if (this.#entries(kind).size > 0) throw new Error(`ChangeLog.defer: ${kind} entities are stored already`);
+    this.#deferred = new Set(kinds);
+    this.#materialize = materialize;
+  }
+
+  /** Whether entities of this kind are deferred (see defer): a writer may skip building them. */
+  defers(entity: EntityKind): boolean {
+    return this.#deferred.has(entity);
+  }
+
+  /** Calls the deferred kinds' materializer if `kinds` (all kinds when undefined) includes one of them. */
+  #need(kinds: Iterable<EntityKind> | undefined): void {
+    if (this.#materialize === undefined) return;
+    if (kinds !== undefined) {
+      let any = false;
+      for (const k of kinds) if (this.#deferred.has(k)) any = true;
+      if (!any) return;
+    }
+    const materialize = this.#materialize;
+    this.#materialize = undefined;
+    this.#deferred = NO_KINDS;
+    materialize();
+  }
+
   /** Stores the latest value of (entity, id) at a new revision and returns that revision. */
   put<K extends EntityKind>(entity: K, id: string, value: EntityByKind[K]): number {
+    if (this.#deferred.has(entity)) return this.#revision;
     const entries = this.#entries(entity);
     const revision = ++this.#revision;
     const entry = entries.get(id);
@@ -226,6 +267,7 @@ export class ChangeLog {
    * the revision is unchanged since no client is told.
    */
   remove(entity: EntityKind, id: string): number | undefined {
+    if (this.#deferred.has(entity)) return undefined;
     const entry = this.#entries(entity).get(id);
     if (entry === undefined || entry.removed) return undefined;
     if (EPHEMERAL.has(entity)) {
@@ -246,12 +288,13 @@ export class ChangeLog {
   }
 
   get<K extends EntityKind>(entity: K, id: string): EntityByKind[K] | undefined {
+    if (this.#deferred.has(entity)) this.#need([entity]);
     const entry = this.#entries(entity).get(id);
     if (entry === undefined || entry.removed) return undefined;
     return entry.value as EntityByKind[K];
   }
 
-  /** Live entities of one kind, or of all kinds; tombstones are not counted. */
+  /** Live entities of one kind, or of all kinds; tombstones are not counted, nor a deferred kind's (see defer), which the log does not hold. */
   size(entity?: EntityKind): number {
     if (entity !== undefined) return this.#live.get(entity) ?? 0;
     let total = 0;
@@ -288,6 +331,7 @@ export class ChangeLog {
    * entry changed.
    */
   *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
+    this.#need(filter.entities);
     const entities = Object.fromEntries(ENTITY_KINDS.map((k) => [k, []])) as unknown as EntitySnapshot['entities'];
     const reader: Reader = {
       revision: this.#revision,
@@ -364,6 +408,7 @@ export class ChangeLog {
    * first. Costs O(entities changed since rev).
    */
   changesSince(rev: number, filter: ChangeFilter = {}): ChangesSince {
+    this.#need(filter.entities);
     const revision = this.#revision;
     // Not a revision this log handed out: NaN, negative, fractional.
     if (!Number.isInteger(rev) || rev < 0) return { resnapshot: true, revision };
@@ -405,6 +450,7 @@ export class ChangeLog {
    * it already is). Rejects with an AbortError when `signal` aborts.
    */
   next(rev: number, signal?: AbortSignal): Promise<number> {
+    this.#need(undefined);
     if (signal?.aborted) return Promise.reject(abortError());
     if (this.#revision > rev) return Promise.resolve(this.#revision);
     return new Promise((resolve, reject) => {
@@ -426,6 +472,7 @@ export class ChangeLog {
 
   /** Calls `observer` synchronously for each put and remove from now on (see ChangeObserver). Returns the unsubscribe. */
   observe(observer: ChangeObserver): () => void {
+    this.#need(undefined);
     this.#observers.add(observer);
     return () => {
       this.#observers.delete(observer);
@@ -434,6 +481,7 @@ export class ChangeLog {
 
   /** Calls `listener` with the new revision after each change (once per transaction). Returns the unsubscribe. */
   subscribe(listener: (revision: number) => void): () => void {
+    this.#need(undefined);
     this.#listeners.add(listener);
     return () => {
       this.#listeners.delete(listener);

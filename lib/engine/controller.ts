@@ -16,6 +16,7 @@ import { blockingResolution } from './conditions';
 import type { EngineContext } from './engine-context';
 import { select, SelectorReferences, summaryOf, type Selection, type SelectSpec } from './selection';
 import { lookup, LookupReferences, type LookupSpec } from './lookup';
+import { Unpublished } from './unpublished';
 import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type ResolveOptions } from './wake';
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
@@ -169,6 +170,8 @@ export class Controller {
   private lookupRefs: LookupReferences | undefined;
   /** Per referrer, the wake mask of each reference its last successful reconcile declared, in the registry's order. */
   private readonly declaredMasks = new Map<ObjectKey, readonly number[]>();
+  /** Each referrer's entity, by key, while the change log defers referrers (see Manager: a log nobody asked about). */
+  private readonly unpublished = new Unpublished<ReferrerEntity>();
 
   constructor(
     private readonly engine: EngineContext,
@@ -327,7 +330,7 @@ export class Controller {
     // A referrer with selectors is judged by its selections, which only a reconcile computes.
     if (this.selectorRefs?.has(key) || this.lookupRefs?.has(key) || this.inFlight.has(key)) return;
     const id = `${this.name}|${key}`;
-    const prev = this.engine.changelog.get('referrer', id);
+    const prev = this.referrerEntity(key, id);
     if (!prev || prev.state === 'Resolved' || prev.state === 'Error') return;
     const resolutions = this.engine.registry
       .referencesOf(this.name, key)
@@ -345,7 +348,24 @@ export class Controller {
     };
     if (blocking.message !== undefined) value.message = blocking.message;
     else delete value.message;
-    this.engine.changelog.put('referrer', id, value);
+    this.writeReferrer(key, id, value);
+  }
+
+  /** referrerEntity is the referrer's latest entity: the change log's, or the one kept here while the log defers them. */
+  private referrerEntity(key: ObjectKey, id: string): ReferrerEntity | undefined {
+    return this.engine.changelog.defers('referrer')
+      ? this.unpublished.get(key)
+      : this.engine.changelog.get('referrer', id);
+  }
+
+  private writeReferrer(key: ObjectKey, id: string, value: ReferrerEntity): void {
+    if (this.engine.changelog.defers('referrer')) this.unpublished.write(key, value);
+    else this.engine.changelog.put('referrer', id, value);
+  }
+
+  /** publishUnpublished puts the referrers kept here into the change log, which has stopped deferring them. */
+  publishUnpublished(): void {
+    this.unpublished.drain((key, entity) => this.engine.changelog.put('referrer', `${this.name}|${key}`, entity));
   }
 
   /**
@@ -383,6 +403,7 @@ export class Controller {
     this.lookupRefs?.keepOnly(key, new Set());
     this.engine.registry.clear(this.name, key);
     this.engine.changelog.remove('referrer', `${this.name}|${key}`);
+    this.unpublished.delete(key);
     this.queue.forget(key);
   }
 
@@ -609,7 +630,8 @@ export class Controller {
     why: { reason?: string; message?: string; warning?: string; selections?: ReferrerEntity['selections'] },
   ): void {
     const id = `${this.name}|${key}`;
-    const prev = this.engine.changelog.get('referrer', id);
+    const prev = this.referrerEntity(key, id);
+    const before = prev?.state;
     const now = this.engine.clock.now();
     // Measured from the add that queued this reconcile: for a referrer woken by a referent, the referent event.
     const waited = this.queue.sinceAdded(key);
@@ -632,8 +654,8 @@ export class Controller {
     if (why.warning !== undefined) value.warning = prev?.warning === why.warning ? prev.warning : why.warning;
     if (why.selections !== undefined) value.selections = why.selections;
     if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
-    this.engine.changelog.put('referrer', id, value);
-    if (prev?.state !== state) {
+    this.writeReferrer(key, id, value);
+    if (before !== state) {
       const latencyMs = state === 'Resolved' && waited !== undefined ? Math.round(waited * 1000) / 1000 : undefined;
       if (state === 'Resolved') {
         this.stats.resolved++;

@@ -156,6 +156,10 @@ export class Manager {
   constructor(opts: ManagerOptions) {
     this.source = opts.source;
     this.changelog = opts.changelog ?? new ChangeLog({ maxEvents: 0 });
+    // A log of its own is read by no one until someone asks (explain, stuck, a snapshot). Until then each
+    // referrer's state is one object written over in place (Controller), and referents and edges are stated
+    // from the caches and the registry when it is asked. A log that was given is written as it goes: its owner serves it.
+    if (!opts.changelog) this.changelog.defer(['referrer', 'referent', 'reference'], () => this.publishDeferred());
     this.clock = opts.clock ?? wallClock;
     this.statsIntervalMs = opts.statsIntervalMs ?? 500;
     this.logger = opts.logger ?? defaultLogger();
@@ -496,6 +500,7 @@ export class Manager {
 
   /** publishEdge records one (referrer, referent, field path) edge of a delta as the registry holds it now. */
   private publishEdge(controller: string, key: ObjectKey, r: { referent: ObjectKey; fieldPath: string }): void {
+    if (this.changelog.defers('reference')) return;
     // Joined, the id is one flat string; a template literal would keep a chain of its parts for as long as the edge.
     const id = [controller, key, r.referent, r.fieldPath].join('|');
     const count = this.registry.multiplicityAt(controller, key, r);
@@ -517,6 +522,23 @@ export class Manager {
     const selector = this.controllers.get(controller)?.selectorAt(key, r.fieldPath);
     if (selector !== undefined) value.selector = selector;
     this.changelog.put('reference', id, value);
+  }
+
+  /** publishDeferred puts every referrer, referent and edge into the change log, the first time it is asked about them. */
+  private publishDeferred(): void {
+    this.changelog.transaction(() => {
+      for (const c of this.controllers.values()) c.publishUnpublished();
+      for (const r of this.registry.referrers()) {
+        const seen = new Set<string>();
+        for (const ref of this.registry.referencesOf(r.controller, r.key)) {
+          const edge = `${ref.referent}\u0000${ref.fieldPath}`;
+          if (seen.has(edge)) continue;
+          seen.add(edge);
+          this.publishEdge(r.controller, r.key, ref);
+        }
+      }
+      this.referenceControllers.publishReferents();
+    });
   }
 
   private event(e: Parameters<EngineContext['event']>[0]): void {

@@ -760,6 +760,9 @@ export class ReferenceControllers {
     object: CachedObject | undefined,
     verdict: Readiness | undefined,
   ): ReferentState | undefined {
+    // A log that defers referents (a Manager's own, not asked yet) is told each one's state when it is asked:
+    // until then nothing is kept, and an event's old object is judged again where its state is needed.
+    if (this.deps.changelog.defers('referent')) return undefined;
     const referencedBy = this.deps.registry.referrerCountOf(referent);
     if (referencedBy === 0) {
       this.deps.changelog.remove('referent', referent);
@@ -814,6 +817,15 @@ export class ReferenceControllers {
     if (message !== undefined) value.message = prev?.message === message ? prev.message : message;
     this.deps.changelog.put('referent', referent, value);
     return prev?.state;
+  }
+
+  /**
+   * publishReferents states every referenced referent, from its kind's cache or its observer, to a change log
+   * that has stopped deferring them: each state dates from then.
+   */
+  publishReferents(): void {
+    for (const kind of this.deps.registry.activeKinds())
+      for (const referent of this.deps.registry.referentsOfKind(kind)) this.publishCached(referent);
   }
 
   private seq = 0;

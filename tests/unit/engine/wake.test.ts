@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Manager, MemoryInformerSource, conditionReadiness, type ReconcileContext, type WakeOn } from '@/lib/engine';
+import { ChangeLog } from '@/lib/changelog';
 import type { KubeObject } from '@/lib/model';
 import { FakeClock } from '@/lib/queue';
 import fc from 'fast-check';
@@ -268,6 +269,8 @@ describe('wakeOn', () => {
     manager = new Manager({
       source,
       statsIntervalMs: 0,
+      // A log that is written as it goes, as a server's is; a Manager's own log states no referent until asked.
+      changelog: new ChangeLog({ maxEvents: 0 }),
       readiness: () => (o) => {
         judged.push(o);
         return ready(o);
