@@ -90,6 +90,14 @@ export async function startMemoryProfile(dir: string): Promise<() => Promise<voi
   return async () => {
     clearInterval(sampler);
     observer.disconnect();
+    // What survived scavenges, not what the young generation still holds: garbage allocated since the last
+    // scavenge is sampled too, and only a scavenge drops it. Short-lived filler, twice the largest young
+    // generation, brings two (the filler itself dies in them, so it is not in the profile).
+    if (process.env.REFWATCH_PEER_HEAP_PROF_SURVIVORS === '1') {
+      let filler: unknown[] = [];
+      for (let i = 0; i < 1_000_000; i++) filler = [i, filler.length];
+      void filler;
+    }
     const { profile } = await session.post('HeapProfiler.stopSampling');
     session.disconnect();
     const base = path.join(dir, `refwatch-${process.pid}`);
