@@ -99,8 +99,8 @@ interface Reader {
   readonly saved: Map<Entry, { value: AnyEntity; removed: boolean; visited: boolean }>;
 }
 
-/** Kinds whose entities expire silently: clients trim their own timelines. */
 const NO_KINDS: ReadonlySet<EntityKind> = new Set();
+/** Kinds whose entities expire silently: clients trim their own timelines. */
 const EPHEMERAL: ReadonlySet<EntityKind> = new Set<EntityKind>(['event']);
 
 /**
@@ -196,9 +196,9 @@ export class ChangeLog {
   #need(kinds: Iterable<EntityKind> | undefined): void {
     if (this.#materialize === undefined) return;
     if (kinds !== undefined) {
-      let any = false;
-      for (const k of kinds) if (this.#deferred.has(k)) any = true;
-      if (!any) return;
+      let asked = false;
+      for (const k of kinds) if ((asked = this.#deferred.has(k))) break;
+      if (!asked) return;
     }
     const materialize = this.#materialize;
     this.#materialize = undefined;

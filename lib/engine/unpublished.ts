@@ -29,10 +29,6 @@ export class Unpublished<E extends object> {
     this.#byId.delete(id);
   }
 
-  get size(): number {
-    return this.#byId.size;
-  }
-
   /** drain hands each entity held, without its undefined fields, to `put`, and forgets them all. */
   drain(put: (id: string, entity: E) => void): void {
     const held = [...this.#byId];

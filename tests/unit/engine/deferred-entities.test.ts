@@ -91,7 +91,7 @@ describe("a Manager's own change log", () => {
         ...(changelog ? { changelog } : {}),
       });
       let reconciles = 0;
-      manager.addController({
+      const controller = manager.addController({
         name: 'watch',
         for: APP_KIND,
         reconcile(ctx) {
@@ -102,7 +102,7 @@ describe("a Manager's own change log", () => {
       });
       manager.start();
       managers.push(manager);
-      return { source, manager, reconciles: () => reconciles };
+      return { source, manager, reconciles: () => reconciles, queueStats: () => controller.queue.stats() };
     };
     const given = make(new ChangeLog({ maxEvents: 0 }));
     const own = make();
@@ -118,7 +118,9 @@ describe("a Manager's own change log", () => {
         expect(own.manager.registry.referrerCount).toBe(given.manager.registry.referrerCount);
       });
       // Both queues drained: no reconcile is left to run.
-      await new Promise((r) => setTimeout(r, 20));
+      await vi.waitFor(() => {
+        for (const m of [given, own]) expect(m.queueStats()).toMatchObject({ depth: 0, processing: 0 });
+      });
       expect(own.reconciles()).toBe(given.reconciles());
       clock.advance(1000);
     };
