@@ -635,6 +635,8 @@ export class Controller {
     const now = this.engine.clock.now();
     // Measured from the add that queued this reconcile: for a referrer woken by a referent, the referent event.
     const waited = this.queue.sinceAdded(key);
+    // Read on every call, not only for a Resolved one: see verdict.
+    const resolvedBefore = prev?.state === 'Resolved' ? prev.resolvedAt : undefined;
     // What the previous version holds already is taken from it: a string built again for this reconcile
     // (the id, the key of the event that queued it, a reason) would otherwise live as long as this version.
     const value: ReferrerEntity = {
@@ -653,7 +655,7 @@ export class Controller {
     if (why.message !== undefined) value.message = prev?.message === why.message ? prev.message : why.message;
     if (why.warning !== undefined) value.warning = prev?.warning === why.warning ? prev.warning : why.warning;
     if (why.selections !== undefined) value.selections = why.selections;
-    if (state === 'Resolved') value.resolvedAt = prev?.state === 'Resolved' ? (prev.resolvedAt ?? now) : now;
+    if (state === 'Resolved') value.resolvedAt = resolvedBefore ?? now;
     this.writeReferrer(key, id, value);
     if (before !== state) {
       const latencyMs = state === 'Resolved' && waited !== undefined ? Math.round(waited * 1000) / 1000 : undefined;
@@ -682,22 +684,44 @@ export class Controller {
 /**
  * verdict is a referrer's state from one reconcile: a missing referent first,
  * then a selector matching nothing, then anything else not Ready.
+ *
+ * The resolutions and the selections are each read in one pass on every call, so that the code a referrer's
+ * first Resolved reaches has run before: an optimized reconcile path would otherwise be thrown away and
+ * compiled again at that moment.
  */
 function verdict(
   resolutions: readonly Resolution[],
   selections: readonly Selection[],
 ): { state: ReferrerState; reason?: string; message?: string } {
-  const missing = resolutions.find((r) => r.state === 'NotFound');
-  const noMatch = selections.find((s) => s.blocking && s.state === 'NoMatch');
-  const blocking = missing ?? (noMatch ? undefined : resolutions.find((r) => r.state !== 'Ready'));
+  let missing: Resolution | undefined;
+  let notReady: Resolution | undefined;
+  for (const r of resolutions) {
+    if (r.state === 'NotFound') {
+      missing = r;
+      break;
+    }
+    notReady ??= r.state !== 'Ready' ? r : undefined;
+  }
+  let noMatch: Selection | undefined;
+  let firstBlocking: Selection | undefined;
+  for (const s of selections) {
+    if (!s.blocking) continue;
+    firstBlocking ??= s;
+    if (s.state === 'NoMatch') {
+      noMatch = s;
+      break;
+    }
+  }
+  const blocking = missing ?? (noMatch ? undefined : notReady);
   if (blocking)
     return {
       state: blocking.state === 'NotFound' ? 'NotFound' : 'Waiting',
       reason: `${blocking.state}: ${blocking.referent}`,
       message: blocking.message,
     };
-  const s = noMatch ?? selections.find((x) => x.blocking);
-  if (!s) return { state: 'Resolved' };
+  const s = noMatch ?? firstBlocking;
+  // All three fields, as the other answers have: the caller reads them from one shape.
+  if (!s) return { state: 'Resolved', reason: undefined, message: undefined };
   return {
     state: s.state === 'NoMatch' ? 'NoMatch' : 'Waiting',
     reason: `${s.state}: ${s.kind} ${s.selector === '' ? '(every object)' : s.selector} in ${s.where} (${s.fieldPath})`,
@@ -719,6 +743,10 @@ function invalidRequeueAfter(result: ReconcileResult | void): void {
 /**
  * masksOf is each collected reference's wake mask, by position: the previous reconcile's array when every
  * mask is as it was (a restatement, the usual case), so that no new array outlives each reconcile.
+ *
+ * A new array is pushed, not mapped: V8's optimized Array.prototype.map makes a holey array where its
+ * interpreter made a packed one, and code optimized on one kind of array is thrown away, and compiled
+ * again, on meeting the other (a "wrong map" deoptimization of process and declare, which read these).
  */
 function masksOf(
   collected: readonly Reference[],
@@ -730,7 +758,9 @@ function masksOf(
     while (i < collected.length && previous[i] === masks.get(collected[i]!.referent)) i++;
     if (i === collected.length) return previous;
   }
-  return collected.map((r) => masks.get(r.referent)!);
+  const next: number[] = [];
+  for (const r of collected) next.push(masks.get(r.referent)!);
+  return next;
 }
 
 function countOf(refs: Reference[], ref: Reference): number {

@@ -80,9 +80,11 @@ export interface WatchError {
  * own, frozen: every subscriber sees the same one.
  */
 export type InformerEvent =
-  | { type: 'added'; key: ObjectKey; object: CachedObject }
+  // An object's events all have the same fields (old is undefined but for an update): the code that reads them
+  // is optimized on one shape, not thrown away when the first update arrives after a run of additions.
+  | { type: 'added'; key: ObjectKey; object: CachedObject; old: undefined }
   | { type: 'updated'; key: ObjectKey; object: CachedObject; old: CachedObject }
-  | { type: 'deleted'; key: ObjectKey; object: CachedObject }
+  | { type: 'deleted'; key: ObjectKey; object: CachedObject; old: undefined }
   /** The cache holds the initial snapshot (list done, or the initial-events-end bookmark). */
   | { type: 'primed' }
   /** The watch is failing and retrying; the cache keeps its last known state. */

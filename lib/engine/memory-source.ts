@@ -145,7 +145,7 @@ export class MemoryInformerSource implements InformerSource {
     const informer = inf;
     if (!fresh) {
       // A late subscriber first sees the current state.
-      for (const [key, object] of informer.objects) safe(handler, { type: 'added', key, object });
+      for (const [key, object] of informer.objects) safe(handler, { type: 'added', key, object, old: undefined });
       if (informer.primed) safe(handler, { type: 'primed' });
     }
     informer.addHandler(handler);
@@ -269,14 +269,16 @@ export class MemoryInformerSource implements InformerSource {
         // Relabelled out of a label-selected watch: gone from it, as the API server says with a DELETED event.
         if (prev && i.objects.delete(key)) {
           i.keysVersion++;
-          i.emit({ type: 'deleted', key, object: prev });
+          i.emit({ type: 'deleted', key, object: prev, old: undefined });
         }
         continue;
       }
       const held = i.held(stored);
       i.objects.set(key, held);
       if (!prev) i.keysVersion++;
-      i.emit(prev ? { type: 'updated', key, object: held, old: prev } : { type: 'added', key, object: held });
+      i.emit(
+        prev ? { type: 'updated', key, object: held, old: prev } : { type: 'added', key, object: held, old: undefined },
+      );
     }
     return stored;
   }
@@ -289,7 +291,7 @@ export class MemoryInformerSource implements InformerSource {
     for (const i of this.informers.values()) {
       if (!i.objects.delete(key)) continue;
       i.keysVersion++;
-      i.emit({ type: 'deleted', key, object: old });
+      i.emit({ type: 'deleted', key, object: old, old: undefined });
     }
     return true;
   }

@@ -39,7 +39,8 @@ export function conditionReadiness(type: string): ReadinessPredicate {
   return (object) => {
     const c = conditionsOf(object).find((x) => x?.type === type);
     if (!c) return { ready: false, condition: type, reason: 'ConditionMissing', message: `no ${type} condition yet` };
-    if (c.status === 'True') return { ready: true, condition: type };
+    // Every answer has all four fields: the code that reads them sees one shape.
+    if (c.status === 'True') return { ready: true, condition: type, reason: undefined, message: undefined };
     return {
       ready: false,
       condition: type,

@@ -273,7 +273,7 @@ export class SharedInformerPool implements InformerSource {
   /** replayStore delivers an `added` for every cached object, then `primed` if the cache is primed for sub. */
   private replayStore(entry: Entry, sub: Subscriber): void {
     for (const [key, object] of entry.reflector.store.entries()) {
-      this.deliver(entry, sub, { type: 'added', key, object });
+      this.deliver(entry, sub, { type: 'added', key, object, old: undefined });
       if (sub.released) return;
     }
     if (this.isPrimedFor(entry, sub)) {

@@ -53,7 +53,7 @@ export class Store implements ObjectStore {
     if (!old) return [];
     this.items.delete(key);
     this.#keysVersion++;
-    return [{ type: 'deleted', key, object: sameUid(old, obj) ? obj : old }];
+    return [{ type: 'deleted', key, object: sameUid(old, obj) ? obj : old, old: undefined }];
   }
 
   /**
@@ -78,11 +78,11 @@ function sameUid(a: CachedObject, b: CachedObject): boolean {
 
 /** change is the event that moving key from old to next means, if any. */
 function change(key: ObjectKey, old: CachedObject | undefined, next: CachedObject): StoreEvent[] {
-  if (!old) return [{ type: 'added', key, object: next }];
+  if (!old) return [{ type: 'added', key, object: next, old: undefined }];
   if (!sameUid(old, next)) {
     return [
-      { type: 'deleted', key, object: old },
-      { type: 'added', key, object: next },
+      { type: 'deleted', key, object: old, old: undefined },
+      { type: 'added', key, object: next, old: undefined },
     ];
   }
   const rv = next.metadata.resourceVersion;
@@ -96,7 +96,7 @@ export function diffSnapshots(
   next: ReadonlyMap<ObjectKey, CachedObject>,
 ): StoreEvent[] {
   const events: StoreEvent[] = [];
-  for (const [k, old] of prev) if (!next.has(k)) events.push({ type: 'deleted', key: k, object: old });
+  for (const [k, old] of prev) if (!next.has(k)) events.push({ type: 'deleted', key: k, object: old, old: undefined });
   for (const [k, obj] of next) {
     for (const e of change(k, prev.get(k), obj)) events.push(e);
   }

@@ -14,16 +14,16 @@ export function formatTime(ms: number, fractionDigits: 0 | 3 | 6 = 3): string {
   const year = d.getUTCFullYear();
   // Outside 0000–9999 toISOString writes a signed six-digit year; such times are no controller's, so leave them to it.
   if (Number.isNaN(year) || year < 0 || year > 9999) return trimFraction(d.toISOString(), fractionDigits);
-  const date = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
-  const time = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
-  const millis = pad(d.getUTCMilliseconds(), 3);
-  const fraction = fractionDigits === 0 ? '' : fractionDigits === 3 ? `.${millis}` : `.${millis}000`;
-  return `${date}T${time}${fraction}Z`;
+  const millis = d.getUTCMilliseconds();
+  const fraction =
+    fractionDigits === 0
+      ? ''
+      : `.${TWO[(millis / 100) | 0]![1]}${TWO[millis % 100]}${fractionDigits === 6 ? '000' : ''}`;
+  return `${TWO[(year / 100) | 0]}${TWO[year % 100]}-${TWO[d.getUTCMonth() + 1]}-${TWO[d.getUTCDate()]}T${TWO[d.getUTCHours()]}:${TWO[d.getUTCMinutes()]}:${TWO[d.getUTCSeconds()]}${fraction}Z`;
 }
 
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
-}
+/** Every number below 100 in two digits: each field of a time is one lookup, without a string padded for it. */
+const TWO: readonly string[] = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : String(i)));
 
 function trimFraction(iso: string, fractionDigits: 0 | 3 | 6): string {
   return fractionDigits === 3 ? iso : iso.replace(/\.(\d{3})Z$/, fractionDigits === 0 ? 'Z' : '.$1000Z');
