@@ -483,6 +483,8 @@ export class Manager {
     added: readonly { referent: ObjectKey; fieldPath: string }[];
     removed: readonly { referent: ObjectKey; fieldPath: string }[];
   }): void {
+    // Deferred (a Manager's own log, not asked yet): the edges and the referents' states are stated when asked.
+    if (this.changelog.defers('reference') && this.changelog.defers('referent')) return;
     const { controller, key } = d.referrer;
     for (const r of d.removed) this.publishEdge(controller, key, r);
     for (const r of d.added) this.publishEdge(controller, key, r);
