@@ -3,7 +3,7 @@ import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } 
 import {
   apiVersionOf,
   compactMetadata,
-  deepFreeze,
+  deepFreezeLike,
   follow,
   formatKey,
   kindKey,
@@ -172,6 +172,8 @@ export class Reflector {
   private expiredInARow = 0;
   private resource: ResourceInfo | undefined;
   private lastEventAt: number | undefined;
+  /** The last object frozen, for freeze: what a new object's strings are compared with. */
+  private lastFrozen: CachedObject | undefined;
   /** Why the next sync of a primed cache happens, for its `relisted` report. */
   private relistReason: RelistReason | undefined;
   private syncStartedAt = 0;
@@ -315,7 +317,8 @@ export class Reflector {
       }
       for (const raw of page.items ?? []) {
         const obj = this.prepare(raw, res);
-        items.set(this.keyOf(obj), obj);
+        const key = this.keyOf(obj);
+        items.set(key, this.freeze(obj, items.get(key) ?? this.store.get(key)));
       }
       rv = page.metadata?.resourceVersion ?? rv;
       cont = page.metadata?.continue || undefined;
@@ -413,8 +416,9 @@ export class Reflector {
           case 'ADDED':
           case 'MODIFIED':
           case 'DELETED': {
-            const obj = this.prepare(ev.object, res);
-            const key = this.keyOf(obj);
+            const prepared = this.prepare(ev.object, res);
+            const key = this.keyOf(prepared);
+            const obj = this.freeze(prepared, pending?.get(key) ?? this.store.get(key));
             if (pending) {
               if (ev.type === 'DELETED') pending.delete(key);
               else pending.set(key, obj);
@@ -671,8 +675,8 @@ export class Reflector {
     }
   }
 
-  /** prepare turns a decoded object into what the store holds: stamped, transformed, then frozen once for every reader. */
-  private prepare(raw: KubeObject, res: ResourceInfo): CachedObject {
+  /** prepare turns a decoded object into what the store holds, but for freezing it (see freeze): stamped, transformed. */
+  private prepare(raw: KubeObject, res: ResourceInfo): KubeObject {
     // PartialObjectMetadata arrives as kind PartialObjectMetadata of meta.k8s.io/v1: it is stored as the resource's own kind.
     let obj = raw;
     if (this.metadataOnly) obj = toMetadataOnly(raw, apiVersionOf(res), res.kind);
@@ -681,8 +685,21 @@ export class Reflector {
       if (!raw.apiVersion) raw.apiVersion = apiVersionOf(res);
       if (!raw.kind) raw.kind = res.kind;
     }
-    if (this.opts.transform) obj = this.opts.transform(obj);
-    return this.opts.freeze === false ? obj : deepFreeze(obj);
+    if (this.opts.transform) obj = this.opts.transform(obj) as KubeObject;
+    return obj;
+  }
+
+  /**
+   * freeze freezes a prepared object once for every reader. Its strings equal to those at the same places in the
+   * version it replaces (or, for a new object, in the last one frozen: its kind's apiVersion, its namespace) are
+   * replaced by those: a version then keeps one copy of what did not change, and so does the young generation
+   * that every new version passes through.
+   */
+  private freeze(obj: KubeObject, previous: CachedObject | undefined): CachedObject {
+    if (this.opts.freeze === false) return obj;
+    const frozen = deepFreezeLike(obj, previous ?? this.lastFrozen);
+    this.lastFrozen = frozen;
+    return frozen;
   }
 
   private keyOf(obj: CachedObject): ObjectKey {

@@ -34,3 +34,36 @@ export function deepFreeze<T>(value: T): DeepReadonly<T> {
   }
   return value as DeepReadonly<T>;
 }
+
+/**
+ * deepFreezeLike is deepFreeze for a newly parsed object, given `like`, an object it resembles (the version of the
+ * same object it replaces, or another object of its kind). On its way it replaces each string equal to the string
+ * at the same place in `like` by that very string, so that a new version holds one copy of what did not change
+ * (its name, namespace, uid, timestamps, references) instead of a copy of its own. Nothing readable changes: the
+ * strings are equal. `value` must be acyclic, as parsed JSON is.
+ */
+export function deepFreezeLike<T>(value: T, like: unknown): DeepReadonly<T> {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value as DeepReadonly<T>;
+  if (typeof like !== 'object' || like === null) return deepFreeze(value);
+  const v = value as Record<string, unknown>;
+  const l = like as Record<string, unknown>;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === 'string') {
+        if (x === l[i]) v[i] = l[i];
+      } else deepFreezeLike(x, l[i]);
+    }
+  } else {
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const x = v[k];
+      if (typeof x === 'string') {
+        // v's own property is written, so a key "__proto__" (own, from JSON.parse) sets no prototype.
+        if (x === l[k]) v[k] = l[k];
+      } else deepFreezeLike(x, Object.hasOwn(l, k) ? l[k] : undefined);
+    }
+  }
+  Object.freeze(value);
+  return value as DeepReadonly<T>;
+}
