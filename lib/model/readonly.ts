@@ -40,7 +40,8 @@ export function deepFreeze<T>(value: T): DeepReadonly<T> {
  * same object it replaces, or another object of its kind). On its way it replaces each string equal to the string
  * at the same place in `like` by that very string, so that a new version holds one copy of what did not change
  * (its name, namespace, uid, timestamps, references) instead of a copy of its own. Nothing readable changes: the
- * strings are equal. `value` must be acyclic, as parsed JSON is.
+ * strings are equal. `value` must be acyclic, as parsed JSON is. Numbers, booleans and nulls are left as they
+ * are, without a call or a lookup in `like`: the reflector freezes every object of every event this way.
  */
 export function deepFreezeLike<T>(value: T, like: unknown): DeepReadonly<T> {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value as DeepReadonly<T>;
@@ -52,7 +53,7 @@ export function deepFreezeLike<T>(value: T, like: unknown): DeepReadonly<T> {
       const x: unknown = v[i];
       if (typeof x === 'string') {
         if (x === l[i]) v[i] = l[i];
-      } else deepFreezeLike(x, l[i]);
+      } else if (typeof x === 'object' && x !== null) deepFreezeLike(x, l[i]);
     }
   } else {
     for (const k in v) {
@@ -61,7 +62,7 @@ export function deepFreezeLike<T>(value: T, like: unknown): DeepReadonly<T> {
       if (typeof x === 'string') {
         // v's own property is written, so a key "__proto__" (own, from JSON.parse) sets no prototype.
         if (x === l[k]) v[k] = l[k];
-      } else deepFreezeLike(x, Object.hasOwn(l, k) ? l[k] : undefined);
+      } else if (typeof x === 'object' && x !== null) deepFreezeLike(x, Object.hasOwn(l, k) ? l[k] : undefined);
     }
   }
   Object.freeze(value);
