@@ -12,7 +12,7 @@ import {
   type UserCredentials,
 } from './credentials';
 import { KubeRequestError, Redactor, isAbortError, parseRetryAfter } from './errors';
-import { ndjsonLines } from './framing';
+import { eachNdjsonLine, ndjsonLines } from './framing';
 import { inClusterConnection } from './in-cluster';
 import { kubeconfigConnection, readKubeconfigFile } from './kubeconfig';
 import {
@@ -238,7 +238,8 @@ export class KubeClient implements KubeTransport {
   async openStream(p: string, query: Query, signal: AbortSignal, opts: ReadOptions = {}): Promise<WatchStream> {
     const url = this.url(p, query);
     const res = await this.send('GET', url, signal, { accept: opts.accept, headersTimeoutMs: this.watchOpenTimeoutMs });
-    return { lines: () => ndjsonLines(res, (e) => this.networkError(e, url, signal)) };
+    const wrap = (e: unknown) => this.networkError(e, url, signal);
+    return { lines: () => ndjsonLines(res, wrap), each: (onLine) => eachNdjsonLine(res, onLine, wrap) };
   }
 
   /** close drops the client's idle keep-alive connections; requests in flight are not affected. */

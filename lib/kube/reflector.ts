@@ -12,7 +12,7 @@ import {
   type ObjectKey,
 } from '../model';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
-import type { KubeTransport, Query, WatchStream } from './client';
+import { eachLine, type KubeTransport, type Query, type WatchStream } from './transport';
 import { resourcePath, type Discovery, type ResourceInfo } from './discovery';
 import { KubeRequestError, WatchFailure, formatRule, isAbortError, missingRule, watchError } from './errors';
 import { ACCEPT_METADATA, ACCEPT_METADATA_LIST, toMetadataOnly } from './metadata';
@@ -406,7 +406,8 @@ export class Reflector {
     let n = 0;
     this.armWatchdog(local, pending !== undefined);
     try {
-      for await (const line of stream.lines()) {
+      // Each line is applied in a call of its own, not a promise: a watch's lines cost no more than its events.
+      await eachLine(stream, (line) => {
         // Lines already read may still be yielded after stop: a stopped reflector leaves the store alone.
         this.abort.signal.throwIfAborted();
         n++;
@@ -457,7 +458,7 @@ export class Reflector {
             break;
         }
         this.armWatchdog(local, pending !== undefined);
-      }
+      });
     } catch (e) {
       if (local.signal.reason instanceof Inactive && !this.abort.signal.aborted) {
         if (pending) throw new Unsupported('no initial-events-end bookmark came');

@@ -27,6 +27,19 @@ export interface KubeTransport {
 export interface WatchStream {
   /** Ends when the server closes the response cleanly; throws on a reset or abort. */
   lines(): AsyncIterable<string>;
+  /**
+   * each, where a transport has it, hands the same lines to onLine as they
+   * arrive, without a promise per line. It resolves when the server closes
+   * the response cleanly, and rejects on a reset or an abort, or with what
+   * onLine threw, after which it hands over nothing more. See eachLine.
+   */
+  each?(onLine: (line: string) => void): Promise<void>;
+}
+
+/** eachLine hands every line of a watch stream to onLine: through the stream's own each, or else its lines. */
+export async function eachLine(stream: WatchStream, onLine: (line: string) => void): Promise<void> {
+  if (stream.each) return stream.each(onLine);
+  for await (const line of stream.lines()) onLine(line);
 }
 
 /** HeadersTimeout ends a request whose response headers did not come in time. */

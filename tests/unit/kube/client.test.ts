@@ -387,40 +387,139 @@ describe('request deadlines', () => {
   });
 });
 
+/** withServer runs a test against a loopback server that answers with serve, through a client of it. */
+async function withServer(
+  serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  run: (client: KubeClient, url: string) => Promise<void>,
+): Promise<void> {
+  const server = http.createServer(serve);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = KubeClient.fromKubeconfig({
+    clusters: [{ name: 'c', cluster: { server: url } }],
+    users: [{ name: 'u', user: { token: TOKEN } }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  });
+  try {
+    await run(client, url);
+  } finally {
+    client.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('response bodies', () => {
   it('decodes a character split across chunks, and reports a body cut short as a broken connection', async () => {
     const euro = Buffer.from('{"name":"€ sign"}');
-    const server = http.createServer((req, res) => {
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(euro.length) });
-      if (req.url === '/split') {
-        // The euro sign's three bytes in two writes, a tick apart, so they arrive as two chunks.
-        res.write(euro.subarray(0, 10));
-        setTimeout(() => res.end(euro.subarray(10)), 20);
-      } else {
-        res.write(euro.subarray(0, 10));
-        setTimeout(() => res.socket?.destroy(), 20);
-      }
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = KubeClient.fromKubeconfig({
-      clusters: [{ name: 'c', cluster: { server: url } }],
-      users: [{ name: 'u', user: { token: TOKEN } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      'current-context': 'x',
-    });
-    try {
-      await expect(client.getJSON('/split')).resolves.toEqual({ name: '€ sign' });
-      const e = await client.getJSON('/cut').catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(KubeRequestError);
-      expect((e as Error).message).toMatch(
-        new RegExp(`^cannot reach ${url} \\((ECONNRESET|aborted|ERR_STREAM_PREMATURE_CLOSE)\\)$`),
-      );
-    } finally {
-      client.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await withServer(
+      (req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(euro.length) });
+        if (req.url === '/split') {
+          // The euro sign's three bytes in two writes, a tick apart, so they arrive as two chunks.
+          res.write(euro.subarray(0, 10));
+          setTimeout(() => res.end(euro.subarray(10)), 20);
+        } else {
+          res.write(euro.subarray(0, 10));
+          setTimeout(() => res.socket?.destroy(), 20);
+        }
+      },
+      async (client, url) => {
+        await expect(client.getJSON('/split')).resolves.toEqual({ name: '€ sign' });
+        const e = await client.getJSON('/cut').catch((x: unknown) => x);
+        expect(e).toBeInstanceOf(KubeRequestError);
+        expect((e as Error).message).toMatch(
+          new RegExp(`^cannot reach ${url} \\((ECONNRESET|aborted|ERR_STREAM_PREMATURE_CLOSE)\\)$`),
+        );
+      },
+    );
+  });
+});
+
+describe('watch streams', () => {
+  // Lines split across chunks, a character split across chunks, blank lines and a last line without a newline.
+  const CHUNKS = [
+    '{"n":1}\n{"n"',
+    ':2,"s":"',
+    Buffer.from('€').subarray(0, 2),
+    Buffer.from('€').subarray(2),
+    '"}\n\n  \n',
+    '{"n":3}',
+  ];
+
+  /** writeSlowly writes each chunk a tick apart, so that each arrives on its own, then ends or resets. */
+  function writeSlowly(res: http.ServerResponse, chunks: (string | Buffer)[], then: 'end' | 'reset'): void {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    let i = 0;
+    const next = () => {
+      if (i < chunks.length) {
+        res.write(chunks[i++]);
+        setTimeout(next, 10);
+      } else if (then === 'end') res.end();
+      else res.socket?.destroy();
+    };
+    next();
+  }
+
+  it('hands each() the lines that lines() yields, one call each, as their chunks arrive', async () => {
+    await withServer(
+      (_req, res) => writeSlowly(res, CHUNKS, 'end'),
+      async (client) => {
+        const iterated: string[] = [];
+        for await (const line of (await client.openStream('/w', {}, new AbortController().signal)).lines())
+          iterated.push(line);
+        const handed: string[] = [];
+        const stream = await client.openStream('/w', {}, new AbortController().signal);
+        await expect(stream.each!((line) => handed.push(line))).resolves.toBeUndefined();
+        expect(iterated).toEqual(['{"n":1}', '{"n":2,"s":"€"}', '{"n":3}']);
+        expect(handed).toEqual(iterated);
+      },
+    );
+  });
+
+  it('stops at the line whose handler throws, rejects with that error, and closes the response', async () => {
+    let closed: Promise<void> | undefined;
+    await withServer(
+      (_req, res) => {
+        closed = new Promise((resolve) => res.on('close', () => resolve()));
+        // Every line in one chunk: the lines after the throw are already read, and must not be handed over.
+        writeSlowly(res, ['{"n":1}\n{"n":2}\n{"n":3}\n', '{"n":4}\n'], 'end');
+      },
+      async (client) => {
+        const handed: string[] = [];
+        const boom = new Error('a faulty handler');
+        const stream = await client.openStream('/w', {}, new AbortController().signal);
+        const outcome = stream.each!((line) => {
+          handed.push(line);
+          if (handed.length === 2) throw boom;
+        });
+        await expect(outcome).rejects.toBe(boom);
+        expect(handed).toEqual(['{"n":1}', '{"n":2}']);
+        await closed;
+      },
+    );
+  });
+
+  it('rejects a reset as a broken connection, and an abort as an abort, after the lines that came', async () => {
+    await withServer(
+      (req, res) => writeSlowly(res, ['{"n":1}\n', '{"n":2}'], req.url === '/reset' ? 'reset' : 'end'),
+      async (client, url) => {
+        const handed: string[] = [];
+        const reset = await client.openStream('/reset', {}, new AbortController().signal);
+        const e = await reset.each!((line) => handed.push(line)).catch((x: unknown) => x);
+        expect(e).toBeInstanceOf(KubeRequestError);
+        expect((e as Error).message).toMatch(
+          new RegExp(`^cannot reach ${url} \\((ECONNRESET|aborted|ERR_STREAM_PREMATURE_CLOSE)\\)$`),
+        );
+        expect(handed).toEqual(['{"n":1}']);
+
+        const stop = new AbortController();
+        const aborted = await client.openStream('/slow', {}, stop.signal);
+        const outcome = aborted.each!(() => stop.abort()).catch((x: unknown) => x);
+        expect(await outcome).toMatchObject({ name: 'AbortError' });
+      },
+    );
   });
 });
 
