@@ -16,6 +16,7 @@ import { eachNdjsonLine, ndjsonLines } from './framing';
 import { inClusterConnection } from './in-cluster';
 import { kubeconfigConnection, readKubeconfigFile } from './kubeconfig';
 import {
+  Deadlines,
   HeadersTimeout,
   RequestCancel,
   follow,
@@ -104,6 +105,8 @@ export class KubeClient implements KubeTransport {
   private readonly requestTimeoutMs: number;
   private readonly watchOpenTimeoutMs: number;
   private readonly throttleRetries: number;
+  /** The deadlines of the requests in flight (not of watches, which have the silence watchdog). */
+  private readonly deadlines: Deadlines;
   private agent: { protocol: string; tls: AgentTls; agent: http.Agent } | undefined;
 
   private constructor(conn: Connection, opts: ClientOptions) {
@@ -114,6 +117,10 @@ export class KubeClient implements KubeTransport {
     this.server = this.redactor.redact(cluster.server);
     this.requestTimeoutMs = timeoutOption('requestTimeoutMs', opts.requestTimeoutMs, 60_000);
     this.watchOpenTimeoutMs = timeoutOption('watchOpenTimeoutMs', opts.watchOpenTimeoutMs, 30_000);
+    this.deadlines = new Deadlines(
+      this.requestTimeoutMs,
+      () => new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError'),
+    );
     this.throttleRetries = opts.throttleRetries ?? 10;
     if (!Number.isInteger(this.throttleRetries) || this.throttleRetries < 0) {
       throw new RefwatchError(
@@ -196,17 +203,14 @@ export class KubeClient implements KubeTransport {
     p: string,
     opts: { query?: Query; body?: unknown; signal?: AbortSignal; contentType?: string; accept?: string },
   ): Promise<unknown> {
-    // The deadline's timer ends with the answer: AbortSignal.timeout would hold one, and what it
-    // references, for the whole timeout after every request. The caller's signal aborts it through
+    // The deadline ends with the answer (see Deadlines): AbortSignal.timeout would hold a timer, and what
+    // it references, for the whole timeout after every request. The caller's signal aborts it through
     // follow: AbortSignal.any would tie each request to a caller's long-lived signal (a
     // controller's) by weak references, which keep it through every minor GC. A RequestCancel
     // rather than an AbortController: an AbortSignal per request, and the listener node:http
     // puts on it, cost more CPU than the rest of the client's own work on a request.
     const cancel = new RequestCancel();
-    const timer = setTimeout(
-      () => cancel.abort(new DOMException(`no answer within ${this.requestTimeoutMs} ms`, 'TimeoutError')),
-      this.requestTimeoutMs,
-    );
+    const endDeadline = this.deadlines.add(cancel);
     const unfollow = opts.signal ? follow(opts.signal, cancel) : undefined;
     let text: string;
     let res: http.IncomingMessage;
@@ -220,7 +224,7 @@ export class KubeClient implements KubeTransport {
         throw this.networkError(e, this.url(p, opts.query), cancel);
       });
     } finally {
-      clearTimeout(timer);
+      endDeadline();
       unfollow?.();
     }
     if (text === '') return undefined;

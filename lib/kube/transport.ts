@@ -76,6 +76,55 @@ export class RequestCancel implements Cancellation {
   }
 }
 
+/**
+ * Deadlines ends the requests that outlive a client's timeout, from one timer
+ * for all of them. A timer per request cost more than any other part of the
+ * client's own work on it in a busy process (about 20 µs each). The timer
+ * runs while requests are in flight and stops at its first look that finds
+ * none; it looks every tick (a tenth of the timeout, at most a second), so a
+ * request ends between its deadline and a tick after it.
+ */
+export class Deadlines {
+  /** In the order requests began, which with one timeout for all is the order they are due. */
+  private readonly due = new Map<RequestCancel, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly tickMs: number;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly reason: () => unknown,
+  ) {
+    this.tickMs = Math.max(1, Math.min(1000, Math.ceil(timeoutMs / 10)));
+  }
+
+  /** add starts request's deadline; the returned function ends it, once the request is over. */
+  add(request: RequestCancel): () => void {
+    this.due.set(request, performance.now() + this.timeoutMs);
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.tickMs);
+      // The request's own socket keeps the process up while it is in flight.
+      this.timer.unref();
+    }
+    return () => void this.due.delete(request);
+  }
+
+  /** running says whether the timer is running: while requests are in flight, and up to a tick after. */
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const [request, at] of this.due) {
+      if (at > now) return;
+      this.due.delete(request);
+      request.abort(this.reason());
+    }
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
 /** The requests in flight under each caller signal, all aborted by the one listener it gets. */
 const inFlightUnder = new WeakMap<AbortSignal, Set<RequestCancel>>();
 
