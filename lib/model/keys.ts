@@ -60,6 +60,66 @@ export function parseKey(key: string, field = 'object'): Result<ObjectRef> {
   return ok({ ...gk.value, namespace, name });
 }
 
+/**
+ * isPlainKey says whether key is an ObjectKey of the usual form, reading it
+ * once and allocating nothing: `Kind` or `Kind.group`, a namespace or none,
+ * and a DNS-subdomain name (which RBAC kinds' path-segment names include). It is parseKey's fast path, for the hot paths
+ * that validate every new reference: a key it accepts, parseKey accepts
+ * too. One it refuses is for parseKey to judge and explain: a malformed key,
+ * or a rarer form (an RBAC kind's path-segment name, an empty group after
+ * the dot).
+ */
+export function isPlainKey(key: string): boolean {
+  if (typeof key !== 'string') return false;
+  const a = key.indexOf('/');
+  const b = a < 0 ? -1 : key.indexOf('/', a + 1);
+  if (a <= 0 || b < 0 || key.indexOf('/', b + 1) >= 0) return false;
+  // The kind: an uppercase letter, then letters and digits up to a '.' or the '/', at most 63 of them.
+  const first = key.charCodeAt(0);
+  if (first < 65 || first > 90) return false;
+  let dot = 1;
+  for (; dot < a; dot++) {
+    const c = key.charCodeAt(dot);
+    if (c === 46) break;
+    if (!isAsciiAlnum(c)) return false;
+  }
+  if (dot > 63) return false;
+  if (dot < a) {
+    const group = a - dot - 1;
+    if (group === 0 || group > 253 || !isDns(key, dot + 1, a, true)) return false;
+  }
+  if (b > a + 1 && (b - a - 1 > 63 || !isDns(key, a + 1, b, false))) return false;
+  return key.length - b - 1 <= 253 && isDns(key, b + 1, key.length, true);
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+function isLowerAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
+}
+
+/**
+ * isDns says whether s[from, to) is a DNS-1123 label (lowercase letters, digits and '-', beginning and ending
+ * with a letter or digit) or, with dots, a subdomain: such labels joined by '.'.
+ */
+function isDns(s: string, from: number, to: number, dots: boolean): boolean {
+  if (from >= to) return false;
+  // The character before the first: as if after a '.', where a label must begin.
+  let prev = 46;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (!dots || !isLowerAlnum(prev)) return false;
+    } else if (c === 45) {
+      if (prev === 46) return false;
+    } else if (!isLowerAlnum(c)) return false;
+    prev = c;
+  }
+  return isLowerAlnum(prev);
+}
+
 /** isKey reports whether s parses as an ObjectKey. */
 export function isKey(s: string): boolean {
   return parseKey(s).ok;

@@ -1,5 +1,5 @@
 import { RefwatchError, err, ok, type Result } from './errors';
-import { parseKey, type ObjectKey } from './keys';
+import { isPlainKey, parseKey, type ObjectKey } from './keys';
 
 /**
  * Reference is one declared dependency of a referrer: the referent's key and
@@ -13,7 +13,22 @@ export interface Reference {
 
 const FIELD_PATH = /^[A-Za-z_$][\w$-]*(\[\d+\]|\[[^\]]+\]|\.[A-Za-z_$][\w$-]*)*$/;
 
+/**
+ * isPlainReference is validateReference's fast path (see isPlainKey): a reference it accepts,
+ * validateReference accepts too; one it refuses is for validateReference to judge and explain.
+ */
+export function isPlainReference(ref: Reference): boolean {
+  return (
+    ref !== null &&
+    typeof ref === 'object' &&
+    isPlainKey(ref.referent) &&
+    typeof ref.fieldPath === 'string' &&
+    FIELD_PATH.test(ref.fieldPath)
+  );
+}
+
 export function validateReference(ref: Reference, field = 'reference'): Result<Reference> {
+  if (isPlainReference(ref)) return ok(ref);
   if (ref === null || typeof ref !== 'object') {
     return err(
       new RefwatchError('InvalidReference', `${field} must be an object {referent, fieldPath}`, {

@@ -1,4 +1,14 @@
-import { RefwatchError, kindOfKey, parseKey, validateReference, type ObjectKey, type Reference } from '../model';
+import {
+  RefwatchError,
+  isPlainKey,
+  isPlainReference,
+  kindOfKey,
+  ok,
+  parseKey,
+  validateReference,
+  type ObjectKey,
+  type Reference,
+} from '../model';
 
 /**
  * Referrer is one (controller, referrer key) pair: the unit whose references
@@ -100,7 +110,7 @@ export class ReferenceRegistry {
     if (!entry) {
       this.validate(refs, refs);
       if (refs.length === 0) return { referrer: { controller, key: referrer }, added: NONE, removed: NONE };
-      const parsed = parseKey(referrer, 'referrer');
+      const parsed = isPlainKey(referrer) ? ok(referrer) : parseKey(referrer, 'referrer');
       if (!parsed.ok) throw parsed.error;
       if (controller === '')
         throw new RefwatchError(
@@ -338,7 +348,8 @@ export class ReferenceRegistry {
 
   private validateAt(r: Reference, index: number): void {
     if (this.knownNode(r)) return;
-    const v = validateReference(r, `references[${index}]`);
+    // Checked in one pass first: the message's field name and the full parse are for a reference that fails it.
+    const v = isPlainReference(r) ? ok(r) : validateReference(r, `references[${index}]`);
     if (!v.ok) throw v.error;
     this.validFieldPaths.add(r.fieldPath);
   }

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   formatKey,
+  isPlainKey,
+  isPlainReference,
   keyOf,
   kindKey,
   parseApiVersion,
@@ -68,6 +70,92 @@ describe('object keys', () => {
         },
       ),
     );
+  });
+
+  describe('isPlainKey, the fast path of parseKey', () => {
+    // Keys near the grammar's edges: its characters and a few others, cut and joined at random.
+    const near = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom('/', '.', '-', ':', '%', 'A', 'Z', 'a', 'z', '0', '9', 'É', ' ', 'rbac.authorization.k8s.io'),
+          fc.stringMatching(/^[A-Za-z0-9.-]{1,8}$/),
+        ),
+        { maxLength: 14 },
+      )
+      .map((parts) => parts.join(''));
+    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
+    const subdomain = fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.'));
+
+    it('accepts only keys that parseKey accepts', () => {
+      fc.assert(
+        fc.property(fc.oneof(near, fc.string()), (key) => {
+          if (isPlainKey(key)) expect(parseKey(key).ok).toBe(true);
+        }),
+        { numRuns: 20_000 },
+      );
+    });
+
+    it('accepts every key of the usual form, and refuses what breaks each of its parts', () => {
+      fc.assert(
+        fc.property(
+          fc.stringMatching(/^[A-Z][a-zA-Z0-9]{0,10}$/),
+          fc.oneof(fc.constant(''), subdomain),
+          fc.oneof(fc.constant(''), label),
+          subdomain,
+          (kind, group, namespace, name) => {
+            const key = formatKey({ kind, group, namespace, name });
+            expect(isPlainKey(key)).toBe(true);
+            expect(parseKey(key).ok).toBe(true);
+          },
+        ),
+      );
+      for (const key of [
+        'Database.demo.refwatch.dev/shop/orders',
+        'Secret/shop/db-password',
+        'Namespace//shop',
+        'Node//ip-10-0-0-1.ec2.internal',
+      ])
+        expect(isPlainKey(key), key).toBe(true);
+      for (const key of [
+        '',
+        'Database/shop',
+        'Database/shop/a/b',
+        '/shop/orders',
+        'database/shop/orders',
+        'Data_base/shop/orders',
+        'Database.Demo/shop/orders',
+        'Database.demo..dev/shop/orders',
+        'Database.-demo/shop/orders',
+        'Database./shop/orders',
+        'Database/Shop/orders',
+        'Database/sh.op/orders',
+        'Database/shop-/orders',
+        'Database/shop/',
+        'Database/shop/Orders',
+        'Database/shop/orders.',
+        'Database/shop/a:b',
+        `Database/shop/${'a'.repeat(254)}`,
+        `Database/${'a'.repeat(64)}/orders`,
+        `D${'a'.repeat(63)}/shop/orders`,
+        // Valid, but for parseKey to judge: an RBAC kind's path-segment name beyond DNS.
+        'Role.rbac.authorization.k8s.io/shop/a:b',
+      ])
+        expect(isPlainKey(key), key).toBe(false);
+      expect(isPlainKey(42 as unknown as string)).toBe(false);
+    });
+
+    it('isPlainReference accepts only references that validateReference accepts', () => {
+      fc.assert(
+        fc.property(near, fc.oneof(fc.constant('spec.databaseRef'), fc.string()), (referent, fieldPath) => {
+          const ref = { referent, fieldPath };
+          if (isPlainReference(ref)) expect(validateReference(ref).ok).toBe(true);
+        }),
+        { numRuns: 5_000 },
+      );
+      expect(isPlainReference({ referent: 'Secret/shop/x', fieldPath: 'spec.secretRef' })).toBe(true);
+      expect(isPlainReference({ referent: 'Secret/shop/x', fieldPath: '' })).toBe(false);
+      expect(isPlainReference(null as unknown as { referent: string; fieldPath: string })).toBe(false);
+    });
   });
 
   it('keys objects from apiVersion, kind and metadata', () => {
