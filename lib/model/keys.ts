@@ -63,11 +63,11 @@ export function parseKey(key: string, field = 'object'): Result<ObjectRef> {
 /**
  * isPlainKey says whether key is an ObjectKey of the usual form, reading it
  * once and allocating nothing: `Kind` or `Kind.group`, a namespace or none,
- * and a DNS-subdomain name (which RBAC kinds' path-segment names include). It is parseKey's fast path, for the hot paths
+ * and a DNS-subdomain name. It is parseKey's fast path, for the hot paths
  * that validate every new reference: a key it accepts, parseKey accepts
  * too. One it refuses is for parseKey to judge and explain: a malformed key,
- * or a rarer form (an RBAC kind's path-segment name, an empty group after
- * the dot).
+ * or a rarer form (an RBAC kind's name outside DNS, such as
+ * system:aggregate-to-view; an empty group after the dot).
  */
 export function isPlainKey(key: string): boolean {
   if (typeof key !== 'string') return false;
