@@ -176,6 +176,7 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
       .toEqual(['Ready', 'Ready']);
     await expect.poll(() => secretWatch(pool)[0]?.phase).toBe('Watching');
 
+    const watchesBefore = secretWatch(pool)[0]!.watchesOpened;
     held.hold();
     const asked = held.watchesAsked;
     cluster.faults?.dropWatches();
@@ -195,7 +196,14 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
     await expect.poll(() => states.get('uses-b'), { timeout: 60_000 }).toBe('NotFound');
     expect(states.get('uses-a')).toBe('Ready');
     const w = secretWatch(pool)[0]!;
-    expect(w.lists).toBe(2);
+    if (cluster.restart) {
+      // kube-apiserver may send a bookmark at its newest resourceVersion as it shuts down, and a reflector that
+      // took it resumes where the restarted watch cache begins, with no 410: the deletion then comes as an event.
+      // Either way the watch was opened again and the deletion was seen.
+      expect(w.lists).toBeGreaterThanOrEqual(1);
+      expect(w.lists).toBeLessThanOrEqual(2);
+      expect(w.watchesOpened).toBeGreaterThan(watchesBefore);
+    } else expect(w.lists).toBe(2);
     expect(w.metadataOnly).toBe(true);
     expectMetadataOnly(cachedSecrets(manager));
   }, 120_000);
