@@ -50,7 +50,7 @@ export function eachNdjsonLine(
       if (line.trim() === '') return true;
       try {
         onLine(line);
-        return !done;
+        return true;
       } catch (e) {
         fail(e);
         return false;

@@ -408,7 +408,7 @@ export class Reflector {
     try {
       // Each line is applied in a call of its own, not a promise: a watch's lines cost no more than its events.
       await eachLine(stream, (line) => {
-        // Lines already read may still be yielded after stop: a stopped reflector leaves the store alone.
+        // Lines already read may still be handed over after stop: a stopped reflector leaves the store alone.
         this.abort.signal.throwIfAborted();
         n++;
         this.lastEventAt = Date.now();

@@ -108,11 +108,6 @@ export class Deadlines {
     return () => void this.due.delete(request);
   }
 
-  /** running says whether the timer is running: while requests are in flight, and up to a tick after. */
-  get running(): boolean {
-    return this.timer !== undefined;
-  }
-
   private sweep(): void {
     const now = performance.now();
     for (const [request, at] of this.due) {

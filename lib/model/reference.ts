@@ -28,7 +28,6 @@ export function isPlainReference(ref: Reference): boolean {
 }
 
 export function validateReference(ref: Reference, field = 'reference'): Result<Reference> {
-  if (isPlainReference(ref)) return ok(ref);
   if (ref === null || typeof ref !== 'object') {
     return err(
       new RefwatchError('InvalidReference', `${field} must be an object {referent, fieldPath}`, {

@@ -3,7 +3,6 @@ import {
   isPlainKey,
   isPlainReference,
   kindOfKey,
-  ok,
   parseKey,
   validateReference,
   type ObjectKey,
@@ -110,8 +109,10 @@ export class ReferenceRegistry {
     if (!entry) {
       this.validate(refs, refs);
       if (refs.length === 0) return { referrer: { controller, key: referrer }, added: NONE, removed: NONE };
-      const parsed = isPlainKey(referrer) ? ok(referrer) : parseKey(referrer, 'referrer');
-      if (!parsed.ok) throw parsed.error;
+      if (!isPlainKey(referrer)) {
+        const parsed = parseKey(referrer, 'referrer');
+        if (!parsed.ok) throw parsed.error;
+      }
       if (controller === '')
         throw new RefwatchError(
           'InvalidController',
@@ -349,8 +350,10 @@ export class ReferenceRegistry {
   private validateAt(r: Reference, index: number): void {
     if (this.knownNode(r)) return;
     // Checked in one pass first: the message's field name and the full parse are for a reference that fails it.
-    const v = isPlainReference(r) ? ok(r) : validateReference(r, `references[${index}]`);
-    if (!v.ok) throw v.error;
+    if (!isPlainReference(r)) {
+      const v = validateReference(r, `references[${index}]`);
+      if (!v.ok) throw v.error;
+    }
     this.validFieldPaths.add(r.fieldPath);
   }
 

@@ -200,8 +200,7 @@ describe(`metadata-only caches (${clusterKind} cluster)`, () => {
       // kube-apiserver may send a bookmark at its newest resourceVersion as it shuts down, and a reflector that
       // took it resumes where the restarted watch cache begins, with no 410: the deletion then comes as an event.
       // Either way the watch was opened again and the deletion was seen.
-      expect(w.lists).toBeGreaterThanOrEqual(1);
-      expect(w.lists).toBeLessThanOrEqual(2);
+      expect([1, 2]).toContain(w.lists);
       expect(w.watchesOpened).toBeGreaterThan(watchesBefore);
     } else expect(w.lists).toBe(2);
     expect(w.metadataOnly).toBe(true);

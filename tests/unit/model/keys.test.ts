@@ -74,15 +74,20 @@ describe('object keys', () => {
 
   describe('isPlainKey, the fast path of parseKey', () => {
     // Keys near the grammar's edges: its characters and a few others, cut and joined at random.
-    const near = fc
+    const piece = fc
       .array(
         fc.oneof(
           fc.constantFrom('/', '.', '-', ':', '%', 'A', 'Z', 'a', 'z', '0', '9', 'É', ' ', 'rbac.authorization.k8s.io'),
           fc.stringMatching(/^[A-Za-z0-9.-]{1,8}$/),
         ),
-        { maxLength: 14 },
+        { maxLength: 6 },
       )
       .map((parts) => parts.join(''));
+    // Three pieces joined by '/' most of the time, so that each part of a key meets the edges of its own rules.
+    const near = fc.oneof(
+      fc.tuple(fc.stringMatching(/^[A-Z]$/), piece, piece, piece).map(([k, a, b, c]) => `${k}${a}/${b}/${c}`),
+      piece,
+    );
     const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
     const subdomain = fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.'));
 
