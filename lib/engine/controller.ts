@@ -19,6 +19,9 @@ import { lookup, LookupReferences, type LookupSpec } from './lookup';
 import { Unpublished } from './unpublished';
 import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type ResolveOptions } from './wake';
 
+/** What a reconcile that selected or looked up nothing keeps: none of the referrer's selectors or lookups. */
+const NO_IDS: ReadonlySet<string> = new Set();
+
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
   /**
@@ -400,7 +403,7 @@ export class Controller {
   private drop(key: ObjectKey): void {
     this.declaredMasks.delete(key);
     this.selectorRefs?.drop(key);
-    this.lookupRefs?.keepOnly(key, new Set());
+    this.lookupRefs?.keepOnly(key, NO_IDS);
     this.engine.registry.clear(this.name, key);
     this.engine.changelog.remove('referrer', `${this.name}|${key}`);
     this.unpublished.delete(key);
@@ -486,14 +489,18 @@ export class Controller {
     // What wakes this referrer, per referent: the union of this reconcile's resolve() calls.
     const masks = new Map<ObjectKey, number>();
     const selections: Selection[] = [];
-    const keepSelectors = new Set<string>();
-    const keepLookups = new Set<string>();
+    // Made by the first select() or lookup(), which most reconciles never call.
+    let keepSelectors: Set<string> | undefined;
+    let keepLookups: Set<string> | undefined;
     let open = true;
     const engine = this.engine;
     const name = this.name;
     // Where the previous set is expected to hold the next declared reference: a restatement in the same order
     // finds each one there, so checking a set of n costs O(n), not O(n²).
     let cursor = 0;
+    // Whether every reference so far was found where the previous set holds it, in order: then, with as many
+    // references as that set, the set is unchanged and the registry is not asked to compare it again.
+    let inOrder = true;
     // The masks the previous reconcile left in the wake filters, by position in its set: a restated reference
     // whose mask is unchanged needs no write. Replaced if this reconcile succeeds, dropped if it fails (left in
     // place meanwhile: a delete and a set per reconcile would rehash the map every few dozen reconciles).
@@ -504,10 +511,12 @@ export class Controller {
       let unchanged = false;
       if (masks.has(ref.referent)) {
         // Declared before in this reconcile: count the occurrences (a multiset), as rare as it is.
+        inOrder = false;
         if (countOf(collected, ref) + 1 > engine.registry.multiplicityAt(name, key, ref))
           engine.registry.addReference(name, key, ref);
       } else {
         const at = engine.registry.indexOf(name, key, ref, cursor);
+        if (at !== cursor) inOrder = false;
         if (at < 0) engine.registry.addReference(name, key, ref);
         else {
           cursor = at + 1;
@@ -517,19 +526,6 @@ export class Controller {
       collected.push(ref);
       masks.set(ref.referent, mask);
       if (!unchanged) engine.wake.set(name, key, ref.referent, mask);
-    };
-    const selectCtx = {
-      referrer: key,
-      rcs: engine.referenceControllers,
-      selectors: this.selectors,
-      keep: keepSelectors,
-      reference: (ref: Reference, mask: number) => declare(ref, unionMask(masks.get(ref.referent), mask)),
-    };
-    const lookupsOf = () => this.lookups;
-    // A matched object is a reference like a named one: its kind's cache says whether it exists yet.
-    const matched = (referent: ObjectKey, fieldPath: string): void => {
-      declare({ referent, fieldPath }, unionMask(masks.get(referent), wakeMask(undefined)));
-      resolutions.push(engine.referenceControllers.resolve(referent, fieldPath));
     };
     const ctx: ReconcileContext = {
       controller: name,
@@ -553,16 +549,33 @@ export class Controller {
         if (opts?.blocking !== false) resolutions.push(r);
         return r;
       },
-      select(spec: SelectSpec): Selection {
+      select: (spec: SelectSpec): Selection => {
         if (!open)
           throw new Error(`select(${spec.fieldPath ?? 'spec.selector'}) called after the reconcile of ${key} ended`);
-        const s = select(selectCtx, spec);
+        const s = select(
+          {
+            referrer: key,
+            rcs: engine.referenceControllers,
+            selectors: this.selectors,
+            keep: (keepSelectors ??= new Set()),
+            reference: (ref, mask) => declare(ref, unionMask(masks.get(ref.referent), mask)),
+          },
+          spec,
+        );
         selections.push(s);
         return s;
       },
-      lookup(spec: LookupSpec): Selection {
+      lookup: (spec: LookupSpec): Selection => {
         if (!open) throw new Error(`lookup(${spec.fieldPath}) called after the reconcile of ${key} ended`);
-        const s = lookup({ referrer: key, lookups: lookupsOf(), keep: keepLookups, reference: matched }, spec);
+        // A matched object is a reference like a named one: its kind's cache says whether it exists yet.
+        const matched = (referent: ObjectKey, fieldPath: string): void => {
+          declare({ referent, fieldPath }, unionMask(masks.get(referent), wakeMask(undefined)));
+          resolutions.push(engine.referenceControllers.resolve(referent, fieldPath));
+        };
+        const s = lookup(
+          { referrer: key, lookups: this.lookups, keep: (keepLookups ??= new Set()), reference: matched },
+          spec,
+        );
         selections.push(s);
         return s;
       },
@@ -600,14 +613,15 @@ export class Controller {
       this.queue.addRateLimited(key);
       return;
     }
-    this.engine.registry.setReferences(this.name, key, collected);
+    if (!inOrder || collected.length !== this.engine.registry.referenceCountOf(this.name, key))
+      this.engine.registry.setReferences(this.name, key, collected);
     // The registry now holds collected in this order, and the wake filters each referent's final mask.
     if (collected.length > 0) {
       const next = masksOf(collected, masks, previousMasks);
       if (next !== previousMasks) this.declaredMasks.set(key, next);
     } else if (previousMasks !== undefined) this.declaredMasks.delete(key);
-    this.selectorRefs?.keepOnly(key, keepSelectors);
-    this.lookupRefs?.keepOnly(key, keepLookups);
+    this.selectorRefs?.keepOnly(key, keepSelectors ?? NO_IDS);
+    this.lookupRefs?.keepOnly(key, keepLookups ?? NO_IDS);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
     this.queue.forget(key);
     const { state, reason, message } = verdict(resolutions, selections);

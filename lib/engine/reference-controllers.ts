@@ -189,14 +189,17 @@ export class ReferenceControllers {
 
   /** resolve reads one referent from its kind's shared cache. The reference must already be registered. */
   resolve(referent: ObjectKey, fieldPath: string): Resolution {
+    // The kind is sliced out of the key once, and the namespace only where controllers are split by it: a
+    // reconcile resolves each of its references, and each slice is a new string to hash for the lookups.
+    const kind = kindOfKey(referent);
     // A polled kind is outside Kubernetes: no namespace scope applies to it.
-    if (this.deps.observers?.observes(kindOfKey(referent))) return this.deps.observers.resolve(referent, fieldPath);
+    if (this.deps.observers?.observes(kind)) return this.deps.observers.resolve(referent, fieldPath);
     const outside = this.outOfScope(referent);
     if (outside)
       return resolutionOf('NotPrimed', referent, fieldPath, undefined, outside.reason, outside.message, outside);
-    const scope = this.scopeOf(referent);
-    const kind = scope.kind;
-    const rc = this.byId.get(scopeId(kind, scope.namespace)) ?? this.ensure(scope);
+    const split = this.namespaces || (this.forbiddenClusterWide.size > 0 && this.forbiddenClusterWide.has(kind));
+    const namespace = split ? namespaceOfKey(referent) : '';
+    const rc = this.byId.get(scopeId(kind, namespace)) ?? this.ensure(this.scopeIn(kind, namespace));
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
       const error = rc.errors.at(-1);

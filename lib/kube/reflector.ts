@@ -419,14 +419,16 @@ export class Reflector {
           case 'DELETED': {
             const prepared = this.prepare(ev.object, res);
             const key = this.keyOf(prepared);
-            const obj = this.freeze(prepared, pending?.get(key) ?? this.store.get(key));
+            // Outside the initial events, the object the store holds under key: upsert is handed it.
+            const held = pending?.get(key) ?? this.store.get(key);
+            const obj = this.freeze(prepared, held);
             if (pending) {
               if (ev.type === 'DELETED') pending.delete(key);
               else pending.set(key, obj);
               break;
             }
             this.rv = obj.metadata.resourceVersion ?? this.rv;
-            this.emitAll(ev.type === 'DELETED' ? this.store.remove(key, obj) : this.store.upsert(key, obj));
+            this.emitAll(ev.type === 'DELETED' ? this.store.remove(key, obj) : this.store.upsert(key, obj, held));
             break;
           }
           case 'BOOKMARK': {

@@ -38,10 +38,11 @@ export class Store implements ObjectStore {
   /**
    * upsert applies an ADDED or MODIFIED watch event. An object whose
    * resourceVersion the store already holds yields no event, so a watch that
-   * restarts and replays what the store has does not repeat itself.
+   * restarts and replays what the store has does not repeat itself. A caller
+   * that has just read the object held under key passes it as `old`, which
+   * saves looking it up again.
    */
-  upsert(key: ObjectKey, obj: CachedObject): StoreEvent[] {
-    const old = this.items.get(key);
+  upsert(key: ObjectKey, obj: CachedObject, old: CachedObject | undefined = this.items.get(key)): StoreEvent[] {
     this.items.set(key, obj);
     if (!old) this.#keysVersion++;
     return change(key, old, obj);

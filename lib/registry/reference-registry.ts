@@ -288,6 +288,11 @@ export class ReferenceRegistry {
     return this.internReferent(referent);
   }
 
+  /** referenceCountOf is the number of references in the referrer's current set, each occurrence counted. */
+  referenceCountOf(controller: string, referrer: ObjectKey): number {
+    return this.byController.get(controller)?.get(referrer)?.referents.length ?? 0;
+  }
+
   isReferenced(referent: ObjectKey): boolean {
     return this.reverse.has(referent);
   }

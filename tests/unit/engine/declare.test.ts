@@ -64,7 +64,9 @@ describe('a reconcile restating its references', () => {
       fc.asyncProperty(
         fc.array(fc.array(reference, { maxLength: 6 }), { minLength: 1, maxLength: 6 }),
         async (sets) => {
-          for (const set of sets) {
+          // Each set is followed by itself reversed and without its first reference: restatements in another
+          // order and shifted ones, which random sets alone rarely produce.
+          for (const set of sets.flatMap((s) => [s, [...s].reverse(), s.slice(1)])) {
             plan = set;
             const before = reconciles;
             controller.enqueue(REFERRER);
@@ -73,8 +75,8 @@ describe('a reconcile restating its references', () => {
               expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 });
             });
             expect(wrong).toEqual([]);
-            // A multiset: a restatement in another order keeps the order the registry had.
-            expect(occurrences(registry.referencesOf('apps', REFERRER))).toEqual(occurrences(set));
+            // The set in the order declared: a wake mask is kept by its reference's position in it.
+            expect(registry.referencesOf('apps', REFERRER)).toEqual(set);
           }
         },
       ),
