@@ -183,7 +183,7 @@ export class ReferenceControllers {
 
   /** scopeIn is scopeOf for the objects of a kind in a namespace ('' cluster-scoped), with no key to build and parse. */
   scopeIn(kind: string, namespace: string): ReferenceScope {
-    if (namespace !== '' && (this.namespaces || this.forbiddenClusterWide.has(kind))) return { kind, namespace };
+    if (namespace !== '' && this.splitsByNamespace(kind)) return { kind, namespace };
     return { kind };
   }
 
@@ -197,8 +197,7 @@ export class ReferenceControllers {
     const outside = this.outOfScope(referent);
     if (outside)
       return resolutionOf('NotPrimed', referent, fieldPath, undefined, outside.reason, outside.message, outside);
-    const split = this.namespaces || (this.forbiddenClusterWide.size > 0 && this.forbiddenClusterWide.has(kind));
-    const namespace = split ? namespaceOfKey(referent) : '';
+    const namespace = this.splitsByNamespace(kind) ? namespaceOfKey(referent) : '';
     const rc = this.byId.get(scopeId(kind, namespace)) ?? this.ensure(this.scopeIn(kind, namespace));
     const sub = rc.subscription;
     if (!sub || !sub.isPrimed()) {
@@ -392,7 +391,12 @@ export class ReferenceControllers {
 
   /** perNamespace says whether the kind's referents are watched per namespace (never true of a cluster-scoped kind). */
   private perNamespace(kind: string): boolean {
-    return (this.namespaces !== undefined || this.forbiddenClusterWide.has(kind)) && this.hasNamespacedReferents(kind);
+    return this.splitsByNamespace(kind) && this.hasNamespacedReferents(kind);
+  }
+
+  /** splitsByNamespace says whether a kind's namespaced referents are watched per namespace: scopeIn's rule. */
+  private splitsByNamespace(kind: string): boolean {
+    return this.namespaces !== undefined || this.forbiddenClusterWide.has(kind);
   }
 
   /** hasNamespacedReferents says whether the kind is namespaced, as far as its referents tell (a kind is one or the other). */
