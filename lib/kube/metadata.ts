@@ -1,4 +1,4 @@
-import { compactMetadata, type KubeObject } from '../model';
+import { compactMetadata, keepLastManagerInPlace, type KubeObject } from '../model';
 
 /*
  * Metadata-only caches. kube-apiserver sends any resource as
@@ -25,12 +25,16 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
  * with the resource's own apiVersion and kind (the server sends
  * meta.k8s.io/v1 PartialObjectMetadata), without managedFields (but the
  * last manager's name, keepLastManager) and without the
- * last-applied-configuration annotation.
+ * last-applied-configuration annotation. The metadata it keeps may be obj's
+ * own, trimmed in place: obj is meant to be an object just parsed.
  */
 export function toMetadataOnly(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
   const annotations = obj.metadata.annotations;
   if (!annotations || !Object.hasOwn(annotations, LAST_APPLIED)) {
-    return { apiVersion, kind, metadata: compactMetadata(obj.metadata) };
+    // The metadata is kept as parsed when its managedFields can be trimmed in place, or it has none.
+    const metadata = obj.metadata;
+    const kept = !('managedFields' in metadata) || keepLastManagerInPlace(metadata);
+    return { apiVersion, kind, metadata: kept ? metadata : compactMetadata(metadata) };
   }
   const metadata = compactMetadata(obj.metadata, (field) => field === 'annotations');
   const { [LAST_APPLIED]: _applied, ...rest } = annotations;

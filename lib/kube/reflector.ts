@@ -3,6 +3,7 @@ import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } 
 import {
   apiVersionOf,
   compactMetadata,
+  keepLastManagerInPlace,
   deepFreezeLike,
   follow,
   formatKey,
@@ -98,13 +99,17 @@ export interface ReflectorStatus extends WatchStatus {
 
 /**
  * stripManagedFields drops metadata.managedFields, which is large, except the
- * last manager's name (keepLastManager), which the history records. It builds
- * metadata anew (compactMetadata) rather than `delete` the field: a deleted
- * property turns an object into a hash table, which costs every cached object
- * about 400 bytes more than the object without it.
+ * last manager's name (keepLastManager), which the history records. It writes
+ * that entry over the field in place (keepLastManagerInPlace); with no entry
+ * to keep, it builds metadata anew without the field (compactMetadata) rather
+ * than `delete` it: a deleted property turns an object into a hash table,
+ * which costs every cached object about 400 bytes more than the object
+ * without it. obj is changed: it is meant for an object just parsed.
  */
 export function stripManagedFields(obj: KubeObject): KubeObject {
-  if (obj.metadata && 'managedFields' in obj.metadata) obj.metadata = compactMetadata(obj.metadata);
+  const metadata = obj.metadata;
+  if (metadata && 'managedFields' in metadata && !keepLastManagerInPlace(metadata))
+    obj.metadata = compactMetadata(metadata);
   return obj;
 }
 
@@ -146,6 +151,8 @@ export class Reflector {
   readonly metadataOnly: boolean;
   private readonly opts: ReflectorOptions;
   private readonly abort = new AbortController();
+  /** stop() was called: what the abort signal says, read per watch line and per event without its getters. */
+  private halted = false;
   private readonly backoff: Backoff;
   private readonly forbiddenBackoff: Backoff;
   /** Ends the wait before retrying a 401/403 early: set only while that wait runs. */
@@ -209,6 +216,7 @@ export class Reflector {
 
   /** stop aborts the open request, clears every timer and resolves once the reflector is idle. It reports no error. */
   async stop(): Promise<void> {
+    this.halted = true;
     this.abort.abort();
     this.clearWatchdog();
     this.clearHealthyTimer();
@@ -409,7 +417,7 @@ export class Reflector {
       // Each line is applied in a call of its own, not a promise: a watch's lines cost no more than its events.
       await eachLine(stream, (line) => {
         // Lines already read may still be handed over after stop: a stopped reflector leaves the store alone.
-        this.abort.signal.throwIfAborted();
+        if (this.halted) this.abort.signal.throwIfAborted();
         n++;
         this.lastEventAt = Date.now();
         const ev = parseEvent(line);
@@ -761,7 +769,7 @@ export class Reflector {
   }
 
   private emit(e: InformerEvent): void {
-    if (this.abort.signal.aborted) return;
+    if (this.halted) return;
     try {
       this.opts.onEvent(e);
     } catch (err) {

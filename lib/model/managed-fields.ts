@@ -45,6 +45,22 @@ export function keepLastManager(
 }
 
 /**
+ * keepLastManagerInPlace replaces metadata.managedFields, in the object
+ * itself, by keepLastManager's entry, and says whether it could: with no
+ * named entry there is none to keep, and the field can only go by a copy
+ * (compactMetadata), as a `delete` would turn the object into a hash table.
+ * For metadata the caller owns and has just parsed: it keeps the shape
+ * JSON.parse gave it, shared by every object parsed with the same fields,
+ * and costs no copy of the other fields.
+ */
+export function keepLastManagerInPlace(metadata: Record<string, unknown> & { managedFields?: unknown }): boolean {
+  const last = keepLastManager(metadata);
+  if (!last) return false;
+  metadata.managedFields = last;
+  return true;
+}
+
+/**
  * compactMetadata is metadata as a cache keeps it: without managedFields
  * (but keepLastManager's entry) and without the fields drop names. It copies
  * the other fields one by one, in their order, into a new object: a rest and

@@ -111,7 +111,7 @@ describe('Reflector: list then watch', () => {
     expect(o.metadata.managedFields).toEqual([{ manager: 'test' }]);
   });
 
-  it('stripManagedFields builds metadata anew with only the last manager of managedFields, keeping every other field', () => {
+  it('stripManagedFields keeps only the last manager of managedFields, in place, and copies metadata only to drop the field', () => {
     const obj = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -128,14 +128,20 @@ describe('Reflector: list then watch', () => {
     };
     const metadata = obj.metadata;
     const out = stripManagedFields(obj);
+    // The parsed object itself, its fields in their order: nothing copied, nothing deleted.
+    expect(out.metadata).toBe(metadata);
+    expect(Object.keys(out.metadata)).toEqual(['name', 'namespace', 'managedFields', 'resourceVersion']);
     expect(out.metadata).toEqual({
       name: 'c',
       namespace: 'shop',
       resourceVersion: '5',
       managedFields: [{ manager: 'kubectl' }],
     });
-    // A new object, not the old one with a property deleted (which would turn it into a hash table).
-    expect(out.metadata).not.toBe(metadata);
+    // No named entry: nothing to keep, so the field goes, by a copy (a delete would make a hash table).
+    const unnamed = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'u', managedFields: [{ time: 'x' }] } };
+    const before = unnamed.metadata;
+    expect(stripManagedFields(unnamed).metadata).toEqual({ name: 'u' });
+    expect(unnamed.metadata).not.toBe(before);
     const bare = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
     expect(stripManagedFields(bare).metadata).toBe(bare.metadata);
   });
