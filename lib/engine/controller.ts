@@ -21,6 +21,8 @@ import { forWakeOnIsGeneration, unionMask, wakeMask, type ForWakeOn, type Resolv
 
 /** What a reconcile that selected or looked up nothing keeps: none of the referrer's selectors or lookups. */
 const NO_IDS: ReadonlySet<string> = new Set();
+/** The selections of a reconcile that made none: most reconciles. */
+const NO_SELECTIONS: readonly Selection[] = [];
 
 /** ReconcileResult lets a reconciler ask to run again after a while (e.g. a TTL), or say its referrer is gone. */
 export interface ReconcileResult {
@@ -488,7 +490,8 @@ export class Controller {
     const collected: Reference[] = [];
     // What wakes this referrer, per referent: the union of this reconcile's resolve() calls.
     const masks = new Map<ObjectKey, number>();
-    const selections: Selection[] = [];
+    // Made by the first select() or lookup(), as the bookkeeping below.
+    let selections: Selection[] | undefined;
     // Made by the first select() or lookup(), which most reconciles never call.
     let keepSelectors: Set<string> | undefined;
     let keepLookups: Set<string> | undefined;
@@ -562,7 +565,7 @@ export class Controller {
           },
           spec,
         );
-        selections.push(s);
+        (selections ??= []).push(s);
         return s;
       },
       lookup: (spec: LookupSpec): Selection => {
@@ -576,7 +579,7 @@ export class Controller {
           { referrer: key, lookups: this.lookups, keep: (keepLookups ??= new Set()), reference: matched },
           spec,
         );
-        selections.push(s);
+        (selections ??= []).push(s);
         return s;
       },
     };
@@ -624,13 +627,13 @@ export class Controller {
     this.lookupRefs?.keepOnly(key, keepLookups ?? NO_IDS);
     // Waiting is not failing: a referrer waiting on a referent keeps the shortest backoff.
     this.queue.forget(key);
-    const { state, reason, message } = verdict(resolutions, selections);
-    const warning = selections.find((s) => !s.blocking && s.state === 'NoMatch');
+    const { state, reason, message } = verdict(resolutions, selections ?? NO_SELECTIONS);
+    const warning = selections?.find((s) => !s.blocking && s.state === 'NoMatch');
     this.publish(key, state, startedAt, collected.length, {
       reason,
       message,
       warning: warning ? `${warning.fieldPath}: ${warning.message}` : undefined,
-      selections: selections.length > 0 ? selections.map(summaryOf) : undefined,
+      selections: selections?.map(summaryOf),
     });
     if (result && result.requeueAfter !== undefined && result.requeueAfter > 0)
       this.queue.addAfter(key, result.requeueAfter);

@@ -34,13 +34,27 @@ export function conditionsOf(object: CachedObject): Condition[] {
   return Array.isArray(status?.conditions) ? (status.conditions as Condition[]) : [];
 }
 
-/** conditionReadiness is ready when the named condition is True. */
+/**
+ * conditionReadiness is ready when the named condition is True. Its Ready
+ * answer and its answer for a missing condition are made once and shared
+ * (frozen): a referent's readiness is judged on each of its events and
+ * each resolve() of it.
+ */
 export function conditionReadiness(type: string): ReadinessPredicate {
+  // Every answer has all four fields: the code that reads them sees one shape.
+  const ready: Readiness = Object.freeze({ ready: true, condition: type, reason: undefined, message: undefined });
+  const missing: Readiness = Object.freeze({
+    ready: false,
+    condition: type,
+    reason: 'ConditionMissing',
+    message: `no ${type} condition yet`,
+  });
   return (object) => {
-    const c = conditionsOf(object).find((x) => x?.type === type);
-    if (!c) return { ready: false, condition: type, reason: 'ConditionMissing', message: `no ${type} condition yet` };
-    // Every answer has all four fields: the code that reads them sees one shape.
-    if (c.status === 'True') return { ready: true, condition: type, reason: undefined, message: undefined };
+    const conditions = conditionsOf(object);
+    let c: Condition | undefined;
+    for (let i = 0; i < conditions.length && c === undefined; i++) if (conditions[i]?.type === type) c = conditions[i];
+    if (!c) return missing;
+    if (c.status === 'True') return ready;
     return {
       ready: false,
       condition: type,

@@ -190,6 +190,22 @@ describe('WorkQueue', () => {
     expect(q.name).toBe('apps');
   });
 
+  it('reads the clock once per synchronous burst of adds, and again for the next burst', async () => {
+    const clock = new FakeClock(1000);
+    const latencies: number[] = [];
+    const q = new WorkQueue({ clock, metrics: { onQueueLatency: (ms) => latencies.push(ms) } });
+    q.add('a');
+    clock.advance(7); // within the burst: b is stamped with the burst's time, as a is
+    q.add('b');
+    await Promise.resolve();
+    q.add('c'); // a new burst reads the clock again
+    clock.advance(3);
+    q.tryGet();
+    q.tryGet();
+    q.tryGet();
+    expect(latencies).toEqual([10, 10, 3]);
+  });
+
   it('keeps order and dedupe across many keys', () => {
     const q = new WorkQueue();
     const n = 50_000;
