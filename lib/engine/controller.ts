@@ -490,9 +490,8 @@ export class Controller {
     const collected: Reference[] = [];
     // What wakes this referrer, per referent: the union of this reconcile's resolve() calls.
     const masks = new Map<ObjectKey, number>();
-    // Made by the first select() or lookup(), as the bookkeeping below.
-    let selections: Selection[] | undefined;
     // Made by the first select() or lookup(), which most reconciles never call.
+    let selections: Selection[] | undefined;
     let keepSelectors: Set<string> | undefined;
     let keepLookups: Set<string> | undefined;
     let open = true;

@@ -1,4 +1,4 @@
-import { compactMetadata, keepLastManagerInPlace, type KubeObject } from '../model';
+import { compactMetadata, trimManagedFields, type KubeObject } from '../model';
 
 /*
  * Metadata-only caches. kube-apiserver sends any resource as
@@ -31,10 +31,7 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 export function toMetadataOnly(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
   const annotations = obj.metadata.annotations;
   if (!annotations || !Object.hasOwn(annotations, LAST_APPLIED)) {
-    // The metadata is kept as parsed when its managedFields can be trimmed in place, or it has none.
-    const metadata = obj.metadata;
-    const kept = !('managedFields' in metadata) || keepLastManagerInPlace(metadata);
-    return { apiVersion, kind, metadata: kept ? metadata : compactMetadata(metadata) };
+    return { apiVersion, kind, metadata: trimManagedFields(obj.metadata) };
   }
   const metadata = compactMetadata(obj.metadata, (field) => field === 'annotations');
   const { [LAST_APPLIED]: _applied, ...rest } = annotations;

@@ -2,12 +2,11 @@ import { STATUS_CODES } from 'node:http';
 import type { InformerEvent, WatchError, WatchPhase, WatchStatus, WatchTarget } from '../engine/informer-source';
 import {
   apiVersionOf,
-  compactMetadata,
-  keepLastManagerInPlace,
   deepFreezeLike,
   follow,
   formatKey,
   kindKey,
+  trimManagedFields,
   type CachedObject,
   type KubeObject,
   type ObjectKey,
@@ -99,17 +98,14 @@ export interface ReflectorStatus extends WatchStatus {
 
 /**
  * stripManagedFields drops metadata.managedFields, which is large, except the
- * last manager's name (keepLastManager), which the history records. It writes
- * that entry over the field in place (keepLastManagerInPlace); with no entry
- * to keep, it builds metadata anew without the field (compactMetadata) rather
- * than `delete` it: a deleted property turns an object into a hash table,
- * which costs every cached object about 400 bytes more than the object
- * without it. obj is changed: it is meant for an object just parsed.
+ * last manager's name (keepLastManager), which the history records, in place
+ * where it can (trimManagedFields): a deleted property would turn the object
+ * into a hash table, which costs every cached object about 400 bytes more
+ * than the object without it. obj is changed: it is meant for an object just
+ * parsed.
  */
 export function stripManagedFields(obj: KubeObject): KubeObject {
-  const metadata = obj.metadata;
-  if (metadata && 'managedFields' in metadata && !keepLastManagerInPlace(metadata))
-    obj.metadata = compactMetadata(metadata);
+  if (obj.metadata) obj.metadata = trimManagedFields(obj.metadata);
   return obj;
 }
 
@@ -225,7 +221,7 @@ export class Reflector {
   }
 
   get stopped(): boolean {
-    return this.abort.signal.aborted;
+    return this.halted;
   }
 
   isPrimed(): boolean {

@@ -45,19 +45,22 @@ export function keepLastManager(
 }
 
 /**
- * keepLastManagerInPlace replaces metadata.managedFields, in the object
- * itself, by keepLastManager's entry, and says whether it could: with no
- * named entry there is none to keep, and the field can only go by a copy
- * (compactMetadata), as a `delete` would turn the object into a hash table.
- * For metadata the caller owns and has just parsed: it keeps the shape
- * JSON.parse gave it, shared by every object parsed with the same fields,
- * and costs no copy of the other fields.
+ * trimManagedFields is compactMetadata for metadata the caller owns and has
+ * just parsed: managedFields is replaced in the object itself by
+ * keepLastManager's entry, which keeps the shape JSON.parse gave it (shared
+ * by every object parsed with the same fields) and copies nothing. Only when
+ * no entry names a manager, so that the field must go, is the metadata
+ * copied without it (compactMetadata), as a `delete` would turn the object
+ * into a hash table. Metadata without managedFields is returned as it is.
  */
-export function keepLastManagerInPlace(metadata: Record<string, unknown> & { managedFields?: unknown }): boolean {
+export function trimManagedFields<M extends Record<string, unknown>>(
+  metadata: M,
+): M & { managedFields?: readonly { readonly manager: string }[] } {
+  if (!('managedFields' in metadata)) return metadata;
   const last = keepLastManager(metadata);
-  if (!last) return false;
-  metadata.managedFields = last;
-  return true;
+  if (!last) return compactMetadata(metadata);
+  (metadata as Record<string, unknown>).managedFields = last;
+  return metadata;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactMetadata, keepLastManager, lastManager } from '@/lib/model';
+import { compactMetadata, keepLastManager, lastManager, trimManagedFields } from '@/lib/model';
 
 describe('lastManager', () => {
   it('names the managedFields entry with the latest time', () => {
@@ -65,5 +65,20 @@ describe('keepLastManager and compactMetadata', () => {
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect((out as { polluted?: boolean }).polluted).toBeUndefined();
     expect(out).toEqual({ name: 'a' });
+  });
+});
+
+describe('trimManagedFields', () => {
+  it('trims managedFields in the object itself, and copies only to drop a field that names no manager', () => {
+    const named = { name: 'a', managedFields: [{ manager: 'helm', fieldsV1: {} }], uid: 'u' };
+    expect(trimManagedFields(named)).toBe(named);
+    expect(Object.keys(named)).toEqual(['name', 'managedFields', 'uid']);
+    expect(named.managedFields).toBe(keepLastManager({ managedFields: [{ manager: 'helm' }] }));
+    const unnamed = { name: 'b', managedFields: [{ time: 't' }] };
+    const copy = trimManagedFields(unnamed);
+    expect(copy).not.toBe(unnamed);
+    expect(copy).toEqual({ name: 'b' });
+    const bare = { name: 'c' };
+    expect(trimManagedFields(bare)).toBe(bare);
   });
 });
