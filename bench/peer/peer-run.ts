@@ -9,7 +9,7 @@ import type { KubeEndpoint } from '../../tests/setup/kube-http';
 import { requestsBetween, scrapeApiServer, type ApiServerCounts } from './apiserver-metrics';
 import { ControllerProcess } from './controller-process';
 import { sampleProcess } from './process-meter';
-import { runWorkload } from './workload';
+import { runWorkload, type LatencySample } from './workload';
 
 export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch', 'node-floor'] as const;
 export type Implementation = (typeof IMPLEMENTATIONS)[number];
@@ -85,6 +85,10 @@ export interface RunFigures {
   apps: number;
   /** Latency percentiles, ms; with unresolved Apps, censored at the end of the run (a lower bound). */
   latencyMs: Percentiles;
+  /** The latencies latencyMs is of, ms: with unresolved Apps, censored at the end of the run. */
+  latencies: number[];
+  /** Every resolved App's latency beside when its last referent became Ready, for pooling rounds and for plots. */
+  latencySamples: LatencySample[];
   unresolved: number;
   /** CPU seconds the controller used from the first create until the last resolution. */
   cpuSeconds: number;
@@ -180,16 +184,19 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
       const early = await controller.exitedEarly();
       if (early || !start || !end) throw new Error(early ?? `${o.implementation} exited during the run`);
       generatorRequests = workload.requests;
+      const latencies = workload.unresolved > 0 ? workload.censored : workload.latencies;
       figures = {
         implementation: o.implementation,
         apps: o.apps,
-        latencyMs: summarize(workload.unresolved > 0 ? workload.censored : workload.latencies) ?? {
+        latencies,
+        latencyMs: summarize(latencies) ?? {
           p50: NaN,
           p90: NaN,
           p99: NaN,
           max: NaN,
           mean: NaN,
         },
+        latencySamples: workload.samples,
         unresolved: workload.unresolved,
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
         mainThreadCpuSeconds: end.mainThreadCpuSeconds - start.mainThreadCpuSeconds,

@@ -3,6 +3,7 @@ import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube
 import { formatTime, type KubeObject } from '../../lib/model';
 import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
 import { controllerArgs } from './controller-args';
+import { LagProbe } from './lag-probe';
 
 /*
  * refwatch's side of the peer benchmark, as its own process like the Go
@@ -15,11 +16,13 @@ import { controllerArgs } from './controller-args';
  *   node --import tsx bench/peer/refwatch-controller.ts --namespace NS --kubeconfig FILE [--workers 8]
  *   (the benchmark compiles it first and runs it with plain node: see peer-run.ts)
  *
- * Prints "ready" once the App watch is primed; stops on SIGTERM or SIGINT.
+ * Prints "ready" once the App watch is primed; stops on SIGTERM or SIGINT. With REFWATCH_PEER_DEBUG it also
+ * prints each change of its watches and each resolution later than 100 ms, split by LagProbe.
  */
 
 const APP_PATH = `/apis/${DEMO_GROUP}/v1alpha1/namespaces`;
 const readyCondition = conditionReadiness('Ready');
+const probe = process.env.REFWATCH_PEER_DEBUG ? new LagProbe() : undefined;
 
 function appController(client: KubeClient, namespace: string, workers: number): ControllerOptions {
   return {
@@ -32,14 +35,18 @@ function appController(client: KubeClient, namespace: string, workers: number): 
       const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
       if (resolutions.length < 3 || resolutions.some((r) => r.state !== 'Ready')) return;
       if (resolvedAtOf(app)) return;
-      const resolvedAt = formatTime(Date.now());
-      try {
+      const now = Date.now();
+      probe?.resolving(resolutions, now);
+      const resolvedAt = formatTime(now);
+      const write = () =>
         // The resourceVersion makes a stale cached App fail with 409 instead of writing twice.
-        await client.request('PATCH', `${APP_PATH}/${namespace}/apps/${app.metadata.name}/status`, {
+        client.request('PATCH', `${APP_PATH}/${namespace}/apps/${app.metadata.name}/status`, {
           body: { metadata: { resourceVersion: app.metadata.resourceVersion }, status: { resolvedAt } },
           contentType: 'application/merge-patch+json',
           signal: ctx.signal,
         });
+      try {
+        await (probe ? probe.write(write) : write());
       } catch (e) {
         // The newer App is on its way to the cache and queues the App again.
         if (e instanceof KubeRequestError && e.status === 409) return;
@@ -62,7 +69,7 @@ async function main(): Promise<void> {
     : async () => undefined;
   const client = KubeClient.fromFile(args.kubeconfig);
   const manager = new Manager({
-    source: new SharedInformerPool({ client }),
+    source: new SharedInformerPool({ client, ...(probe ? { reflector: { transform: probe.transform } } : {}) }),
     readiness: (kind) => (kind.endsWith(`.${DEMO_GROUP}`) ? readyCondition : undefined),
   });
   manager.addController(appController(client, args.namespace, args.workers));

@@ -32,6 +32,8 @@ export interface WorkloadOptions {
 export interface WorkloadResult {
   /** resolvedAt − the last referent's readyAt of each resolved App, ms, ascending. */
   latencies: number[];
+  /** Each resolved App's last referent's readyAt (epoch ms) and its latency, in the Apps' order. */
+  samples: LatencySample[];
   /** latencies plus, for each unresolved App, how long it had waited at the end (a lower bound), ascending. */
   censored: number[];
   unresolved: number;
@@ -39,6 +41,12 @@ export interface WorkloadResult {
   requests: number;
   /** How long creating every object took, ms. */
   createMs: number;
+}
+
+/** One App's resolution: when its last referent became Ready (epoch ms) and how long it then took, ms. */
+export interface LatencySample {
+  readyAt: number;
+  latencyMs: number;
 }
 
 const CREATE_CONCURRENCY = 32;
@@ -109,6 +117,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     }
     const end = Date.now();
     const latencies: number[] = [];
+    const samples: LatencySample[] = [];
     const censored: number[] = [];
     for (const a of scenario.apps) {
       const needs = [
@@ -118,13 +127,16 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
       ];
       const at = resolved.get(a.name);
       const l = at === undefined ? undefined : resolutionLatency(at, needs);
-      if (l !== undefined) latencies.push(l);
+      if (l !== undefined && at !== undefined) {
+        latencies.push(l);
+        samples.push({ readyAt: at - l, latencyMs: l });
+      }
       const c = l ?? resolutionLatency(end, needs);
       if (c !== undefined) censored.push(c);
     }
     latencies.sort((a, b) => a - b);
     censored.sort((a, b) => a - b);
-    result = { latencies, censored, unresolved: scenario.apps.length - latencies.length, createMs };
+    result = { latencies, samples, censored, unresolved: scenario.apps.length - latencies.length, createMs };
   } finally {
     abort.abort();
     await simulator.stop();

@@ -41,6 +41,8 @@ export interface RealCluster {
   restrictedKubeconfig: KubeconfigFile;
   /** kube-apiserver's gitVersion, e.g. v1.35.4. */
   version: string;
+  /** etcd's client URL (plain HTTP on loopback), for what goes past kube-apiserver, such as a compaction. */
+  etcdUrl: string;
   /** Directory with etcd.log and kube-apiserver.log; removed by stop(). */
   dir: string;
   /** Kills both processes (SIGTERM, SIGKILL after 5 s), awaits their exit, removes the temp dir. */
@@ -140,6 +142,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
       kubeconfig,
       restrictedKubeconfig,
       version,
+      etcdUrl: `http://127.0.0.1:${etcdClient}`,
       dir,
       stop: () => (stopped ??= stopAll(procs, dir)),
       restart: async () => {

@@ -57,6 +57,9 @@ describe.runIf(kind === 'real')('peer benchmark (smoke)', () => {
         goBinary,
       });
       expect(f.unresolved).toBe(0);
+      // One sample per App, for the pooled percentiles and the plot over the run.
+      expect(f.latencySamples).toHaveLength(APPS);
+      expect(f.latencies).toHaveLength(APPS);
       expect(f.latencyMs.max).toBeGreaterThanOrEqual(0);
       // Only the implementation writes App status: at least once per App, and no more than once plus a conflict retry.
       expect(f.requests.byKey['PATCH apps.demo.refwatch.dev/status']).toBeGreaterThanOrEqual(APPS);
