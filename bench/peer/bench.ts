@@ -321,7 +321,9 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
 }
 
 async function main(): Promise<void> {
-  const impls = parseImplementations((process.env.REFWATCH_PEER_IMPLS ?? IMPLEMENTATIONS.join(',')).split(','));
+  const impls = parseImplementations(
+    (process.env.REFWATCH_PEER_IMPLS ?? IMPLEMENTATIONS.join(',')).split(',').map((s) => s.trim()),
+  );
   const plan = parsePlan(process.env.REFWATCH_PEER_PLAN ?? DEFAULT_PLAN, impls);
   const timeoutAfterReadyMs = positiveInt('REFWATCH_PEER_TIMEOUT_MS', 30_000);
   const workers = positiveInt('REFWATCH_PEER_WORKERS', 8);
