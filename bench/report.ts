@@ -119,8 +119,11 @@ export function percentile(sorted: number[], p: number): number {
  * user meets, where the median of the rounds' own percentiles drops it. Each
  * round's own percentile is returned for the spread printed beside it.
  */
-export function pooledPercentile(rounds: number[][], p: number): { pooled: number; perRound: number[] } {
-  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+export function pooledPercentile(
+  rounds: readonly (readonly number[])[],
+  p: number,
+): { pooled: number; perRound: number[] } {
+  const sorted = (xs: readonly number[]) => [...xs].sort((a, b) => a - b);
   return { pooled: percentile(sorted(rounds.flat()), p), perRound: rounds.map((r) => percentile(sorted(r), p)) };
 }
 

@@ -261,30 +261,13 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
   for (const impl of impls) {
     const fs = figuresOf(rounds, impl);
     const m = (get: (f: RunFigures) => number) => median(fs.map(get));
-    report(
-      `peer.${impl}.p50${s}`,
-      pooledPercentile(
+    for (const p of [50, 90, 99]) {
+      const pooled = pooledPercentile(
         fs.map((f) => f.latencies),
-        50,
-      ).pooled,
-      'ms',
-    );
-    report(
-      `peer.${impl}.p90${s}`,
-      pooledPercentile(
-        fs.map((f) => f.latencies),
-        90,
-      ).pooled,
-      'ms',
-    );
-    report(
-      `peer.${impl}.p99${s}`,
-      pooledPercentile(
-        fs.map((f) => f.latencies),
-        99,
-      ).pooled,
-      'ms',
-    );
+        p,
+      ).pooled;
+      report(`peer.${impl}.p${p}${s}`, pooled, 'ms');
+    }
     report(`peer.${impl}.max${s}`, Math.max(...fs.map((f) => f.latencyMs.max)), 'ms');
     report(
       `peer.${impl}.unresolved${s}`,

@@ -29,14 +29,14 @@ export function latencyRatio(
   other: string,
   p: number,
 ): LatencyRatio {
-  const ours: number[][] = [];
-  const theirs: number[][] = [];
+  const ours: (readonly number[])[] = [];
+  const theirs: (readonly number[])[] = [];
   for (const round of rounds) {
     const a = round.find((f) => f.implementation === of);
     const b = round.find((f) => f.implementation === other);
     if (!a || !b) continue;
-    ours.push([...a.latencies]);
-    theirs.push([...b.latencies]);
+    ours.push(a.latencies);
+    theirs.push(b.latencies);
   }
   const a = pooledPercentile(ours, p);
   const b = pooledPercentile(theirs, p);
