@@ -26,7 +26,7 @@ import { requestsRatio } from './requests-ratio';
 // implementation at a time, in rotating order, several rounds per size.
 //
 // Env:
-//   REFWATCH_PEER_PLAN        sizes and rounds, APPSxROUNDS[@impl+impl], default "1000x3,5000x3@refwatch+cr-watch+raw-watch"
+//   REFWATCH_PEER_PLAN        sizes and rounds, APPSxROUNDS[@impl+impl], default "1000x5,5000x3@refwatch+cr-watch+raw-watch"
 //                             (bench/peer/plan.ts: @ names the implementations that run at that size)
 //   REFWATCH_PEER_IMPLS       implementations, default "refwatch,cr-watch,cr-backoff,raw-watch,node-floor"
 //                             (node-floor: the same job in plain node with nothing of refwatch,

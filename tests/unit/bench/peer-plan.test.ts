@@ -11,7 +11,7 @@ describe('parsePlan', () => {
 
   it('runs only the implementations named after @ at that size', () => {
     expect(parsePlan(DEFAULT_PLAN, all)).toEqual([
-      { apps: 1000, rounds: 3, implementations: all },
+      { apps: 1000, rounds: 5, implementations: all },
       { apps: 5000, rounds: 3, implementations: ['refwatch', 'cr-watch', 'raw-watch'] },
     ]);
   });
