@@ -87,7 +87,7 @@ export interface RunFigures {
   latencyMs: Percentiles;
   /** The latencies latencyMs is of, ms: with unresolved Apps, censored at the end of the run. */
   latencies: number[];
-  /** Every resolved App's latency beside when its last referent became Ready, for pooling rounds and for plots. */
+  /** Every resolved App's latency beside when its last referent became Ready: REFWATCH_PEER_SAMPLES's rows. */
   latencySamples: LatencySample[];
   unresolved: number;
   /** CPU seconds the controller used from the first create until the last resolution. */
