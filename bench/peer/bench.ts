@@ -42,7 +42,8 @@ import { requestsRatio } from './requests-ratio';
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
 //                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
 //   REFWATCH_PEER_SAMPLES     a directory: each run's latencies are written there as IMPL.nAPPS.rROUND.tsv, one
-//                             row per App (seconds since the run's first referent became Ready, latency ms)
+//                             row per App (seconds since the run's first referent became Ready, latency ms, and
+//                             how long the server took to answer the patch that made it Ready, ms)
 //   REFWATCH_PEER_MEMORY_LIMIT  e.g. 128Mi: every implementation runs in a memory cgroup of that limit, as a pod's
 //                             resources.limits.memory gives a container (bench/peer/memory-limit.ts; needs root).
 //                             Its figures are named with a .limit128Mi suffix, beside the unlimited ones the
@@ -96,13 +97,16 @@ function runLine(f: RunFigures): string {
     .join(', ')}); created in ${(f.createMs / 1000).toFixed(1)} s; server saw (incl. generator) ${top}`;
 }
 
-/** writeSamples writes one run's latencies as TSV: seconds since its first referent became Ready, latency in ms. */
+/**
+ * writeSamples writes one run's latencies as TSV: seconds since its first referent became Ready, latency in ms, and
+ * how long the server took to answer the patch that made the App's last referent Ready (empty for a Secret).
+ */
 function writeSamples(dir: string, name: string, f: RunFigures): void {
   const first = Math.min(...f.latencySamples.map((s) => s.readyAt));
   const rows = [...f.latencySamples]
     .sort((a, b) => a.readyAt - b.readyAt)
-    .map((s) => `${((s.readyAt - first) / 1000).toFixed(3)}\t${s.latencyMs}`);
-  writeFileSync(path.join(dir, name), `readyAtS\tlatencyMs\n${rows.join('\n')}\n`);
+    .map((s) => `${((s.readyAt - first) / 1000).toFixed(3)}\t${s.latencyMs}\t${s.writeMs ?? ''}`);
+  writeFileSync(path.join(dir, name), `readyAtS\tlatencyMs\twriteMs\n${rows.join('\n')}\n`);
 }
 
 function mb(bytes: number): string {

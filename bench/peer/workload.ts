@@ -47,6 +47,12 @@ export interface WorkloadResult {
 export interface LatencySample {
   readyAt: number;
   latencyMs: number;
+  /**
+   * How long the server took to answer the generator's patch that made that referent Ready, ms: a late App whose
+   * write was slow too met a stall before any controller saw its event. Undefined when the last was a Secret,
+   * which is created, not patched.
+   */
+  writeMs: number | undefined;
 }
 
 const CREATE_CONCURRENCY = 32;
@@ -69,13 +75,18 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
   const client = new CountedClient(o.client);
   const abort = new AbortController();
   const readyAt = new Map<string, number>();
+  // When the server answered each readiness patch (epoch ms).
+  const answeredAt = new Map<string, number>();
   const resolved = new Map<string, number>();
   let simulatorError: unknown;
   const simulator = new ReadinessSimulator({
     client,
     namespace: o.namespace,
     signal: abort.signal,
-    onReady: (kind, name, at) => readyAt.set(`${kind}/${name}`, at),
+    onReady: (kind, name, at) => {
+      readyAt.set(`${kind}/${name}`, at);
+      answeredAt.set(`${kind}/${name}`, Date.now());
+    },
     onError: (kind, name, e) =>
       (simulatorError ??= new Error(
         `marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`,
@@ -120,16 +131,19 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     const samples: LatencySample[] = [];
     const censored: number[] = [];
     for (const a of scenario.apps) {
-      const needs = [
-        readyAt.get(`Database/${a.database}`),
-        readyAt.get(`Cache/${a.cache}`),
-        readyAt.get(`Secret/${a.secret}`),
-      ];
+      const keys = [`Database/${a.database}`, `Cache/${a.cache}`, `Secret/${a.secret}`];
+      const needs = keys.map((k) => readyAt.get(k));
       const at = resolved.get(a.name);
       const l = at === undefined ? undefined : resolutionLatency(at, needs);
       if (l !== undefined && at !== undefined) {
         latencies.push(l);
-        samples.push({ readyAt: at - l, latencyMs: l });
+        const last = keys[needs.indexOf(at - l)]!;
+        const answered = answeredAt.get(last);
+        samples.push({
+          readyAt: at - l,
+          latencyMs: l,
+          writeMs: answered === undefined ? undefined : answered - (at - l),
+        });
       }
       const c = l ?? resolutionLatency(end, needs);
       if (c !== undefined) censored.push(c);

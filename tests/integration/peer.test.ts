@@ -59,6 +59,8 @@ describe.runIf(kind === 'real')('peer benchmark (smoke)', () => {
       expect(f.unresolved).toBe(0);
       // One sample per App, for the pooled percentiles and the plot over the run.
       expect(f.latencySamples).toHaveLength(APPS);
+      // Every App's last referent is a Database or a Cache, made Ready by a patch whose answer was timed.
+      for (const s of f.latencySamples) expect(s.writeMs).toBeGreaterThanOrEqual(0);
       expect(f.latencies).toHaveLength(APPS);
       expect(f.latencyMs.max).toBeGreaterThanOrEqual(0);
       // Only the implementation writes App status: at least once per App, and no more than once plus a conflict retry.
