@@ -190,7 +190,8 @@ describe(`demo on the ${kind} cluster`, () => {
     });
     const rcs = manager.referenceControllers;
     await expect.poll(() => run.phase, { timeout: 15_000 }).toBe('Running');
-    expect(rcs.state('Cache.demo.refwatch.dev')).toBe('Active');
+    // Started: on a busy machine its watch may still be priming as the run turns Running (seen in CI).
+    expect(['Priming', 'Active']).toContain(rcs.state('Cache.demo.refwatch.dev'));
     await expect.poll(() => rcs.state('Cache.demo.refwatch.dev'), { timeout: 15_000 }).toBe('Cancelled');
     // The run still waits on its Databases, whose reference controller stays.
     expect(run.phase).toBe('Running');
