@@ -75,8 +75,8 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
   const client = new CountedClient(o.client);
   const abort = new AbortController();
   const readyAt = new Map<string, number>();
-  // When the server answered each readiness patch (epoch ms).
-  const answeredAt = new Map<string, number>();
+  // How long the server took to answer each readiness patch, ms.
+  const writeMs = new Map<string, number>();
   const resolved = new Map<string, number>();
   let simulatorError: unknown;
   const simulator = new ReadinessSimulator({
@@ -85,7 +85,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     signal: abort.signal,
     onReady: (kind, name, at) => {
       readyAt.set(`${kind}/${name}`, at);
-      answeredAt.set(`${kind}/${name}`, Date.now());
+      writeMs.set(`${kind}/${name}`, Date.now() - at);
     },
     onError: (kind, name, e) =>
       (simulatorError ??= new Error(
@@ -137,13 +137,9 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
       const l = at === undefined ? undefined : resolutionLatency(at, needs);
       if (l !== undefined && at !== undefined) {
         latencies.push(l);
+        // The referent that became Ready last is the one whose readyAt the latency is measured from.
         const last = keys[needs.indexOf(at - l)]!;
-        const answered = answeredAt.get(last);
-        samples.push({
-          readyAt: at - l,
-          latencyMs: l,
-          writeMs: answered === undefined ? undefined : answered - (at - l),
-        });
+        samples.push({ readyAt: at - l, latencyMs: l, writeMs: writeMs.get(last) });
       }
       const c = l ?? resolutionLatency(end, needs);
       if (c !== undefined) censored.push(c);
