@@ -518,9 +518,13 @@ export class Controller {
           engine.registry.addReference(name, key, ref);
       } else {
         const at = engine.registry.indexOf(name, key, ref, cursor);
-        if (at !== cursor) inOrder = false;
-        if (at < 0) engine.registry.addReference(name, key, ref);
-        else {
+        if (at < 0) {
+          // Appended: in order still if it lands where the set's next reference is expected, at its end.
+          if (engine.registry.referenceCountOf(name, key) === cursor) cursor++;
+          else inOrder = false;
+          engine.registry.addReference(name, key, ref);
+        } else {
+          if (at !== cursor) inOrder = false;
           cursor = at + 1;
           unchanged = previousMasks !== undefined && previousMasks[at] === mask;
         }
@@ -617,6 +621,7 @@ export class Controller {
     }
     if (!inOrder || collected.length !== this.engine.registry.referenceCountOf(this.name, key))
       this.engine.registry.setReferences(this.name, key, collected);
+    else this.engine.registry.trim(this.name, key);
     // The registry now holds collected in this order, and the wake filters each referent's final mask.
     if (collected.length > 0) {
       const next = masksOf(collected, masks, previousMasks);

@@ -109,16 +109,6 @@ export class ReferenceRegistry {
     if (!entry) {
       this.validate(refs, refs);
       if (refs.length === 0) return { referrer: { controller, key: referrer }, added: NONE, removed: NONE };
-      if (!isPlainKey(referrer)) {
-        const parsed = parseKey(referrer, 'referrer');
-        if (!parsed.ok) throw parsed.error;
-      }
-      if (controller === '')
-        throw new RefwatchError(
-          'InvalidController',
-          'controller name is empty: name the controller that declares these references',
-          { field: 'controller', example: 'app-controller' },
-        );
       entry = this.createEntry(controller, referrer);
     }
     const { added, removed, reordered } = diffMultiset(entry.referents, entry.fieldPaths, refs);
@@ -127,11 +117,7 @@ export class ReferenceRegistry {
       // rely on (indexOf's cursor, the wake masks Controller keeps by position). A restatement in the same
       // order, every reconcile's usual end, writes nothing.
       if (reordered) this.writeSet(entry, refs, undefined, undefined);
-      if (entry.appended) {
-        entry.referents = entry.referents.slice();
-        entry.fieldPaths = entry.fieldPaths.slice();
-        entry.appended = false;
-      }
+      compact(entry);
       return { referrer: entry, added: NONE, removed: NONE };
     }
     // Only added references are new to the registry; the rest were validated when they came in. The node
@@ -169,11 +155,13 @@ export class ReferenceRegistry {
    * setReferences then settles the whole set.
    */
   addReference(controller: string, referrer: ObjectKey, ref: Reference): RegistryDelta {
-    const entry = this.byController.get(controller)?.get(referrer);
-    if (!entry) return this.setReferences(controller, referrer, [ref]);
     // Appended in place: a reconcile declaring n matches one by one costs O(n), not a copy of the set per match.
+    // A referrer's first reference makes its entry here too, as setReferences would, so that a reconcile that
+    // states its references in order never needs setReferences (see trim).
     const node = this.knownNode(ref);
-    if (node === undefined) this.validateAt(ref, entry.referents.length);
+    let entry = this.byController.get(controller)?.get(referrer);
+    if (node === undefined) this.validateAt(ref, entry?.referents.length ?? 0);
+    entry ??= this.createEntry(controller, referrer);
     this.activated = NO_KINDS;
     this.idled = NO_KINDS;
     entry.referents.push(this.link(entry, ref.referent, node));
@@ -362,7 +350,27 @@ export class ReferenceRegistry {
     this.validFieldPaths.add(r.fieldPath);
   }
 
+  /**
+   * trim settles a referrer's set that addReference grew and that is final as it stands, as setReferences
+   * with the same set would: the arrays pushed to are copied to their length, so a referrer holds no spare room.
+   */
+  trim(controller: string, referrer: ObjectKey): void {
+    const entry = this.byController.get(controller)?.get(referrer);
+    if (entry) compact(entry);
+  }
+
+  /** createEntry makes a referrer's entry, once its key and controller name are checked. */
   private createEntry(controller: string, key: ObjectKey): Entry {
+    if (!isPlainKey(key)) {
+      const parsed = parseKey(key, 'referrer');
+      if (!parsed.ok) throw parsed.error;
+    }
+    if (controller === '')
+      throw new RefwatchError(
+        'InvalidController',
+        'controller name is empty: name the controller that declares these references',
+        { field: 'controller', example: 'app-controller' },
+      );
     let m = this.byController.get(controller);
     if (!m) this.byController.set(controller, (m = new Map()));
     const entry: Entry = { controller, key, referents: [], fieldPaths: [], appended: false };
@@ -518,4 +526,12 @@ function diffMultiset(
   }
   // Positions are not compared here: a large set is taken as possibly reordered, and writeSet writes only what differs.
   return { added, removed, reordered: true };
+}
+
+/** compact copies the arrays addReference pushed to, so they hold no spare room. */
+function compact(entry: Entry): void {
+  if (!entry.appended) return;
+  entry.referents = entry.referents.slice();
+  entry.fieldPaths = entry.fieldPaths.slice();
+  entry.appended = false;
 }

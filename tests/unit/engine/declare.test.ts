@@ -83,4 +83,47 @@ describe('a reconcile restating its references', () => {
       { numRuns: 30 },
     );
   });
+
+  it('settles references appended at the end of the set without asking the registry to compare it again', async () => {
+    manager = new Manager({ source: new MemoryInformerSource({ priming: 'sync' }), statsIntervalMs: 0 });
+    const registry = manager.registry;
+    let sets = 0;
+    const setReferences = registry.setReferences.bind(registry);
+    registry.setReferences = (...args) => {
+      sets++;
+      return setReferences(...args);
+    };
+    let plan: Reference[] = [];
+    let reconciles = 0;
+    const controller = manager.addController({
+      name: 'apps',
+      reconcile: (ctx) => {
+        for (const ref of plan) ctx.resolve(ref);
+        reconciles++;
+      },
+    });
+    manager.start();
+    const state = async (set: Reference[]): Promise<number> => {
+      plan = set;
+      sets = 0;
+      const before = reconciles;
+      controller.enqueue(REFERRER);
+      await vi.waitFor(() => {
+        expect(reconciles).toBeGreaterThan(before);
+        expect(controller.queue.stats()).toMatchObject({ depth: 0, processing: 0 });
+      });
+      expect(registry.referencesOf('apps', REFERRER)).toEqual(set);
+      return sets;
+    };
+    const [a, b, c, d] = REFERENTS.map((referent) => ({ referent: referent!, fieldPath: 'spec.a' }));
+    // A first reconcile, then one more reference at the end: appended in order, nothing to compare.
+    expect(await state([a!, b!, c!])).toBe(0);
+    expect(await state([a!, b!, c!, d!])).toBe(0);
+    expect(await state([a!, b!, c!, d!])).toBe(0);
+    // A new reference before the end, one dropped, or a repeat: the registry settles the set.
+    expect(await state([a!, c!, b!, d!])).toBe(1);
+    expect(await state([d!, a!])).toBe(1);
+    expect(await state([d!, a!, d!])).toBe(1);
+    expect(await state([b!, d!, a!])).toBe(1);
+  });
 });

@@ -46,6 +46,30 @@ describe('ReferenceRegistry.addReference', () => {
     expect(r.edgeCount).toBe(1);
   });
 
+  it("checks a referrer's key and its controller's name on its first reference, as setReferences does", () => {
+    const r = new ReferenceRegistry();
+    expect(() => r.addReference('svc', 'web', ref('Pod/shop/a', 'spec.selector'))).toThrow(/referrer/);
+    expect(() => r.addReference('', APP, ref('Pod/shop/a', 'spec.selector'))).toThrow(/controller name is empty/);
+    expect(() => r.addReference('svc', APP, ref('not a key', 'spec.selector'))).toThrow(/references\[0\]/);
+    expect(r.referrers()).toEqual([]);
+    expect(r.edgeCount).toBe(0);
+  });
+
+  it('trims a set grown by addReference to what it holds, and leaves it as it is', () => {
+    const r = new ReferenceRegistry();
+    r.addReference('svc', APP, ref('Pod/shop/a', 'spec.selector'));
+    r.addReference('svc', APP, ref('Secret/shop/s', 'spec.secretRef'));
+    r.trim('svc', APP);
+    r.trim('svc', 'App.demo.refwatch.dev/shop/none');
+    expect(r.referencesOf('svc', APP)).toEqual([
+      ref('Pod/shop/a', 'spec.selector'),
+      ref('Secret/shop/s', 'spec.secretRef'),
+    ]);
+    expect(r.edgeCount).toBe(2);
+    r.addReference('svc', APP, ref('Pod/shop/b', 'spec.selector'));
+    expect(r.referencesOf('svc', APP)).toHaveLength(3);
+  });
+
   it('agrees with setReferences over random additions and restatements', () => {
     const referent = fc.constantFrom('Pod/shop/a', 'Pod/shop/b', 'Secret/shop/s', 'Pod/web/c');
     const step = fc.oneof(
