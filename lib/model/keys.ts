@@ -60,64 +60,35 @@ export function parseKey(key: string, field = 'object'): Result<ObjectRef> {
   return ok({ ...gk.value, namespace, name });
 }
 
+// A DNS-1123 label, and a subdomain of such labels: written so that no character can be matched two ways,
+// which keeps a failing match linear.
+const LABEL = '[a-z0-9]+(?:-+[a-z0-9]+)*';
+const SUBDOMAIN = `${LABEL}(?:\\.${LABEL})*`;
 /**
- * isPlainKey says whether key is an ObjectKey of the usual form, reading it
- * once and allocating nothing: `Kind` or `Kind.group`, a namespace or none,
- * and a DNS-subdomain name. It is parseKey's fast path, for the hot paths
- * that validate every new reference: a key it accepts, parseKey accepts
+ * PLAIN_KEY is the usual form of an ObjectKey: `Kind` (at most 63 letters and digits, the first uppercase) or
+ * `Kind.group` (a subdomain of at most 253), a namespace (a label of at most 63) or none, and a name (a subdomain
+ * of at most 253). The lookaheads bound each part's length before it is matched.
+ */
+const PLAIN_KEY = new RegExp(
+  `^[A-Z][A-Za-z0-9]{0,62}(?:\\.(?=[^/]{1,253}/)${SUBDOMAIN})?/(?:(?=[^/]{1,63}/)${LABEL})?/(?=.{1,253}$)${SUBDOMAIN}$`,
+);
+
+/**
+ * isPlainKey says whether key is an ObjectKey of the usual form (PLAIN_KEY),
+ * in one match that allocates nothing. It is parseKey's fast path, for the hot
+ * paths that validate every new reference: a key it accepts, parseKey accepts
  * too. One it refuses is for parseKey to judge and explain: a malformed key,
  * or a rarer form (an RBAC kind's name outside DNS, such as
  * system:aggregate-to-view; an empty group after the dot).
+ *
+ * A regular expression, not a loop over the characters: V8 compiles it to
+ * machine code once, where a loop run for every new reference is hot enough
+ * for V8's optimizing compiler. In one 1,000-App round of bench/peer that
+ * compiler spent 46 ms on the loop (as --trace-opt reports it), where
+ * validating the round's 4,000 new references takes some 14 ms.
  */
 export function isPlainKey(key: string): boolean {
-  if (typeof key !== 'string') return false;
-  const a = key.indexOf('/');
-  const b = a < 0 ? -1 : key.indexOf('/', a + 1);
-  if (a <= 0 || b < 0 || key.indexOf('/', b + 1) >= 0) return false;
-  // The kind: an uppercase letter, then letters and digits up to a '.' or the '/', at most 63 of them.
-  const first = key.charCodeAt(0);
-  if (first < 65 || first > 90) return false;
-  let dot = 1;
-  for (; dot < a; dot++) {
-    const c = key.charCodeAt(dot);
-    if (c === 46) break;
-    if (!isAsciiAlnum(c)) return false;
-  }
-  if (dot > 63) return false;
-  if (dot < a) {
-    const group = a - dot - 1;
-    if (group === 0 || group > 253 || !isDns(key, dot + 1, a, true)) return false;
-  }
-  if (b > a + 1 && (b - a - 1 > 63 || !isDns(key, a + 1, b, false))) return false;
-  return key.length - b - 1 <= 253 && isDns(key, b + 1, key.length, true);
-}
-
-function isAsciiAlnum(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-function isLowerAlnum(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
-}
-
-/**
- * isDns says whether s[from, to) is a DNS-1123 label (lowercase letters, digits and '-', beginning and ending
- * with a letter or digit) or, with dots, a subdomain: such labels joined by '.'.
- */
-function isDns(s: string, from: number, to: number, dots: boolean): boolean {
-  if (from >= to) return false;
-  // The character before the first: as if after a '.', where a label must begin.
-  let prev = 46;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 46) {
-      if (!dots || !isLowerAlnum(prev)) return false;
-    } else if (c === 45) {
-      if (prev === 46) return false;
-    } else if (!isLowerAlnum(c)) return false;
-    prev = c;
-  }
-  return isLowerAlnum(prev);
+  return typeof key === 'string' && PLAIN_KEY.test(key);
 }
 
 /** isKey reports whether s parses as an ObjectKey. */
