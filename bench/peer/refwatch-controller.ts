@@ -1,6 +1,6 @@
-import { conditionReadiness, Manager, type ControllerOptions } from '../../lib/engine';
+import { conditionReadiness, Manager, type ControllerOptions, type Resolution } from '../../lib/engine';
 import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube';
-import { formatTime, type KubeObject } from '../../lib/model';
+import { formatTime, type KubeObject, type Reference } from '../../lib/model';
 import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
 import { controllerArgs } from './controller-args';
 import { LagProbe } from './lag-probe';
@@ -32,9 +32,15 @@ function appController(client: KubeClient, namespace: string, workers: number): 
     async reconcile(ctx) {
       const app = ctx.object;
       if (!app) return;
-      const resolutions = appReferences(app).map((ref) => ctx.resolve({ referent: ref.key, fieldPath: ref.fieldPath }));
-      if (resolutions.length < 3 || resolutions.some((r) => r.state !== 'Ready')) return;
-      if (resolvedAtOf(app)) return;
+      const refs = referencesOf(app);
+      let ready = refs.length === 3;
+      const resolutions: Resolution[] = [];
+      for (const ref of refs) {
+        const r = ctx.resolve(ref);
+        resolutions.push(r);
+        if (r.state !== 'Ready') ready = false;
+      }
+      if (!ready || resolvedAtOf(app)) return;
       const now = Date.now();
       probe?.resolving(resolutions, now);
       const resolvedAt = formatTime(now);
@@ -54,6 +60,23 @@ function appController(client: KubeClient, namespace: string, workers: number): 
       }
     },
   };
+}
+
+/*
+ * An App's references, worked out once per cached version of it: a cached object is frozen and shared, so
+ * what is derived from it holds as long as it does. Of an App's seven reconciles, five read the version
+ * the one before read (each woken by a referent), and their references are then the same strings,
+ * hashed once for every lookup that follows.
+ */
+const referencesByApp = new WeakMap<KubeObject, readonly Reference[]>();
+
+function referencesOf(app: KubeObject): readonly Reference[] {
+  let refs = referencesByApp.get(app);
+  if (refs === undefined) {
+    refs = appReferences(app).map((ref) => ({ referent: ref.key, fieldPath: ref.fieldPath }));
+    referencesByApp.set(app, refs);
+  }
+  return refs;
 }
 
 function resolvedAtOf(app: KubeObject): string | undefined {
