@@ -500,9 +500,12 @@ export class Controller {
     // Where the previous set is expected to hold the next declared reference: a restatement in the same order
     // finds each one there, so checking a set of n costs O(n), not O(n²).
     let cursor = 0;
-    // Whether every reference so far was found where the previous set holds it, in order: then, with as many
-    // references as that set, the set is unchanged and the registry is not asked to compare it again.
+    // Whether every reference so far was found where the previous set holds it, in order, or appended at its end:
+    // then, with as many references as the registry holds, it holds them in this order and is not asked to
+    // compare the set again.
     let inOrder = true;
+    // Whether this reconcile appended a reference in order: the registry's arrays then have room to give back.
+    let appended = false;
     // The masks the previous reconcile left in the wake filters, by position in its set: a restated reference
     // whose mask is unchanged needs no write. Replaced if this reconcile succeeds, dropped if it fails (left in
     // place meanwhile: a delete and a set per reconcile would rehash the map every few dozen reconciles).
@@ -520,8 +523,10 @@ export class Controller {
         const at = engine.registry.indexOf(name, key, ref, cursor);
         if (at < 0) {
           // Appended: in order still if it lands where the set's next reference is expected, at its end.
-          if (engine.registry.referenceCountOf(name, key) === cursor) cursor++;
-          else inOrder = false;
+          if (engine.registry.referenceCountOf(name, key) === cursor) {
+            cursor++;
+            appended = true;
+          } else inOrder = false;
           engine.registry.addReference(name, key, ref);
         } else {
           if (at !== cursor) inOrder = false;
@@ -621,7 +626,7 @@ export class Controller {
     }
     if (!inOrder || collected.length !== this.engine.registry.referenceCountOf(this.name, key))
       this.engine.registry.setReferences(this.name, key, collected);
-    else this.engine.registry.trim(this.name, key);
+    else if (appended) this.engine.registry.trim(this.name, key);
     // The registry now holds collected in this order, and the wake filters each referent's final mask.
     if (collected.length > 0) {
       const next = masksOf(collected, masks, previousMasks);

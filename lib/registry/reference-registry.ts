@@ -61,7 +61,7 @@ interface Entry extends Referrer {
   fieldPaths: string[];
   /**
    * Set when addReference appended to the arrays: an array grown by push keeps room for 16 more, which
-   * setReferences gives back once the reconcile has settled its set.
+   * setReferences or trim gives back once the reconcile has settled its set.
    */
   appended: boolean;
 }

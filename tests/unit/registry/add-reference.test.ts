@@ -55,7 +55,7 @@ describe('ReferenceRegistry.addReference', () => {
     expect(r.edgeCount).toBe(0);
   });
 
-  it('trims a set grown by addReference to what it holds, and leaves it as it is', () => {
+  it('keeps a set grown by addReference as it is when it trims it, and appends to it after', () => {
     const r = new ReferenceRegistry();
     r.addReference('svc', APP, ref('Pod/shop/a', 'spec.selector'));
     r.addReference('svc', APP, ref('Secret/shop/s', 'spec.secretRef'));
