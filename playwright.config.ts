@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
@@ -14,7 +14,10 @@ const baseURL = external ?? 'http://127.0.0.1:3000';
 // over from an earlier run on the same machine.
 // Playwright loads this file again in each worker: they inherit the directory the main process made, and
 // the tests that read the embedded cluster's kubeconfig (server/kubeconfig-file) find the server's.
+const inherited = process.env.REFWATCH_E2E_STATE_HOME;
 const stateHome = (process.env.REFWATCH_E2E_STATE_HOME ??= mkdtempSync(path.join(os.tmpdir(), 'refwatch-e2e-state-')));
+// The process that made the directory removes it as it exits, once the server it started has stopped.
+if (inherited === undefined) process.on('exit', () => rmSync(stateHome, { recursive: true, force: true }));
 if (!external) process.env.XDG_STATE_HOME = stateHome;
 
 export default defineConfig({
