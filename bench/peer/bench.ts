@@ -42,17 +42,25 @@ import { requestsRatio } from './requests-ratio';
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
 //                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
 //   REFWATCH_PEER_SAMPLES     a directory: each run's latencies are written there as IMPL.nAPPS.rROUND.tsv, one
-//                             row per App (seconds since the run's first referent became Ready, latency ms, and
-//                             how long the server took to answer the patch that made it Ready, ms)
+//                             row per App: seconds since the run's first referent became Ready, latency ms, how
+//                             long the server took to answer the patch that made it Ready (ms), that readyAt in
+//                             epoch ms, and how long after it the generator's own watch heard of it (ms)
 //   REFWATCH_PEER_MEMORY_LIMIT  e.g. 128Mi: every implementation runs in a memory cgroup of that limit, as a pod's
 //                             resources.limits.memory gives a container (bench/peer/memory-limit.ts; needs root).
 //                             Its figures are named with a .limit128Mi suffix, beside the unlimited ones the
 //                             targets below were set on
 //
-// Targets, refwatch ÷ cr-watch; set from what a controller author needs, not from a run. Latency percentiles are
-// taken over every App of every round (a tail that shows in one round is part of the tail a user meets; one
-// round's p99 is its 10th-slowest App of 1,000, which one stall of the machine decides), the rounds' own
-// ratios printed beside them; the other figures are round by round, median over the rounds:
+// Targets, refwatch ÷ cr-watch; set from what a controller author needs, not from a run. Latency is judged as the
+// reaction: from the moment the App's last referent's Ready event reached the generator's own watch of its kind
+// (a watcher like the implementation's, on the same server) to the resolvedAt the implementation stamped. From
+// readyAt, stamped before the generator's patch, the figure is mostly the server's: in a three-round run at
+// 1,000 Apps the event reached the generator's watch a p99 of 53–110 ms after readyAt, round by round, against
+// reaction p99s of 5–61 ms. kube-apiserver's bursts of CPU fall on whichever run is under way, and raw-watch,
+// a bare client-go watch doing less than either controller, was 2.49 and 0.83 times controller-runtime's p99 from
+// readyAt in two such runs. So those ratios are printed beside the judged ones, with no target.
+// Latency percentiles are taken over every App of every round (a tail that shows in one round is part of the
+// tail a user meets; one round's p99 is its 10th-slowest App of 1,000, which one stall of the machine decides),
+// the rounds' own ratios printed beside them; the other figures are round by round, median over the rounds:
 //   latency p50 and p99 <= 1, requests/App <= 1: refwatch is only worth adopting if it resolves no later
 //     than the controller it replaces and costs the API server no more;
 //   CPU <= 0.9: refwatch does less per event than controller-runtime (one shared watch per kind, cached
@@ -90,7 +98,8 @@ function runLine(f: RunFigures): string {
     .slice(0, Number(process.env.REFWATCH_PEER_SHOW_REQUESTS ?? 4))
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored}; cpu ${f.cpuSeconds.toFixed(2)} s${isNodeImplementation(f.implementation) ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
+  const r = f.reactionMs;
+  return `${f.implementation.padEnd(10)} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms${censored} (reaction p50 ${r.p50} p99 ${r.p99} max ${r.max}); cpu ${f.cpuSeconds.toFixed(2)} s${isNodeImplementation(f.implementation) ? ` (main thread ${f.mainThreadCpuSeconds.toFixed(2)})` : ''}; peak RSS ${mb(f.peakRssBytes)} MB (${mb(f.readyRssBytes)} when ready; file-backed ${mb(f.rssFileBytes.ready)} when ready, ${mb(f.rssFileBytes.end)} at the end); ${f.requests.perApp.toFixed(2)} requests/App (${f.requests.total}); ${f.openWatches} watches (${Object.entries(
     f.openWatchesByResource,
   )
     .map(([r, n]) => `${r.split('.')[0]} ${n}`)
@@ -105,8 +114,11 @@ function writeSamples(dir: string, name: string, f: RunFigures): void {
   const first = Math.min(...f.latencySamples.map((s) => s.readyAt));
   const rows = [...f.latencySamples]
     .sort((a, b) => a.readyAt - b.readyAt)
-    .map((s) => `${((s.readyAt - first) / 1000).toFixed(3)}\t${s.latencyMs}\t${s.writeMs ?? ''}`);
-  writeFileSync(path.join(dir, name), `readyAtS\tlatencyMs\twriteMs\n${rows.join('\n')}\n`);
+    .map(
+      (s) =>
+        `${((s.readyAt - first) / 1000).toFixed(3)}\t${s.latencyMs}\t${s.writeMs ?? ''}\t${s.readyAt}\t${s.seenMs ?? ''}`,
+    );
+  writeFileSync(path.join(dir, name), `readyAtS\tlatencyMs\twriteMs\treadyAtMs\tseenMs\n${rows.join('\n')}\n`);
 }
 
 function mb(bytes: number): string {
@@ -131,6 +143,8 @@ const COLUMNS: [string, (f: RunFigures) => number, number][] = [
   ['p90 ms', (f) => f.latencyMs.p90, 0],
   ['p99 ms', (f) => f.latencyMs.p99, 0],
   ['max ms', (f) => f.latencyMs.max, 0],
+  ['reaction p50 ms', (f) => f.reactionMs.p50, 0],
+  ['reaction p99 ms', (f) => f.reactionMs.p99, 0],
   ['unresolved', (f) => f.unresolved, 0],
   ['CPU s', (f) => f.cpuSeconds, 2],
   ['peak RSS MB', (f) => f.peakRssBytes / 2 ** 20, 1],
@@ -139,6 +153,11 @@ const COLUMNS: [string, (f: RunFigures) => number, number][] = [
   ['requests/App', (f) => f.requests.perApp, 2],
   ['watches', (f) => f.openWatches, 0],
 ];
+
+/** reactionsOf gives each run's reactions where latencyRatio reads latencies. */
+function reactionsOf(rounds: RunFigures[][]): { implementation: string; latencies: readonly number[] }[][] {
+  return rounds.map((round) => round.map((f) => ({ implementation: f.implementation, latencies: f.reactions })));
+}
 
 function figuresOf(rounds: RunFigures[][], impl: Implementation): RunFigures[] {
   return rounds.flatMap((round) => round.filter((f) => f.implementation === impl));
@@ -184,11 +203,18 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
   if (impls.includes('refwatch') && impls.includes('cr-watch')) {
     for (const p of [50, 99]) {
       const name = `peer.ratio.p${p}${s}`;
-      const r = latencyRatio(rounds, 'refwatch', 'cr-watch', p);
+      const r = latencyRatio(reactionsOf(rounds), 'refwatch', 'cr-watch', p);
       console.log(
-        `${name}: p${p} over every App of ${r.rounds} round(s), refwatch ${r.ours} ms ÷ cr-watch ${r.theirs} ms; rounds' own ratios ${spread(r.perRound, 2)}`,
+        `${name}: p${p} of the reaction over every App of ${r.rounds} round(s), refwatch ${r.ours} ms ÷ cr-watch ${r.theirs} ms; rounds' own ratios ${spread(r.perRound, 2)}`,
       );
       result(name, r.ratio, 'x', '<=', 1);
+      // No target: from readyAt, the server's own time included, which falls on whichever implementation runs.
+      const e = latencyRatio(rounds, 'refwatch', 'cr-watch', p);
+      const endToEnd = `peer.ratio.endToEnd.p${p}${s}`;
+      console.log(
+        `${endToEnd}: p${p} from readyAt over every App, refwatch ${e.ours} ms ÷ cr-watch ${e.theirs} ms; rounds' own ratios ${spread(e.perRound, 2)}`,
+      );
+      report(endToEnd, e.ratio, 'x');
     }
     const requestRatios = perRound(rounds, 'cr-watch', (a, b) => {
       const r = requestsRatio({ ...a, perApp: a.requests.perApp }, { ...b, perApp: b.requests.perApp });
@@ -254,7 +280,7 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
       `peer.overhead.p50${s}`,
       withSpread(
         `peer.overhead.p50${s}`,
-        perRound(rounds, 'raw-watch', (a, b) => a.latencyMs.p50 - b.latencyMs.p50),
+        perRound(rounds, 'raw-watch', (a, b) => a.reactionMs.p50 - b.reactionMs.p50),
         1,
       ),
       'ms',
@@ -266,11 +292,22 @@ function results(apps: number, rounds: RunFigures[][], impls: Implementation[], 
     const fs = figuresOf(rounds, impl);
     const m = (get: (f: RunFigures) => number) => median(fs.map(get));
     for (const p of [50, 90, 99]) {
-      const pooled = pooledPercentile(
-        fs.map((f) => f.latencies),
-        p,
-      ).pooled;
-      report(`peer.${impl}.p${p}${s}`, pooled, 'ms');
+      report(
+        `peer.${impl}.p${p}${s}`,
+        pooledPercentile(
+          fs.map((f) => f.latencies),
+          p,
+        ).pooled,
+        'ms',
+      );
+      report(
+        `peer.${impl}.reaction.p${p}${s}`,
+        pooledPercentile(
+          fs.map((f) => f.reactions),
+          p,
+        ).pooled,
+        'ms',
+      );
     }
     report(`peer.${impl}.max${s}`, Math.max(...fs.map((f) => f.latencyMs.max)), 'ms');
     report(

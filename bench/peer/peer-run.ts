@@ -9,7 +9,8 @@ import type { KubeEndpoint } from '../../tests/setup/kube-http';
 import { requestsBetween, scrapeApiServer, type ApiServerCounts } from './apiserver-metrics';
 import { ControllerProcess } from './controller-process';
 import { sampleProcess } from './process-meter';
-import { runWorkload, type LatencySample } from './workload';
+import type { LatencySample } from './app-timings';
+import { runWorkload } from './workload';
 
 export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch', 'node-floor'] as const;
 export type Implementation = (typeof IMPLEMENTATIONS)[number];
@@ -79,6 +80,9 @@ export interface RunOptions {
   memoryLimitBytes?: number;
 }
 
+/** The percentiles of a run in which no App resolved. */
+const NO_PERCENTILES: Percentiles = { p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN };
+
 /** RunFigures is what one implementation cost and achieved in one run. */
 export interface RunFigures {
   implementation: Implementation;
@@ -87,6 +91,12 @@ export interface RunFigures {
   latencyMs: Percentiles;
   /** The latencies latencyMs is of, ms: with unresolved Apps, censored at the end of the run. */
   latencies: number[];
+  /**
+   * Each App's reaction, ms: resolvedAt − when its last referent's Ready event reached the generator's own watch
+   * (bench/peer/workload.ts); censored at the end of the run for unresolved Apps, as latencies are.
+   */
+  reactions: number[];
+  reactionMs: Percentiles;
   /** Every resolved App's latency beside when its last referent became Ready: REFWATCH_PEER_SAMPLES's rows. */
   latencySamples: LatencySample[];
   unresolved: number;
@@ -189,13 +199,9 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         implementation: o.implementation,
         apps: o.apps,
         latencies,
-        latencyMs: summarize(latencies) ?? {
-          p50: NaN,
-          p90: NaN,
-          p99: NaN,
-          max: NaN,
-          mean: NaN,
-        },
+        latencyMs: summarize(latencies) ?? NO_PERCENTILES,
+        reactions: workload.reactions,
+        reactionMs: summarize(workload.reactions) ?? NO_PERCENTILES,
         latencySamples: workload.samples,
         unresolved: workload.unresolved,
         cpuSeconds: end.cpuSeconds - start.cpuSeconds,
@@ -203,8 +209,8 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         peakRssBytes: end.peakRssBytes,
         readyRssBytes: start.rssBytes,
         rssFileBytes: { ready: start.rssFileBytes, end: end.rssFileBytes },
-        // The generator's own App watch is open too.
-        openWatches: (created?.openWatches ?? NaN) - before.openWatches - 1,
+        // The generator's own watches are open too.
+        openWatches: (created?.openWatches ?? NaN) - before.openWatches - GENERATOR_WATCHES.size,
         openWatchesByResource: watchesOpened(before, created),
         createMs: workload.createMs,
       };
@@ -220,11 +226,18 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
   }
 }
 
-/** watchesOpened is the change in open watches per resource, less the generator's own App watch. */
+/** The generator's own watches (bench/peer/workload.ts): one each of Apps, Databases and Caches. */
+const GENERATOR_WATCHES = new Set([
+  'apps.demo.refwatch.dev',
+  'databases.demo.refwatch.dev',
+  'caches.demo.refwatch.dev',
+]);
+
+/** watchesOpened is the change in open watches per resource, less the generator's own watches. */
 function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [r, n] of Object.entries(during?.openWatchesByResource ?? {})) {
-    const d = n - (before.openWatchesByResource[r] ?? 0) - (r === 'apps.demo.refwatch.dev' ? 1 : 0);
+    const d = n - (before.openWatchesByResource[r] ?? 0) - (GENERATOR_WATCHES.has(r) ? 1 : 0);
     if (d !== 0) out[r] = d;
   }
   return out;

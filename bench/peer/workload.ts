@@ -11,7 +11,7 @@ import {
   type PlannedApp,
   type PlannedReferent,
 } from '../../server/demo/scenario';
-import { resolutionLatency } from '../../server/demo/stats';
+import { timeApps, type AppTimings } from './app-timings';
 
 export interface WorkloadOptions {
   /** The generator's own client: its requests are counted, so they can be taken off the API server's count. */
@@ -29,30 +29,12 @@ export interface WorkloadOptions {
   onCreated?: () => void | Promise<void>;
 }
 
-export interface WorkloadResult {
-  /** resolvedAt − the last referent's readyAt of each resolved App, ms, ascending. */
-  latencies: number[];
-  /** Each resolved App's last referent's readyAt (epoch ms) and its latency, in the Apps' order. */
-  samples: LatencySample[];
-  /** latencies plus, for each unresolved App, how long it had waited at the end (a lower bound), ascending. */
-  censored: number[];
+export interface WorkloadResult extends AppTimings {
   unresolved: number;
-  /** Requests the generator sent to the counted resources (creates, readiness patches, its App watch). */
+  /** Requests the generator sent to the counted resources (creates, readiness patches, its watches). */
   requests: number;
   /** How long creating every object took, ms. */
   createMs: number;
-}
-
-/** One App's resolution: when its last referent became Ready (epoch ms) and how long it then took, ms. */
-export interface LatencySample {
-  readyAt: number;
-  latencyMs: number;
-  /**
-   * How long the server took to answer the generator's patch that made that referent Ready, ms: a late App whose
-   * write was slow too met a stall before any controller saw its event. Undefined when the last was a Secret,
-   * which is created, not patched.
-   */
-  writeMs: number | undefined;
 }
 
 const CREATE_CONCURRENCY = 32;
@@ -63,7 +45,10 @@ const CREATE_CONCURRENCY = 32;
  * and Secret i) created Apps first, then referents; then the demo's
  * readiness simulator marks each Database and Cache Ready after its seeded
  * delay and stamps status.readyAt. It watches the Apps and reads
- * status.resolvedAt, which the implementation under test writes.
+ * status.resolvedAt, which the implementation under test writes. It watches
+ * the Databases and Caches too, a watcher like any other: when their Ready
+ * event reaches it is when the server had told its watchers, and the
+ * implementation's reaction is timed from there.
  */
 export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
   const config = parseDemoConfig({
@@ -92,12 +77,23 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
         `marking ${kind} ${o.namespace}/${name} Ready failed: ${e instanceof Error ? e.message : String(e)}`,
       )),
   });
-  const watch = new ResolutionWatch(o.client, o.namespace, abort.signal, (name, at) => {
-    if (!resolved.has(name)) resolved.set(name, at);
+  const watch = new KindWatch(o.client, 'App', o.namespace, abort.signal, (app) => {
+    const at = (app.status as { resolvedAt?: string } | undefined)?.resolvedAt;
+    if (at && !resolved.has(app.metadata.name)) resolved.set(app.metadata.name, Date.parse(at));
   });
+  // When each Database's and Cache's Ready event reached a watcher of the generator's own, epoch ms.
+  const seen = new Map<string, number>();
+  const referentWatches = (['Database', 'Cache'] as const).map(
+    (kind) =>
+      new KindWatch(o.client, kind, o.namespace, abort.signal, (referent, arrivedAt) => {
+        const key = `${kind}/${referent.metadata.name}`;
+        if ((referent.status as { readyAt?: string } | undefined)?.readyAt && !seen.has(key)) seen.set(key, arrivedAt);
+      }),
+  );
+  const watches = [watch, ...referentWatches];
   let result: Omit<WorkloadResult, 'requests'>;
   try {
-    await watch.started;
+    await Promise.all(watches.map((w) => w.started));
     const createdAt = Date.now();
     await eachLimited(scenario.apps, CREATE_CONCURRENCY, async (a: PlannedApp) => {
       await client.request('POST', demoPath('App', o.namespace), {
@@ -120,39 +116,20 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
     let allReadyAt: number | undefined;
     for (;;) {
       if (simulatorError) throw simulatorError;
-      if (watch.error) throw watch.error;
+      for (const w of watches) if (w.error) throw w.error;
       if (resolved.size >= scenario.apps.length) break;
       if (allReadyAt === undefined && readyAt.size >= readyCount) allReadyAt = Date.now();
       if (allReadyAt !== undefined && Date.now() - allReadyAt > o.timeoutAfterReadyMs) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    const end = Date.now();
-    const latencies: number[] = [];
-    const samples: LatencySample[] = [];
-    const censored: number[] = [];
-    for (const a of scenario.apps) {
-      const keys = [`Database/${a.database}`, `Cache/${a.cache}`, `Secret/${a.secret}`];
-      const needs = keys.map((k) => readyAt.get(k));
-      const at = resolved.get(a.name);
-      const l = at === undefined ? undefined : resolutionLatency(at, needs);
-      if (l !== undefined && at !== undefined) {
-        latencies.push(l);
-        // The referent that became Ready last is the one whose readyAt the latency is measured from.
-        const last = keys[needs.indexOf(at - l)]!;
-        samples.push({ readyAt: at - l, latencyMs: l, writeMs: writeMs.get(last) });
-      }
-      const c = l ?? resolutionLatency(end, needs);
-      if (c !== undefined) censored.push(c);
-    }
-    latencies.sort((a, b) => a - b);
-    censored.sort((a, b) => a - b);
-    result = { latencies, samples, censored, unresolved: scenario.apps.length - latencies.length, createMs };
+    const timings = timeApps(scenario.apps, { readyAt, resolved, seen, writeMs }, Date.now());
+    result = { ...timings, unresolved: scenario.apps.length - timings.latencies.length, createMs };
   } finally {
     abort.abort();
     await simulator.stop();
-    await watch.stopped;
+    await Promise.all(watches.map((w) => w.stopped));
   }
-  return { ...result, requests: client.total + watch.opened };
+  return { ...result, requests: client.total + watches.reduce((n, w) => n + w.opened, 0) };
 }
 
 async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -164,11 +141,12 @@ async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 /**
- * ResolutionWatch watches the Apps of one namespace and reports each App's
- * status.resolvedAt (epoch ms) as it appears. It reconnects from the last
- * resourceVersion if the server ends the watch; opened counts its requests.
+ * KindWatch watches one demo kind in one namespace and hands each object it
+ * receives to onObject, with the time it arrived (epoch ms). It reconnects
+ * from the last resourceVersion if the server ends the watch; opened counts
+ * its requests.
  */
-class ResolutionWatch {
+class KindWatch {
   opened = 0;
   error: Error | undefined;
   readonly started: Promise<void>;
@@ -177,9 +155,10 @@ class ResolutionWatch {
 
   constructor(
     private readonly client: KubeClient,
+    private readonly kind: 'App' | 'Database' | 'Cache',
     private readonly namespace: string,
     private readonly signal: AbortSignal,
-    private readonly onResolved: (name: string, at: number) => void,
+    private readonly onObject: (object: KubeObject, arrivedAt: number) => void,
   ) {
     let started!: () => void;
     this.started = new Promise((r) => (started = r));
@@ -197,14 +176,14 @@ class ResolutionWatch {
         ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}),
       };
       this.opened++;
-      const stream = await this.client.openStream(demoPath('App', this.namespace), query, this.signal);
+      const stream = await this.client.openStream(demoPath(this.kind, this.namespace), query, this.signal);
       started();
       for await (const line of stream.lines()) {
         const event = JSON.parse(line) as { type: string; object: KubeObject & { code?: number; message?: string } };
-        if (event.type === 'ERROR') throw new Error(`the App watch failed: ${event.object.message ?? line}`);
+        const arrivedAt = Date.now();
+        if (event.type === 'ERROR') throw new Error(`the ${this.kind} watch failed: ${event.object.message ?? line}`);
         this.resourceVersion = event.object.metadata?.resourceVersion ?? this.resourceVersion;
-        const at = (event.object.status as { resolvedAt?: string } | undefined)?.resolvedAt;
-        if (at) this.onResolved(event.object.metadata.name, Date.parse(at));
+        if (event.type !== 'BOOKMARK') this.onObject(event.object, arrivedAt);
       }
     }
   }
