@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { KubeRequestError, type KubeClient } from '../../lib/kube';
-import { demoPath, ensureDemoKinds, secretPath } from '../../server/demo/kinds';
+import { demoPath, demoResource, ensureDemoKinds, secretPath } from '../../server/demo/kinds';
 import { DEMO_API_VERSION } from '../../server/demo/scenario';
 import { summarize, type Percentiles } from '../../server/demo/stats';
 import type { KubeEndpoint } from '../../tests/setup/kube-http';
@@ -10,7 +10,7 @@ import { requestsBetween, scrapeApiServer, type ApiServerCounts } from './apiser
 import { ControllerProcess } from './controller-process';
 import { sampleProcess } from './process-meter';
 import type { LatencySample } from './app-timings';
-import { runWorkload } from './workload';
+import { GENERATOR_WATCHES, runWorkload } from './workload';
 
 export const IMPLEMENTATIONS = ['refwatch', 'cr-watch', 'cr-backoff', 'raw-watch', 'node-floor'] as const;
 export type Implementation = (typeof IMPLEMENTATIONS)[number];
@@ -210,7 +210,7 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
         readyRssBytes: start.rssBytes,
         rssFileBytes: { ready: start.rssFileBytes, end: end.rssFileBytes },
         // The generator's own watches are open too.
-        openWatches: (created?.openWatches ?? NaN) - before.openWatches - GENERATOR_WATCHES.size,
+        openWatches: (created?.openWatches ?? NaN) - before.openWatches - GENERATOR_WATCHED.size,
         openWatchesByResource: watchesOpened(before, created),
         createMs: workload.createMs,
       };
@@ -226,18 +226,14 @@ export async function runPeer(cluster: PeerCluster, o: RunOptions): Promise<RunF
   }
 }
 
-/** The generator's own watches (bench/peer/workload.ts): one each of Apps, Databases and Caches. */
-const GENERATOR_WATCHES = new Set([
-  'apps.demo.refwatch.dev',
-  'databases.demo.refwatch.dev',
-  'caches.demo.refwatch.dev',
-]);
+/** The resources the generator watches itself, one watch each (bench/peer/workload.ts). */
+const GENERATOR_WATCHED = new Set(GENERATOR_WATCHES.map(demoResource));
 
 /** watchesOpened is the change in open watches per resource, less the generator's own watches. */
 function watchesOpened(before: ApiServerCounts, during: ApiServerCounts | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [r, n] of Object.entries(during?.openWatchesByResource ?? {})) {
-    const d = n - (before.openWatchesByResource[r] ?? 0) - (GENERATOR_WATCHES.has(r) ? 1 : 0);
+    const d = n - (before.openWatchesByResource[r] ?? 0) - (GENERATOR_WATCHED.has(r) ? 1 : 0);
     if (d !== 0) out[r] = d;
   }
   return out;

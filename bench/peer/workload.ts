@@ -2,7 +2,7 @@ import { isAbortError, type KubeClient } from '../../lib/kube';
 import type { KubeObject } from '../../lib/model';
 import { parseDemoConfig } from '../../server/demo/config';
 import { CountedClient } from '../../server/demo/counted-client';
-import { demoPath, secretPath } from '../../server/demo/kinds';
+import { demoPath, secretPath, type DemoKind } from '../../server/demo/kinds';
 import { ReadinessSimulator } from '../../server/demo/readiness-simulator';
 import {
   appManifest,
@@ -38,6 +38,12 @@ export interface WorkloadResult extends AppTimings {
 }
 
 const CREATE_CONCURRENCY = 32;
+
+/** The referents whose Ready events the generator watches for: the reaction is timed from their arrival. */
+const WATCHED_REFERENTS = ['Database', 'Cache'] as const;
+
+/** The kinds the generator watches, each with one watch of its own: the Apps, then the watched referents. */
+export const GENERATOR_WATCHES: readonly DemoKind[] = ['App', ...WATCHED_REFERENTS];
 
 /**
  * runWorkload is the benchmark's one workload generator, the same for every
@@ -83,7 +89,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
   });
   // When each Database's and Cache's Ready event reached a watcher of the generator's own, epoch ms.
   const seen = new Map<string, number>();
-  const referentWatches = (['Database', 'Cache'] as const).map(
+  const referentWatches = WATCHED_REFERENTS.map(
     (kind) =>
       new KindWatch(o.client, kind, o.namespace, abort.signal, (referent, arrivedAt) => {
         const key = `${kind}/${referent.metadata.name}`;
@@ -155,7 +161,7 @@ class KindWatch {
 
   constructor(
     private readonly client: KubeClient,
-    private readonly kind: 'App' | 'Database' | 'Cache',
+    private readonly kind: DemoKind,
     private readonly namespace: string,
     private readonly signal: AbortSignal,
     private readonly onObject: (object: KubeObject, arrivedAt: number) => void,

@@ -15,6 +15,11 @@ export function demoReadiness(kind: string): ReadinessPredicate {
 const PLURAL = { App: 'apps', Database: 'databases', Cache: 'caches' } as const;
 export type DemoKind = keyof typeof PLURAL;
 
+/** demoResource names a demo kind's resource as kube-apiserver's metrics do, e.g. apps.demo.refwatch.dev. */
+export function demoResource(kind: DemoKind): string {
+  return `${PLURAL[kind]}.${DEMO_GROUP}`;
+}
+
 /** demoPath is the URL of a demo object, or of its collection when name is omitted. */
 export function demoPath(kind: DemoKind, namespace: string, name?: string, subresource?: 'status'): string {
   const base = `/apis/${DEMO_GROUP}/${DEMO_VERSION}/namespaces/${namespace}/${PLURAL[kind]}`;

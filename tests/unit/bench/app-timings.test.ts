@@ -71,7 +71,9 @@ describe('timeApps', () => {
     const o = observed([
       { db: 1000, cache: 500, seenDb: 1030, resolved: 1100 },
       { db: 1000, cache: 500, seenDb: 1005, resolved: 1010 },
+      { db: 1000, cache: 500, seenDb: 1005 },
     ]);
+    // App 2's Database and Secret are Ready; its Cache never became so.
     (o.readyAt as Map<string, number>).delete('Cache/cache-2');
     const t = timeApps([app(0), app(1), app(2)], o, 2000);
     expect(t.latencies).toEqual([10, 100]);
