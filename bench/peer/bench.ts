@@ -37,8 +37,10 @@ import { requestsRatio } from './requests-ratio';
 //   REFWATCH_PEER_CPU_PROF    a directory: refwatch's process writes V8 CPU profiles there
 //   REFWATCH_PEER_NODE_ARGS   node flags for refwatch's and node-floor's processes, for measurement only (e.g.
 //                             --trace-gc-nvp, read by bench/peer/gc-survivors.ts); its figures are then not the bench's
-//   REFWATCH_PEER_DEBUG       refwatch's process logs each change of its watches to stderr; every implementation's
-//                             stdout and stderr are copied to the benchmark's stderr, prefixed with its name
+//   REFWATCH_PEER_DEBUG       refwatch's process notes each change of its watches and each resolution later than
+//                             100 ms, and writes them to stderr when it stops (bench/peer/lag-probe.ts); every
+//                             implementation's stdout and stderr are copied to the benchmark's stderr, prefixed with
+//                             its name
 //   REFWATCH_PEER_HEAP_PROF   a directory: refwatch's process writes a heap profile, its memory at its peak and a
 //                             heap snapshot there (bench/peer/memory-profile.ts); its figures are then not the bench's
 //   REFWATCH_PEER_SAMPLES     a directory: each run's latencies are written there as IMPL.nAPPS.rROUND.tsv, one

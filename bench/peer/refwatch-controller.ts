@@ -3,7 +3,7 @@ import { KubeClient, KubeRequestError, SharedInformerPool } from '../../lib/kube
 import { formatTime, type KubeObject, type Reference } from '../../lib/model';
 import { appReferences, DEMO_GROUP } from '../../server/demo/scenario';
 import { controllerArgs } from './controller-args';
-import { LagProbe } from './lag-probe';
+import { DeferredLog, LagProbe } from './lag-probe';
 
 /*
  * refwatch's side of the peer benchmark, as its own process like the Go
@@ -22,7 +22,9 @@ import { LagProbe } from './lag-probe';
 
 const APP_PATH = `/apis/${DEMO_GROUP}/v1alpha1/namespaces`;
 const readyCondition = conditionReadiness('Ready');
-const probe = process.env.REFWATCH_PEER_DEBUG ? new LagProbe() : undefined;
+// REFWATCH_PEER_DEBUG's lines are written when the process stops, not as they happen (see DeferredLog).
+const debugLog = process.env.REFWATCH_PEER_DEBUG ? new DeferredLog() : undefined;
+const probe = debugLog ? new LagProbe(debugLog.line) : undefined;
 
 function appController(client: KubeClient, namespace: string, workers: number): ControllerOptions {
   return {
@@ -103,7 +105,10 @@ async function main(): Promise<void> {
     stopping ??= manager
       .stop()
       .then(stopProfile)
-      .then(() => process.exit(0));
+      .then(() => {
+        debugLog?.flush();
+        process.exit(0);
+      });
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -111,13 +116,13 @@ async function main(): Promise<void> {
   while (!manager.source.watches().some((w) => w.target.kind === 'App' && w.primed))
     await new Promise((r) => setTimeout(r, 20));
   console.log('ready');
-  if (process.env.REFWATCH_PEER_DEBUG) {
+  if (debugLog) {
     const seen = new Map<string, string>();
     const print = (): boolean => {
       let settled = true;
       for (const w of manager.source.watches()) {
         const line = `${w.target.kind} ${w.phase} opened ${w.watchesOpened} lists ${w.lists} ${w.lastError ? `${w.lastError.reason}: ${w.lastError.message}` : ''}`;
-        if (seen.get(w.target.kind) !== line) console.error(`${Date.now() % 100000} ${line}`);
+        if (seen.get(w.target.kind) !== line) debugLog.line(`${Date.now() % 100000} ${line}`);
         seen.set(w.target.kind, line);
         settled &&= w.phase === 'Watching' && w.primed;
       }
