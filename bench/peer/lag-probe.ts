@@ -4,11 +4,8 @@ import { splitKey, type KubeObject } from '../../lib/model';
 /**
  * DeferredLog holds REFWATCH_PEER_DEBUG's lines in memory and writes them in one write when the process stops;
  * each line carries its own time. Written as they happened, they went to a pipe, which node writes synchronously
- * on Linux, so a slow reader of the benchmark's output could stall the process under test. In two 5,000-App rounds
- * made with the probe while the output was read slowly, refwatch's p99 was 1,869 and 14,500 ms, and its Database
- * and Cache watches were ended by the server and opened again; in a third, kube-apiserver counted a Database watch
- * it ended as unresponsive (apiserver_terminated_watchers_total). Two rounds without the probe, in the same hour:
- * 240 and 129 ms, and no watch ended.
+ * on Linux, so a slow reader of the benchmark's output could stall the process under test until kube-apiserver
+ * ended its watches as unresponsive (docs/library.md, "The probe stalled what it probed").
  */
 export class DeferredLog {
   private lines: string[] = [];

@@ -17,7 +17,8 @@ import { DeferredLog, LagProbe } from './lag-probe';
  *   (the benchmark compiles it first and runs it with plain node: see peer-run.ts)
  *
  * Prints "ready" once the App watch is primed; stops on SIGTERM or SIGINT. With REFWATCH_PEER_DEBUG it also
- * prints each change of its watches and each resolution later than 100 ms, split by LagProbe.
+ * notes each change of its watches and each resolution later than 100 ms, split by LagProbe, and prints them when
+ * it stops or fails.
  */
 
 const APP_PATH = `/apis/${DEMO_GROUP}/v1alpha1/namespaces`;
@@ -141,6 +142,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  debugLog?.flush();
   console.error(`refwatch-controller: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 });
