@@ -16,7 +16,7 @@
  *   npx tsx bench/api.ts
  */
 import { Manager, MemoryInformerSource, conditionReadiness, existsReadiness } from '../lib/engine';
-import { encodeSnapshot, type ClusterInfo } from '../lib/changelog';
+import { ChangeLog, encodeSnapshot, type ClusterInfo } from '../lib/changelog';
 import { stuck } from '../lib/diagnose';
 import type { KubeObject } from '../lib/model';
 import { buildSnapshot } from '../server/snapshot';
@@ -71,8 +71,10 @@ function app(i: number): KubeObject {
 async function setUp(): Promise<{ manager: Manager; references: number }> {
   const source = new MemoryInformerSource({ priming: 'sync' });
   const readyCondition = conditionReadiness('Ready');
+  // A log of its own, written as the reconciles go, as the server gives its Manager (server/runtime.ts).
   const manager = new Manager({
     source,
+    changelog: new ChangeLog(),
     statsIntervalMs: 0,
     readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined),
   });

@@ -25,7 +25,7 @@
  *   npm run bench -- select
  */
 import { Manager, MemoryInformerSource, LabelIndex, conditionReadiness, existsReadiness } from '../lib/engine';
-import { encodeSnapshot, type ClusterInfo } from '../lib/changelog';
+import { ChangeLog, encodeSnapshot, type ClusterInfo } from '../lib/changelog';
 import { stuck } from '../lib/diagnose';
 import { deepFreeze, namespaceOfKey, type KubeObject, type ObjectKey } from '../lib/model';
 import { buildSnapshot } from '../server/snapshot';
@@ -116,8 +116,10 @@ source.acquire = (...[target, handler]: Parameters<typeof acquire>) =>
           }
         },
   );
+// A log of its own, written as the reconciles go, as the server gives its Manager (server/runtime.ts).
 const manager = new Manager({
   source,
+  changelog: new ChangeLog(),
   statsIntervalMs: 0,
   readiness: (kind) => (kind === 'Pod' ? podReadiness : existsReadiness),
 });

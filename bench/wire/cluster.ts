@@ -7,6 +7,7 @@
  * UUIDs and numeric resourceVersions as a real API server's do.
  */
 import { randomUUID } from 'node:crypto';
+import { ChangeLog } from '../../lib/changelog';
 import { Manager, MemoryInformerSource, conditionReadiness, existsReadiness } from '../../lib/engine';
 import type { KubeObject } from '../../lib/model';
 
@@ -55,8 +56,10 @@ export async function buildRegistry(apps: number): Promise<SyntheticRegistry> {
   const started = performance.now();
   const source = new MemoryInformerSource({ priming: 'sync' });
   const readyCondition = conditionReadiness('Ready');
+  // A log of its own, written as the reconciles go, as the server gives its Manager (server/runtime.ts).
   const manager = new Manager({
     source,
+    changelog: new ChangeLog(),
     statsIntervalMs: 0,
     readiness: (kind) => (kind === 'Secret' ? existsReadiness : kind.endsWith(GROUP) ? readyCondition : undefined),
   });
