@@ -29,7 +29,14 @@ export default defineConfig({
   workers: 1,
   forbidOnly: !!process.env.CI,
   retries: process.env.CI ? 1 : 0,
-  reporter: process.env.CI ? [['list'], ['html', { open: 'never' }]] : [['list']],
+  reporter: [
+    ['list'],
+    ...(process.env.CI ? [['html', { open: 'never' }] as const] : []),
+    // Under npm test: the failures scripts/failed-tests.ts lists at the end of the run.
+    ...(process.env.REFWATCH_TEST_REPORTS
+      ? [['json', { outputFile: `${process.env.REFWATCH_TEST_REPORTS}/e2e.json` }] as const]
+      : []),
+  ],
   use: {
     baseURL,
     screenshot: 'on',

@@ -9,9 +9,11 @@ cd "$(dirname "$0")/.."
 case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) [ -x /usr/local/go/bin/go ] && PATH="$PATH:/usr/local/go/bin" ;; esac
 
 failed=()
+# Under npm test (scripts/test-all.sh), a JSON report per cluster, for the failures it lists at the end.
+report() { [ -n "${REFWATCH_TEST_REPORTS:-}" ] && echo --reporter=default --reporter=json "--outputFile=$REFWATCH_TEST_REPORTS/integration-$1.json"; }
 
 echo "== integration (embedded)"
-REFWATCH_TEST_CLUSTER=embedded npx vitest run --project integration "$@" || failed+=(embedded)
+REFWATCH_TEST_CLUSTER=embedded npx vitest run --project integration $(report embedded) "$@" || failed+=(embedded)
 
 echo "== integration (real)"
 build_log=$(mktemp)
@@ -19,7 +21,7 @@ build_log=$(mktemp)
 bash tests/setup/build-real-cluster.sh 2>&1 >/dev/null | tee "$build_log" >&2
 rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 0 ]; then
-  REFWATCH_TEST_CLUSTER=real npx vitest run --project integration "$@" || failed+=(real)
+  REFWATCH_TEST_CLUSTER=real npx vitest run --project integration $(report real) "$@" || failed+=(real)
 else
   why=$(sed -n 's/^SKIPPED: real cluster: //p' "$build_log" | tail -1)
   [ -n "$why" ] || why="tests/setup/build-real-cluster.sh failed with exit code $rc (output above)"
