@@ -33,6 +33,11 @@ interface PlaywrightSuite {
   suites?: PlaywrightSuite[];
 }
 
+interface PlaywrightReport {
+  suites: PlaywrightSuite[];
+  errors?: { message?: string }[];
+}
+
 const firstLine = (s: string | undefined): string =>
   stripVTControlCharacters(s ?? '')
     .split('\n')
@@ -55,26 +60,37 @@ export function vitestFailures(tier: string, report: VitestReport, root: string)
 }
 
 /** playwrightFailures lists a Playwright JSON report's tests that failed on every try (flaky ones passed in the end). */
-export function playwrightFailures(tier: string, suites: PlaywrightSuite[], titles?: string[]): FailedTest[] {
+export function playwrightFailures(tier: string, report: PlaywrightReport): FailedTest[] {
+  const out = suiteFailures(tier, report.suites);
+  // Errors outside any test: a global setup, a web server that never came up.
+  for (const e of report.errors ?? [])
+    out.push({ tier, file: '', test: '(outside any test)', error: firstLine(e.message) });
+  return out;
+}
+
+/** suiteFailures walks the suites: the top level's are the files, below them the describe blocks, whose titles it keeps. */
+function suiteFailures(tier: string, suites: PlaywrightSuite[], titles?: string[]): FailedTest[] {
   const out: FailedTest[] = [];
   for (const suite of suites) {
-    // The top level's suites are the files; below them, describe blocks.
-    const path = titles ? [...titles, suite.title] : [];
+    const within = titles ? [...titles, suite.title] : [];
     for (const spec of suite.specs ?? [])
       for (const t of spec.tests ?? [])
         if (t.status === 'unexpected')
           out.push({
             tier,
             file: spec.file ?? suite.file ?? '',
-            test: [...path, spec.title].join(' > '),
+            test: [...within, spec.title].join(' > '),
             error: firstLine(t.results?.at(-1)?.error?.message),
           });
-    out.push(...playwrightFailures(tier, suite.suites ?? [], path));
+    out.push(...suiteFailures(tier, suite.suites ?? [], within));
   }
   return out;
 }
 
-/** readFailures reads every `<tier>.json` report in dir; a report that is missing or unreadable is named, not hidden. */
+/**
+ * readFailures reads every `<tier>.json` report in dir; a report it cannot read is named, not passed over. A tier
+ * that wrote no report lists nothing here: test-all.sh's `some tiers failed` line names it.
+ */
 export function readFailures(dir: string, root: string): { failures: FailedTest[]; unreadable: string[] } {
   const failures: FailedTest[] = [];
   const unreadable: string[] = [];
@@ -83,18 +99,8 @@ export function readFailures(dir: string, root: string): { failures: FailedTest[
     .sort()) {
     const tier = name.slice(0, -'.json'.length);
     try {
-      const report = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as VitestReport & {
-        suites?: PlaywrightSuite[];
-        errors?: { message?: string }[];
-      };
-      if (!report.suites) {
-        failures.push(...vitestFailures(tier, report, root));
-        continue;
-      }
-      failures.push(...playwrightFailures(tier, report.suites));
-      // Errors outside any test: a global setup, a web server that never came up.
-      for (const e of report.errors ?? [])
-        failures.push({ tier, file: '', test: '(outside any test)', error: firstLine(e.message) });
+      const report = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as VitestReport | PlaywrightReport;
+      failures.push(...('suites' in report ? playwrightFailures(tier, report) : vitestFailures(tier, report, root)));
     } catch (e) {
       unreadable.push(`${name}: ${e instanceof Error ? e.message : String(e)}`);
     }

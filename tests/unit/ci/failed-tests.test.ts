@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ beforeAll(() => {
     path.join(dir, 'playwright.config.mjs'),
     "export default { testDir: 'p', reporter: [['json', { outputFile: process.env.OUT }]] };\n",
   );
-  spawnSync('mkdir', ['-p', path.join(dir, 'v'), path.join(dir, 'p'), reports]);
+  for (const d of ['v', 'p', 'reports']) mkdirSync(path.join(dir, d));
   writeFileSync(
     path.join(dir, 'v', 'sum.test.mjs'),
     [
