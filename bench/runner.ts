@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { formatMachine, probeMachine, type MachineReading } from './machine';
 import { parseResult, type ResultLine } from './report';
 
 /** Files in bench/ that are the runner's or shared by the benches, not benchmarks. */
-const HELPERS = new Set(['run.ts', 'runner.ts', 'report.ts', 'real.ts']);
+const HELPERS = new Set(['run.ts', 'runner.ts', 'report.ts', 'real.ts', 'machine.ts']);
 
 /** Benchmarks that need a real kube-apiserver (tens of minutes): run when named, or by the full run under REFWATCH_BENCH_REAL=1. */
 export const REAL_ONLY: ReadonlySet<string> = new Set(['peer', 'faults', 'scale']);
@@ -115,8 +116,17 @@ export async function runBench(dir: string, name: string, env: NodeJS.ProcessEnv
   return o;
 }
 
-/** main runs the benchmarks named in argv (all when none) from dir, and returns the process's exit code. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv, dir: string): Promise<number> {
+/**
+ * main runs the benchmarks named in argv (all when none) from dir, and returns the process's exit code. Before
+ * each it prints a reading of the machine (bench/machine.ts), taken while nothing else of the run is running:
+ * a figure's bench is then read with the machine it ran on.
+ */
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  probe: () => MachineReading = probeMachine,
+): Promise<number> {
   const names = argv.filter((a) => !a.startsWith('-'));
   let p: Plan;
   try {
@@ -129,6 +139,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, dir: string):
   for (const { name, why } of p.notRun) console.log(`== bench ${name} not run: ${why}`);
   for (const name of p.run) {
     console.log(`== bench ${name}`);
+    console.log(formatMachine(probe()));
     const reasons = failures(await runBench(dir, name, env), env);
     if (reasons.length) {
       failed.push(name);

@@ -1,16 +1,27 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { discover, failures, main, plan, REAL_ONLY, runBench, type Outcome } from '@/bench/runner';
+import type { MachineReading } from '@/bench/machine';
+import { discover, failures, main as runMain, plan, REAL_ONLY, runBench, type Outcome } from '@/bench/runner';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures/bench');
 const benchDir = path.resolve(import.meta.dirname, '../../../bench');
 const env = { ...process.env, REFWATCH_BENCH_REAL: undefined };
 const realEnv = { ...process.env, REFWATCH_BENCH_REAL: '1' };
 
+/** A reading of the machine that takes no time: the runner's own probe is bench/machine.ts's, tested there. */
+const reading: MachineReading = { reads: [{ bytes: 4 << 20, ns: 170 }], load: 0.5, cpus: 2, model: 'Test CPU' };
+let probes = 0;
+const main = (argv: string[], e: NodeJS.ProcessEnv, dir: string) =>
+  runMain(argv, e, dir, () => {
+    probes++;
+    return reading;
+  });
+
 // The runner passes the benches' output through; keep it out of the test's.
 let out: string[];
 beforeEach(() => {
   out = [];
+  probes = 0;
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out.push(String(chunk));
     return true;
@@ -102,6 +113,17 @@ describe('npm run bench on fake benchmarks', { timeout: 120_000 }, () => {
     expect(out.join('')).toContain('RESULT fake.pass 2 x target <= 3 PASS');
     expect(out.join('')).toContain('RESULT fake.bytes 1234 bytes reported');
     expect(out.join('')).toContain('== all 3 benchmarks passed');
+  });
+
+  it('reads the machine before each benchmark and prints it under its header', async () => {
+    expect(await main(['pass', 'reported'], env, fixtures)).toBe(0);
+    expect(probes).toBe(2);
+    const machine = '== machine: random reads 4 MB 170 ns; load 0.50; 2 × Test CPU';
+    for (const name of ['pass', 'reported']) {
+      const header = out.indexOf(`== bench ${name}`);
+      expect(header).toBeGreaterThanOrEqual(0);
+      expect(out[header + 1]).toBe(machine);
+    }
   });
 
   it('exits non-zero when a benchmark misses a target, and the benchmark itself exits 1', async () => {
