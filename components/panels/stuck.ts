@@ -1,4 +1,5 @@
 import type { Snapshot, StuckEntry } from '@/lib/changelog/wire';
+import type { RootCauseGroup, StuckItem } from '@/lib/diagnose/grouping';
 import { stuckThresholdOf } from '../graph/model';
 
 /**
@@ -59,4 +60,25 @@ export function unlistedStuck(snapshot: Snapshot, list: readonly StuckEntry[]): 
 export function withServerStuck(snapshot: Snapshot, items: readonly StuckEntry[]): Snapshot {
   const held = new Set(snapshot.referrers.map((r) => r.id));
   return { ...snapshot, stuck: items.filter((s) => held.has(s.id)) };
+}
+
+/**
+ * firstLines keeps the first `lines` lines of the groups, in order, each
+ * with its group: a group cut short keeps its head, which counts all it
+ * holds; the groups after it are left out. `hidden` is how many lines are.
+ */
+export function firstLines(
+  groups: readonly RootCauseGroup[],
+  lines: number,
+): { shown: { group: RootCauseGroup; items: StuckItem[] }[]; hidden: number } {
+  const shown: { group: RootCauseGroup; items: StuckItem[] }[] = [];
+  let room = lines;
+  let hidden = 0;
+  for (const group of groups) {
+    const items = group.items.length > room ? group.items.slice(0, room) : group.items;
+    if (items.length > 0) shown.push({ group, items });
+    hidden += group.items.length - items.length;
+    room -= items.length;
+  }
+  return { shown, hidden };
 }
