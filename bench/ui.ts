@@ -3,6 +3,11 @@
 // and /api/v1/stream are answered in the browser with page.route. REFWATCH_UI_URL uses a server already up.
 // Targets: the graph drawn within 3 s of opening (before people give up on a page), and each frame's
 // batch of status changes applied in <= 50 ms, the budget within which a page still answers a click.
+// Each load gets its data dated as it opens. Dated once at the start, the Waiting Apps aged past the 30 s stuck
+// threshold in the runs whose server had to be built first, so that only those listed them all in the Stuck panel
+// (and measured ten times more). So the status batch is timed both ways, each on data of its own age: the Waiting
+// Apps have waited 5 s (ui.statusBatch), or STUCK_AGE_MS, past the threshold (ui.statusBatch.stuck: the panel
+// lists all 417, as after an outage).
 import type { Page, Route } from '@playwright/test';
 import type {
   ReferenceControllerEntity,
@@ -24,6 +29,9 @@ const REFERENTS_PER_KIND = { Database: 1110, Cache: 1110, Secret: 1109 };
 const STATUS_UPDATES = 1000;
 const CHANGES_PER_DELTA = 100;
 const LOADS = 3;
+/** How long the Waiting Apps have waited when a page opens: under the 30 s stuck threshold, and past it. */
+const WAITED_MS = 5_000;
+const STUCK_AGE_MS = 60_000;
 
 interface Synthetic {
   snapshot: Snapshot;
@@ -33,7 +41,7 @@ interface Synthetic {
 }
 
 /** synthesize builds the graph the page is fed: Apps referring to Databases (twice), Caches and Secrets, spread over namespaces. */
-function synthesize(now: number): Synthetic {
+function synthesize(now: number, waitedMs = WAITED_MS): Synthetic {
   const kindKey = (kind: string) => (kind === 'Secret' ? 'Secret' : `${kind}.${GROUP}`);
   const key = (kind: string, ns: string, name: string) => `${kindKey(kind)}/${ns}/${name}`;
   const nsOf = (i: number) => `shop-${i % NAMESPACES}`;
@@ -89,7 +97,7 @@ function synthesize(now: number): Synthetic {
       namespace: ns,
       state: waiting ? 'Waiting' : 'Resolved',
       ...(waiting ? { reason: refs[0]![1], message: `${refs[0]![1]} is not Ready` } : { resolvedAt: now - 30_000 }),
-      since: now - 5_000,
+      since: now - (waiting ? waitedMs : 5_000),
       references: 4,
       reconciles: 2,
       lastReconcileAt: now - 5_000,
@@ -236,9 +244,9 @@ async function loadOnce(
 }
 
 async function main(): Promise<void> {
-  const data = synthesize(Date.now());
+  const first = synthesize(Date.now());
   console.log(
-    `synthetic graph: ${data.nodes} nodes, ${data.edges} edges; ${STATUS_UPDATES} status updates in ${data.deltas.length} deltas`,
+    `synthetic graph: ${first.nodes} nodes, ${first.edges} edges; ${STATUS_UPDATES} status updates in ${first.deltas.length} deltas`,
   );
   console.log(
     'the page code runs unchanged; /api/v1/snapshot and /api/v1/stream are synthetic (answered in the browser with page.route)',
@@ -248,16 +256,19 @@ async function main(): Promise<void> {
   try {
     const firstRenders: number[] = [];
     const batches: number[] = [];
-    for (let i = 0; i < LOADS; i++) {
-      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-      const page = await context.newPage();
-      const r = await loadOnce(page, `${server.url}/`, data);
-      firstRenders.push(r.firstRender);
-      batches.push(...r.batches);
-      console.log(
-        `load ${i + 1}: first render ${r.firstRender.toFixed(0)} ms; ${r.batches.length} batch frame(s): ${r.batches.map((b) => b.toFixed(1)).join(', ')} ms`,
-      );
-      await context.close();
+    const stuckBatches: number[] = [];
+    for (const waited of [WAITED_MS, STUCK_AGE_MS]) {
+      for (let i = 0; i < LOADS; i++) {
+        const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+        const page = await context.newPage();
+        const r = await loadOnce(page, `${server.url}/`, synthesize(Date.now(), waited));
+        if (waited === WAITED_MS) firstRenders.push(r.firstRender);
+        (waited === WAITED_MS ? batches : stuckBatches).push(...r.batches);
+        console.log(
+          `load ${i + 1}${waited === WAITED_MS ? '' : ' (Waiting Apps stuck)'}: first render ${r.firstRender.toFixed(0)} ms; ${r.batches.length} batch frame(s): ${r.batches.map((b) => b.toFixed(1)).join(', ')} ms`,
+        );
+        await context.close();
+      }
     }
     firstRenders.sort((a, b) => a - b);
     // ?group=flat draws every node: no namespace groups, however large the graph.
@@ -265,11 +276,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < LOADS; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       const page = await context.newPage();
-      const r = await loadOnce(page, `${server.url}/?group=flat`, data, false);
+      const r = await loadOnce(page, `${server.url}/?group=flat`, synthesize(Date.now()), false);
       const drawn = Number(
         /with (\d+) nodes/.exec((await page.getByTestId('graph-canvas').getAttribute('aria-label')) ?? '')?.[1] ?? -1,
       );
-      if (drawn !== data.nodes) throw new Error(`?group=flat drew ${drawn} nodes, expected all ${data.nodes}`);
+      if (drawn !== first.nodes) throw new Error(`?group=flat drew ${drawn} nodes, expected all ${first.nodes}`);
       flatRenders.push(r.firstRender);
       console.log(
         `load ${i + 1} (?group=flat): first render ${r.firstRender.toFixed(0)} ms, ${drawn} nodes drawn ungrouped`,
@@ -277,12 +288,14 @@ async function main(): Promise<void> {
       await context.close();
     }
     flatRenders.sort((a, b) => a - b);
-    report('ui.graph.nodes', data.nodes, 'nodes');
-    report('ui.graph.edges', data.edges, 'edges');
+    report('ui.graph.nodes', first.nodes, 'nodes');
+    report('ui.graph.edges', first.edges, 'edges');
     result('ui.firstRender', Math.round(firstRenders[Math.floor(firstRenders.length / 2)]!), 'ms', '<=', 3000);
     result('ui.firstRender.ungrouped', Math.round(flatRenders[Math.floor(flatRenders.length / 2)]!), 'ms', '<=', 3000);
-    if (batches.length === 0) throw new Error(`no ${APPLY_BATCH} measure: the status updates never reached the graph`);
+    if (batches.length === 0 || stuckBatches.length === 0)
+      throw new Error(`no ${APPLY_BATCH} measure: the status updates never reached the graph`);
     result('ui.statusBatch', Math.round(Math.max(...batches) * 10) / 10, 'ms(max per frame)', '<=', 50);
+    result('ui.statusBatch.stuck', Math.round(Math.max(...stuckBatches) * 10) / 10, 'ms(max per frame)', '<=', 50);
   } finally {
     await browser.close();
     await server.stop();
