@@ -4,12 +4,15 @@ import {
   namespaceOfKey,
   parseKindKey,
   type GroupKind,
+  type CachedObject,
   type ObjectKey,
   type Reference,
 } from '../model';
 import type {
   ObjectStore,
   ObservedReferentView,
+  Readiness,
+  ReadinessPredicate,
   ReferenceControllers,
   ReferenceControllerView,
   WatchError,
@@ -77,6 +80,79 @@ function share(store: ObjectStore, version: number | undefined, index: SimilarNa
   const entry = { version, index, nearMisses: new Map<ObjectKey, NearMisses>() };
   shared.set(store, entry);
   return entry;
+}
+
+/** The explanation of a reference to a cached object, and what it was worked out from besides the object. */
+interface Explained {
+  fieldPath: string;
+  readiness: ReadinessPredicate;
+  failing: WatchError | undefined;
+  explanation: ReferenceExplanation;
+}
+
+/**
+ * Per cached object, the explanations of references to it, kept across
+ * diagnoses: a cached object is immutable, so while the readiness predicate
+ * and the watch's failure are the same, so is the explanation. Every snapshot
+ * a dashboard loads explains the references of every stuck referrer again;
+ * kept, it builds no string anew, and the wire encoder finds the same strings
+ * it numbered last time.
+ */
+const explained = new WeakMap<CachedObject, Explained[]>();
+/** Explanations kept per object: more than one only when several field paths name it. */
+const EXPLAINED_PER_OBJECT = 4;
+
+/** explainCached explains a reference to an object in its kind's primed cache, or returns the kept explanation. */
+function explainCached(
+  ref: Reference,
+  kind: string,
+  object: CachedObject,
+  readiness: ReadinessPredicate,
+  failing: WatchError | undefined,
+): ReferenceExplanation {
+  let list = explained.get(object);
+  if (list === undefined) explained.set(object, (list = []));
+  for (const e of list) {
+    const same = e.fieldPath === ref.fieldPath && e.explanation.referent === ref.referent;
+    if (same && e.readiness === readiness && e.failing === failing) return e.explanation;
+  }
+  const explanation = Object.freeze(present(ref, kind, readiness(object), failing));
+  if (list.length === EXPLAINED_PER_OBJECT) list.shift();
+  list.push({ fieldPath: ref.fieldPath, readiness, failing, explanation });
+  return explanation;
+}
+
+/** present explains a reference to an object in its kind's cache, Ready or not. */
+function present(
+  ref: Reference,
+  kind: string,
+  readiness: Readiness,
+  failing: WatchError | undefined,
+): ReferenceExplanation {
+  if (readiness.ready)
+    return {
+      referent: ref.referent,
+      fieldPath: ref.fieldPath,
+      state: 'Ready',
+      reason: 'Ready',
+      message: `${ref.referent} is ready`,
+      fix: '',
+    };
+  const condition = readiness.condition ?? 'ready';
+  const reason = readiness.reason ?? 'NotReady';
+  const detail = readiness.message && readiness.message !== reason ? `${reason}: ${readiness.message}` : reason;
+  const fix =
+    reason === 'ConditionMissing'
+      ? `wait for the controller of ${kind} to report the ${condition} condition on it; if it never does, check that controller is running`
+      : `wait for ${ref.referent} to become ${condition}, or fix what its condition reports (${describeCommand(ref.referent)})`;
+  return {
+    referent: ref.referent,
+    fieldPath: ref.fieldPath,
+    state: 'NotReady',
+    reason,
+    message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, failing)}`,
+    fix,
+  };
 }
 
 /** Name comparisons one diagnosis may spend on similar-name searches, so a request costs at most tens of milliseconds. */
@@ -155,31 +231,7 @@ export class ReferenceDiagnosis {
       );
       return this.producedBy(missing) ?? missing;
     }
-    const readiness = this.referenceControllers.readinessOf(kind)(object);
-    if (readiness.ready)
-      return {
-        referent: ref.referent,
-        fieldPath: ref.fieldPath,
-        state: 'Ready',
-        reason: 'Ready',
-        message: `${ref.referent} is ready`,
-        fix: '',
-      };
-    const condition = readiness.condition ?? 'ready';
-    const reason = readiness.reason ?? 'NotReady';
-    const detail = readiness.message && readiness.message !== reason ? `${reason}: ${readiness.message}` : reason;
-    const fix =
-      reason === 'ConditionMissing'
-        ? `wait for the controller of ${kind} to report the ${condition} condition on it; if it never does, check that controller is running`
-        : `wait for ${ref.referent} to become ${condition}, or fix what its condition reports (${describeCommand(ref.referent)})`;
-    return {
-      referent: ref.referent,
-      fieldPath: ref.fieldPath,
-      state: 'NotReady',
-      reason,
-      message: `${ref.referent} is not ${condition}: ${detail}${staleNote(kind, view.failing)}`,
-      fix,
-    };
+    return explainCached(ref, kind, object, this.referenceControllers.readinessOf(kind), view.failing);
   }
 
   /** polled explains a reference to a kind served by an observer, from what its last poll reported. */
