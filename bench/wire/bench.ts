@@ -106,9 +106,13 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
   for (const [name, value] of response.headers) res.setHeader(name, value);
   res.statusCode = response.status;
   const reader = response.body!.getReader();
+  // One 'drain' listener for the whole body: the compression middleware hands res.on('drain') to its gzip stream,
+  // but a res.once listener removes itself from res, so each wait left one behind on the stream.
+  let drained: (() => void) | undefined;
+  res.on('drain', () => drained?.());
   try {
     for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      if (!res.write(r.value)) await new Promise((resolve) => res.once('drain', resolve));
+      if (!res.write(r.value)) await new Promise<void>((resolve) => (drained = resolve));
     }
   } catch {
     // the client hung up
