@@ -7,7 +7,7 @@ import type { KubeObject } from '../lib/model';
 import { HistoryRecorder } from '../server/history/recorder';
 import { HistoryStore, type HistoryTarget } from '../server/history/store';
 import { startPostgres } from '../tests/setup/postgres';
-import { gc, report, result } from './report';
+import { gc, percentile, report, result } from './report';
 
 // history: a demo-shaped workload (Apps, each naming its own Database, whose readiness flips) at
 // REFWATCH_BENCH_HISTORY_RATE transitions per second (default 10,000: each flip is the Database's
@@ -44,10 +44,12 @@ function db(i: number, ready: boolean): KubeObject {
   };
 }
 
-function p(values: number[], q: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
+/** The q-th percentile (0–1) of values, in any order. */
+const p = (values: number[], q: number): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    q * 100,
+  );
 
 /** phase runs the workload for `seconds` with history written to target (none: off); returns the latencies. */
 async function phase(target: HistoryTarget | undefined, cluster: string, seconds: number): Promise<number[]> {

@@ -11,6 +11,8 @@
  * A MISS sets the process's exit code to 1, so a bench fails whether it is
  * run alone or by `npm run bench`; bench/runner.ts also reads the lines back.
  */
+import { percentile } from '../server/demo/stats';
+
 export type TargetOp = '>=' | '<=' | '==';
 export type Verdict = 'PASS' | 'MISS' | 'reported';
 
@@ -107,11 +109,8 @@ function format(v: number): string {
   return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3);
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
+/** The nearest-rank percentile of an ascending array, the one the demo's latency figures use. */
+export { percentile };
 
 /**
  * pooledPercentile is the percentile p over every sample of every round,
