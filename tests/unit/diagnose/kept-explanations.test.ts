@@ -14,15 +14,20 @@ function references(h: Harness, key: string): ReferenceExplanation[] {
   return r.value.controllers[0]!.references;
 }
 
+/** A started harness with App web waiting on Database orders, which is not Ready. */
+async function waitingOnOrders(): Promise<Harness> {
+  const h = harness();
+  current = h;
+  h.manager.start();
+  h.source.apply(database('orders', false));
+  h.source.apply(app('web', { databaseRef: 'orders' }));
+  await vi.waitFor(() => expect(h.state(appKey('web'))).toBe('Waiting'));
+  return h;
+}
+
 describe('explanations of references to cached objects are kept across diagnoses', () => {
   it('gives the same frozen explanation while the object stays, and a new one once it changes', async () => {
-    const h = harness();
-    current = h;
-    h.manager.start();
-    h.source.apply(database('orders', false));
-    h.source.apply(app('web', { databaseRef: 'orders' }));
-    await vi.waitFor(() => expect(h.state(appKey('web'))).toBe('Waiting'));
-
+    const h = await waitingOnOrders();
     const [first] = references(h, appKey('web'));
     const [again] = references(h, appKey('web'));
     expect(first!.message).toBe(`${dbKey('orders')} is not Ready: Provisioning: creating volume`);
@@ -36,12 +41,7 @@ describe('explanations of references to cached objects are kept across diagnoses
   });
 
   it('explains anew when the watch starts failing and when it recovers, with the stale note only meanwhile', async () => {
-    const h = harness();
-    current = h;
-    h.manager.start();
-    h.source.apply(database('orders', false));
-    h.source.apply(app('web', { databaseRef: 'orders' }));
-    await vi.waitFor(() => expect(h.state(appKey('web'))).toBe('Waiting'));
+    const h = await waitingOnOrders();
     const [before] = references(h, appKey('web'));
 
     h.source.fail(DB, { reason: 'Throttled', message: '429 Too Many Requests' });
