@@ -140,13 +140,9 @@ async function eventLatency(client: KubeClient, ns: string, freeze = true): Prom
  */
 async function rawEventLatency(cluster: RealCluster, client: KubeClient, ns: string): Promise<number[]> {
   const stamps = new Stamps();
-  const list = await client.getJSON<{ metadata?: { resourceVersion?: string } }>(
-    `/api/v1/namespaces/${ns}/configmaps`,
-    {
-      limit: 1,
-    },
-  );
-  const url = `${cluster.url}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${list.metadata?.resourceVersion ?? ''}`;
+  const path = `/api/v1/namespaces/${ns}/configmaps`;
+  const list = await client.getJSON<{ metadata?: { resourceVersion?: string } }>(path, { limit: 1 });
+  const url = `${cluster.url}${path}?watch=1&resourceVersion=${list.metadata?.resourceVersion ?? ''}`;
   const watch = await new Promise<ClientRequest>((resolve, reject) => {
     const req = https.get(url, { ca: cluster.ca, headers: { authorization: `Bearer ${cluster.token}` } }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`the bare watch got HTTP ${res.statusCode}`));
