@@ -2,6 +2,8 @@
 // This folder has no bench.ts, so bench/run.ts does not take it for a benchmark.
 import { chromium, type Browser, type Page } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 export const root = path.resolve(import.meta.dirname, '..', '..');
@@ -18,6 +20,50 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 
 /** sse is one server-sent event as the stream writes it. */
 export const sse = (id: number, event: string, data: string) => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+
+/**
+ * LiveStream stands in for refwatch's /api/v1/stream where page.route cannot: page.route answers a request whole,
+ * so a stream answered that way ends, and the page reacts as to a dropped connection. This loopback server keeps
+ * each connection open, as refwatch's server does, starts each with `opening`, and writes what `send` is given
+ * when it is given. A route sends the page's stream request here with `route.continue({ url: stream.url })`.
+ */
+export interface LiveStream {
+  readonly url: string;
+  /** connections is how many stream connections the page has opened. */
+  readonly connections: number;
+  send(text: string): void;
+  close(): Promise<void>;
+}
+
+export async function liveStream(opening: string): Promise<LiveStream> {
+  const open = new Set<ServerResponse>();
+  let connections = 0;
+  const server = createServer((_req, res) => {
+    connections++;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    res.write(opening);
+    open.add(res);
+    res.on('close', () => open.delete(res));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api/v1/stream`,
+    get connections() {
+      return connections;
+    },
+    send(text) {
+      for (const res of open) res.write(text);
+    },
+    close() {
+      for (const res of open) res.end();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 /** measures lists the durations of the page's User Timing measures of that name. */
 export const measures = (page: Page, name: string) =>
