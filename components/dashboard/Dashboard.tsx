@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { usePathname, useSearchParams } from 'next/navigation';
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import type { Snapshot } from '@/lib/changelog/wire';
 import { ApiError } from '../data/snapshotQuery';
 import { useConnection, useDataMode, useSnapshot, useSummary } from '../data/LiveData';
@@ -99,10 +99,14 @@ export function Dashboard() {
   // The server diagnoses the stuck referrers it sends with a snapshot. One that crosses the threshold later is
   // listed by the browser alone, undiagnosed, and the root causes of the others may stop at it: while there is
   // such a one, the server's list is read again (when the set changes, and every 10 s), for its diagnosis.
-  const receivedStuck = useMemo(() => (received ? stuckList(received, now) : []), [received, now]);
+  // The stuck list, the Stuck panel and its count follow a batch of status changes in a deferred render: the
+  // graph and the header take the batch first, and the list is worked in slices that give way to a click (a list
+  // of hundreds made up half of a batch's frame, bench/ui.ts).
+  const stuckSource = useDeferredValue(received);
+  const receivedStuck = useMemo(() => (stuckSource ? stuckList(stuckSource, now) : []), [stuckSource, now]);
   const unlisted = useMemo(
-    () => (received && pastAt === null ? unlistedStuck(received, receivedStuck) : []),
-    [received, pastAt, receivedStuck],
+    () => (stuckSource && pastAt === null ? unlistedStuck(stuckSource, receivedStuck) : []),
+    [stuckSource, pastAt, receivedStuck],
   );
   const serverStuck = useQuery({
     queryKey: ['stuck', scopedNamespace, unlisted.join('\n')],
@@ -142,9 +146,11 @@ export function Dashboard() {
   // A scope carries every reference controller as context; the graph draws those of the kinds it holds.
   const drawn = useMemo(() => (scoped && snapshot ? withControllersInScope(snapshot) : snapshot), [scoped, snapshot]);
   const { model, facets, filtered, grouped } = useGraphModel(drawn, modelNow, filters, view.group, expanded);
+  // The table, like the Stuck panel, takes a batch in the deferred render: it orders all its rows again.
+  const tableNodes = useDeferredValue(filtered.nodes);
   const stuck = useMemo(
-    () => (snapshot === received ? receivedStuck : snapshot ? stuckList(snapshot, now) : []),
-    [snapshot, received, receivedStuck, now],
+    () => (stuckSource && diagnosed ? stuckList(withServerStuck(stuckSource, diagnosed), now) : receivedStuck),
+    [stuckSource, diagnosed, receivedStuck, now],
   );
 
   const selectedNode = useMemo(() => {
@@ -384,7 +390,7 @@ export function Dashboard() {
                 {snapshot && !noReferences ? <Legend /> : null}
               </section>
               {snapshot && !noReferences ? (
-                <NodeTable nodes={filtered.nodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} />
+                <NodeTable nodes={tableNodes} selectedId={selectedNode?.id ?? ''} onSelect={selectNodeId} />
               ) : null}
             </div>
 

@@ -22,7 +22,9 @@ import {
   SUMMARY_QUERY_KEY,
   fetchSnapshot,
   fetchSummary,
+  markFromDeltas,
   normalizeSnapshot,
+  shareStructure,
 } from './snapshotQuery';
 import { SnapshotStream, type ConnectionState } from './stream';
 import { TokenDialog } from './TokenDialog';
@@ -91,6 +93,7 @@ function snapshotQuery(client: QueryClient, mode: DataMode | undefined) {
   const queryKey = snapshotKey(mode);
   return {
     queryKey,
+    structuralSharing: shareStructure,
     queryFn: async ({ signal }: { signal: AbortSignal }) => {
       const fetched = await fetchSnapshot(signal, mode ? scopeQuery(mode) : '');
       // The stream may have delivered something newer while this was in flight.
@@ -158,6 +161,7 @@ function StreamConnection({ children }: { children: ReactNode }) {
           if (!current) return; // the initial snapshot (fetch or stream) brings these in
           const { snapshot, gap } = applyDeltas(current, deltas);
           if (snapshot !== current) {
+            markFromDeltas(snapshot);
             markBatchFlushed();
             client.setQueryData(queryKey, snapshot);
           }

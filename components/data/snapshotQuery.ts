@@ -1,9 +1,29 @@
+import { replaceEqualDeep } from '@tanstack/react-query';
 import { LEAN_MEDIA_TYPE, decodeSnapshot } from '@/lib/changelog/codec';
 import type { Snapshot, Summary } from '@/lib/changelog/wire';
 import { apiFetch } from './access';
 import { isSummary } from './scope';
 
 export const SNAPSHOT_QUERY_KEY = ['snapshot'] as const;
+
+/**
+ * Snapshots the stream's deltas made. applyDeltas keeps every entity a delta does not name, so the query need not
+ * compare such a snapshot with the last one, entity by entity, to share what did not change (its structural
+ * sharing: a pass over every entity in each frame that applies a batch). A fetched snapshot is still compared.
+ */
+const fromDeltas = new WeakSet<Snapshot>();
+
+/** markFromDeltas notes a snapshot that applyDeltas made, before it goes into the query. */
+export function markFromDeltas(snapshot: Snapshot): void {
+  fromDeltas.add(snapshot);
+}
+
+/** shareStructure is the snapshot query's structural sharing: none for a snapshot the deltas made, else the query's own. */
+export function shareStructure(previous: unknown, next: unknown): unknown {
+  return typeof next === 'object' && next !== null && fromDeltas.has(next as Snapshot)
+    ? next
+    : replaceEqualDeep(previous, next);
+}
 
 /** ApiError carries the HTTP status so the UI can tell "no such API yet" from "server down". */
 export class ApiError extends Error {
