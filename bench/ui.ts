@@ -184,7 +184,7 @@ async function loadOnce(
   // The stream stays open, as refwatch's does: it opens with the snapshot, and the deltas follow on the same
   // connection once the first render is done. (Answered whole with page.route, it ended after the snapshot, and the
   // deltas came on a reconnection that ended too: every timed batch also carried the page's handling of a dropped
-  // stream and of its return, 10–20 ms of the figure.)
+  // stream and of its return; README "Timing targets and the machine" has the figures.)
   const stream = await liveStream(`retry: 3600000\n\n${sse(data.snapshot.revision, 'snapshot', wire.snapshot)}`);
   try {
     await page.route(/\/api\/v1\/stream(\?|$)/, (route: Route) => route.continue({ url: stream.url }));
