@@ -19,16 +19,26 @@
  *                         The p99 ratio is reported beside it: on identical code it came out anywhere
  *                         from 0.74 to 1.51 in consecutive runs (a millisecond's tail is the process's
  *                         GC and scheduling, not the microseconds a freeze takes)
- * With REFWATCH_BENCH_REAL=1 and the kube-apiserver/etcd binaries at hand, the
- * event latency is measured against kube-apiserver too (kube.eventLatency.real), and so is the same churn
- * seen through a bare HTTPS watch that only parses its lines (kube.eventLatency.real.floor, reported): what
- * kube-apiserver and etcd take on this machine before any client does anything.
- *
+ * With REFWATCH_BENCH_REAL=1 and the kube-apiserver/etcd binaries at hand, the same churn runs against
+ * kube-apiserver, three times, each time seen by the informer and by a bare HTTPS watch beside it in the same
+ * process, one that only parses its lines (no cache, no reflector). The bare watch's latency
+ * (kube.eventLatency.real.floor, reported) is what kube-apiserver and etcd take on this machine before any client
+ * does anything; the informer's (kube.eventLatency.real, reported) includes it. Judged is what the client adds:
+ * for each write, when the informer's handler saw it less when the bare watch parsed it
+ * (kube.eventLatency.real.added, the p99 of all writes of the three rounds, each round's printed beside it). Until
+ * 2 Dec 2026 the informer's own p99 was judged against 10 ms; on the 2-core machines this bench runs on, the bare
+ * watch's p99 alone was 12.6–20.6 ms, so that figure judged kube-apiserver and the machine. Both watches share one
+ * event loop: when the informer's socket is read first, its work delays the bare watch's arrival as well, so
+ * "added" can err low by one event's processing (tens of µs), far below the target.
+ * *
  * Targets, from what a controller needs of its client:
  *   initialSync <= 2 s      a controller that starts or takes over leadership reconciles within 2 s of
  *                           asking for a kind of 10,000 objects, well inside a failover (leader.failover)
  *   eventLatency <= 10 ms   the client adds nothing a person sees: half the resolution p50 target
- *                           (20 ms), which also pays for the readiness write and the reconcile
+ *                           (20 ms), which also pays for the readiness write and the reconcile. Against
+ *                           the in-process embedded server, whose own share is small, that is the
+ *                           informer's latency; against kube-apiserver, what the informer adds to a bare
+ *                           watch's (eventLatency.real.added)
  *   watchesPerKind == 1     DESIGN's invariant 1, whatever the number of subscribers
  *   freeze.* <= 1.1         read-only caches cost at most 10% over mutable ones, or users would turn them off
  *
@@ -48,6 +58,8 @@ const CHURN_OBJECTS = 1_000;
 const CHURN_WRITES = 3_000;
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 2);
 const SUBSCRIBERS = 10_000;
+/** Paired churns against kube-apiserver: the judged p99 is of all their writes, and each round's is printed. */
+const REAL_ROUNDS = 3;
 
 const configMap = (namespace: string, name: string) => ({
   apiVersion: 'v1',
@@ -84,31 +96,39 @@ async function initialSync(client: KubeClient, freeze = true): Promise<number> {
 let latencyRuns = 0;
 
 /**
- * Stamps: the stamp each write sets and when it was sent, and the ms until a watch delivered each. Stamps are
- * unique per run: a patch that changes nothing produces no watch event.
+ * Writes: the stamp each write of one churn sets, and when it was sent. Stamps are unique per run: a patch that
+ * changes nothing produces no watch event.
  */
-class Stamps {
+class Writes {
   readonly run = ++latencyRuns;
   readonly sent = new Map<string, number>();
-  readonly samples: number[] = [];
+}
 
-  /** seen notes an object a watch delivered. */
+/** Arrivals: when one watch delivered each write of a churn. */
+class Arrivals {
+  readonly at = new Map<string, number>();
+  constructor(private readonly writes: Writes) {}
+
+  /** seen notes an object the watch delivered; a stamp seen again (a later event of the same write) is not. */
   seen(object: unknown): void {
     const stamp = (object as { data?: { stamp?: string } } | undefined)?.data?.stamp;
-    const t = stamp === undefined ? undefined : this.sent.get(stamp);
-    if (t === undefined) return;
-    this.samples.push(performance.now() - t);
-    this.sent.delete(stamp!);
+    if (stamp === undefined || !this.writes.sent.has(stamp) || this.at.has(stamp)) return;
+    this.at.set(stamp, performance.now());
+  }
+
+  /** latencies: the ms from each write sent to its arrival, sorted. */
+  latencies(): number[] {
+    return [...this.at].map(([stamp, t]) => t - this.writes.sent.get(stamp)!).sort((a, b) => a - b);
   }
 }
 
-/** churn patches objects in namespace ns from WRITERS concurrent loops, stamping each, and returns the latencies the watch saw, sorted. */
-async function churn(client: KubeClient, ns: string, stamps: Stamps): Promise<number[]> {
+/** churn patches objects in namespace ns from WRITERS concurrent loops, stamping each, until every watch saw each write. */
+async function churn(client: KubeClient, ns: string, writes: Writes, ...watches: Arrivals[]): Promise<void> {
   let next = 0;
   const writer = async () => {
     for (let i = next++; i < CHURN_WRITES; i = next++) {
-      const stamp = `r${stamps.run}w${i}`;
-      stamps.sent.set(stamp, performance.now());
+      const stamp = `r${writes.run}w${i}`;
+      writes.sent.set(stamp, performance.now());
       await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/cm-${i % CHURN_OBJECTS}`, {
         body: { data: { stamp } },
         contentType: 'application/merge-patch+json',
@@ -116,34 +136,45 @@ async function churn(client: KubeClient, ns: string, stamps: Stamps): Promise<nu
     }
   };
   await Promise.all(Array.from({ length: WRITERS }, writer));
-  await until(() => stamps.samples.length === CHURN_WRITES, 'every update delivered', 30_000);
-  return stamps.samples.sort((a, b) => a - b);
+  await until(() => watches.every((w) => w.at.size === CHURN_WRITES), 'every update delivered', 30_000);
+}
+
+/** informerWatch subscribes to the ConfigMaps of namespace ns through pool, noting each update in arrivals. */
+async function informerWatch(pool: SharedInformerPool, ns: string, arrivals: Arrivals): Promise<void> {
+  const target: WatchTarget = { group: '', kind: 'ConfigMap', namespace: ns };
+  const sub = pool.acquire(target, (e: InformerEvent) => (e.type === 'updated' ? arrivals.seen(e.object) : undefined));
+  await until(() => sub.isPrimed() && sub.status().phase === 'Watching', 'churn watch');
 }
 
 /** eventLatency times each write of churn until its informer handler call. */
 async function eventLatency(client: KubeClient, ns: string, freeze = true): Promise<number[]> {
-  const stamps = new Stamps();
+  const writes = new Writes();
+  const arrivals = new Arrivals(writes);
   const pool = new SharedInformerPool({ client, reflector: { freeze } });
   try {
-    const target: WatchTarget = { group: '', kind: 'ConfigMap', namespace: ns };
-    const sub = pool.acquire(target, (e: InformerEvent) => (e.type === 'updated' ? stamps.seen(e.object) : undefined));
-    await until(() => sub.isPrimed() && sub.status().phase === 'Watching', 'churn watch');
-    return await churn(client, ns, stamps);
+    await informerWatch(pool, ns, arrivals);
+    await churn(client, ns, writes, arrivals);
+    return arrivals.latencies();
   } finally {
     await pool.stop();
   }
 }
 
 /**
- * rawEventLatency is eventLatency with the least a client can do in refwatch's place: one HTTPS watch whose lines
- * are parsed as they come, with no cache and no reflector. Its latencies are the floor the API server and etcd set.
+ * bareWatch is the least a client can do in refwatch's place: one HTTPS watch of the ConfigMaps of namespace ns
+ * whose lines are parsed as they come, with no cache and no reflector. Its arrivals are when the API server and
+ * etcd delivered each write.
  */
-async function rawEventLatency(cluster: RealCluster, client: KubeClient, ns: string): Promise<number[]> {
-  const stamps = new Stamps();
+async function bareWatch(
+  cluster: RealCluster,
+  client: KubeClient,
+  ns: string,
+  arrivals: Arrivals,
+): Promise<ClientRequest> {
   const path = `/api/v1/namespaces/${ns}/configmaps`;
   const list = await client.getJSON<{ metadata?: { resourceVersion?: string } }>(path, { limit: 1 });
   const url = `${cluster.url}${path}?watch=1&resourceVersion=${list.metadata?.resourceVersion ?? ''}`;
-  const watch = await new Promise<ClientRequest>((resolve, reject) => {
+  return new Promise<ClientRequest>((resolve, reject) => {
     const req = https.get(url, { ca: cluster.ca, headers: { authorization: `Bearer ${cluster.token}` } }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`the bare watch got HTTP ${res.statusCode}`));
       let pending = '';
@@ -153,18 +184,39 @@ async function rawEventLatency(cluster: RealCluster, client: KubeClient, ns: str
         for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
           const event = JSON.parse(pending.slice(0, nl)) as { type?: string; object?: unknown };
           pending = pending.slice(nl + 1);
-          if (event.type === 'MODIFIED') stamps.seen(event.object);
+          if (event.type === 'MODIFIED') arrivals.seen(event.object);
         }
       });
       resolve(req);
     });
     req.on('error', reject);
   });
+}
+
+/**
+ * pairedEventLatency runs one churn with the informer and a bare watch open side by side, and returns the
+ * latencies of each and, for each write, the ms the informer's handler saw it after the bare watch parsed it.
+ */
+async function pairedEventLatency(
+  cluster: RealCluster,
+  client: KubeClient,
+  ns: string,
+): Promise<{ informer: number[]; bare: number[]; added: number[] }> {
+  const writes = new Writes();
+  const informer = new Arrivals(writes);
+  const bare = new Arrivals(writes);
+  const pool = new SharedInformerPool({ client });
+  let watch: ClientRequest | undefined;
   try {
-    return await churn(client, ns, stamps);
+    await informerWatch(pool, ns, informer);
+    watch = await bareWatch(cluster, client, ns, bare);
+    await churn(client, ns, writes, informer, bare);
   } finally {
-    watch.destroy();
+    watch?.destroy();
+    await pool.stop();
   }
+  const added = [...informer.at].map(([stamp, t]) => t - bare.at.get(stamp)!).sort((a, b) => a - b);
+  return { informer: informer.latencies(), bare: bare.latencies(), added };
 }
 
 async function watchesPerKind(client: KubeClient, openWatches: () => Record<string, number>): Promise<number> {
@@ -279,14 +331,24 @@ async function real(): Promise<boolean> {
         ),
       );
     }
-    const latency = await eventLatency(client, 'churn');
-    const floor = await rawEventLatency(cluster, client, 'churn');
+    const all = { informer: [] as number[], bare: [] as number[], added: [] as number[] };
+    const roundP99s: number[] = [];
+    for (let round = 0; round < REAL_ROUNDS; round++) {
+      const r = await pairedEventLatency(cluster, client, 'churn');
+      for (const k of ['informer', 'bare', 'added'] as const) all[k].push(...r[k]);
+      roundP99s.push(percentile(r.added, 99));
+    }
+    for (const xs of Object.values(all)) xs.sort((a, b) => a - b);
+    roundP99s.sort((a, b) => a - b);
     console.log(
-      `kube: against kube-apiserver, p50 ${percentile(latency, 50).toFixed(2)} ms through the informer, ` +
-        `${percentile(floor, 50).toFixed(2)} ms through a bare watch`,
+      `kube: against kube-apiserver, ${REAL_ROUNDS} rounds of ${CHURN_WRITES} writes: p50 ${percentile(all.informer, 50).toFixed(2)} ms ` +
+        `through the informer, ${percentile(all.bare, 50).toFixed(2)} ms through a bare watch beside it; the informer's ` +
+        `p99 over the bare watch per round ${roundP99s.map((x) => x.toFixed(2)).join(', ')} ms`,
     );
-    report('kube.eventLatency.real.floor', percentile(floor, 99), 'ms(p99, a bare HTTPS watch)');
-    return result('kube.eventLatency.real', percentile(latency, 99), 'ms', '<=', 10);
+    report('kube.eventLatency.real', percentile(all.informer, 99), 'ms(p99, write to informer handler)');
+    report('kube.eventLatency.real.floor', percentile(all.bare, 99), 'ms(p99, a bare HTTPS watch)');
+    report('kube.eventLatency.real.added.p50', percentile(all.added, 50), 'ms');
+    return result('kube.eventLatency.real.added', percentile(all.added, 99), 'ms(p99)', '<=', 10);
   } finally {
     await cluster.stop();
   }
