@@ -337,7 +337,7 @@ class Interner {
       const kind = r.keyKind.at(id);
       this.keys.kind.push(kind < 0 ? 0 : this.strOf(kind));
       this.keys.namespace.push(kind < 0 ? 0 : this.strOf(r.keyNamespace.at(id)));
-      this.#keys.set(id, (ref = this.keys.name.push(r.keyName.at(id))));
+      this.#keys.set(id, (ref = this.keys.name.push(r.keyName(id))));
     }
     return ref - 1;
   }

@@ -7,31 +7,79 @@
 
 import { splitKey } from '../model';
 
-/** Shards of an IndexMap: a registry of a million strings keeps each Map small. */
+/** Shards of an IndexMap: a registry of a million strings rehashes a sixty-fourth of them at a time. */
 const SHARDS = 64;
+/** A shard's first capacity, in slots (a power of two); it doubles when half full. */
+const SHARD_SLOTS = 64;
 
 /**
- * IndexMap maps strings to indexes in SHARDS Maps picked by a hash of the
- * string. One Map of a million entries rehashes all of them at once when it
- * grows (~90 ms, holding the event loop); a shard grows a sixty-fourth as much.
+ * IndexMap maps strings to their indexes in a registry's `strings`, in
+ * SHARDS open-addressing tables of typed arrays picked by a hash of the
+ * string. Its slots live outside the JS heap: a Map of a million strings
+ * keeps its entries in the heap, where each scavenge while it grows copies
+ * them and promotes them, and it rehashes all of them at once when it grows.
  * The hash reads the whole string: one of its first or last characters only
  * would put most generated names (pod-1234, orders-db-17) in a few shards.
  */
 class IndexMap {
-  readonly #shards = Array.from({ length: SHARDS }, () => new Map<string, number>());
+  /** Per shard: 1 + the index in each slot (0: empty). */
+  readonly #slots: Int32Array[] = Array.from({ length: SHARDS }, () => new Int32Array(SHARD_SLOTS));
+  /** Per shard: the hash of the string in each slot. */
+  readonly #hashes: Int32Array[] = Array.from({ length: SHARDS }, () => new Int32Array(SHARD_SLOTS));
+  readonly #sizes = new Int32Array(SHARDS);
+  readonly #at: (i: number) => string;
 
-  #shard(s: string): Map<string, number> {
+  /** at: the string at an index. */
+  constructor(at: (i: number) => string) {
+    this.#at = at;
+  }
+
+  static #hash(s: string): number {
     let h = s.length;
     for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
-    return this.#shards[h & (SHARDS - 1)]!;
+    return h;
   }
 
-  get(s: string): number | undefined {
-    return this.#shard(s).get(s);
+  /** The index of s, or -1. */
+  get(s: string): number {
+    const h = IndexMap.#hash(s);
+    const shard = h & (SHARDS - 1);
+    const slots = this.#slots[shard]!;
+    const hashes = this.#hashes[shard]!;
+    const mask = slots.length - 1;
+    for (let i = (h >>> 6) & mask; ; i = (i + 1) & mask) {
+      const slot = slots[i]!;
+      if (slot === 0) return -1;
+      if (hashes[i] === h && this.#at(slot - 1) === s) return slot - 1;
+    }
   }
 
-  set(s: string, i: number): void {
-    this.#shard(s).set(s, i);
+  /** Files index i for s, which get does not find. */
+  add(s: string, i: number): void {
+    const h = IndexMap.#hash(s);
+    const shard = h & (SHARDS - 1);
+    if (2 * (this.#sizes[shard]! + 1) > this.#slots[shard]!.length) this.#grow(shard);
+    IndexMap.#put(this.#slots[shard]!, this.#hashes[shard]!, h, i + 1);
+    this.#sizes[shard]!++;
+  }
+
+  static #put(slots: Int32Array, hashes: Int32Array, h: number, slot: number): void {
+    const mask = slots.length - 1;
+    let i = (h >>> 6) & mask;
+    while (slots[i] !== 0) i = (i + 1) & mask;
+    slots[i] = slot;
+    hashes[i] = h;
+  }
+
+  #grow(shard: number): void {
+    const slots = this.#slots[shard]!;
+    const hashes = this.#hashes[shard]!;
+    const grownSlots = new Int32Array(2 * slots.length);
+    const grownHashes = new Int32Array(2 * slots.length);
+    for (let i = 0; i < slots.length; i++)
+      if (slots[i] !== 0) IndexMap.#put(grownSlots, grownHashes, hashes[i]!, slots[i]!);
+    this.#slots[shard] = grownSlots;
+    this.#hashes[shard] = grownHashes;
   }
 }
 
@@ -64,8 +112,29 @@ class ChunkedArray<T> {
   at(i: number): T {
     return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
   }
+}
 
-  set(i: number, value: T): void {
+/** ChunkedInts is a ChunkedArray of 32-bit integers, kept outside the JS heap. */
+class ChunkedInts {
+  readonly #chunks: Int32Array[] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(value: number): number {
+    const c = Math.floor(this.#length / CHUNK);
+    if (c === this.#chunks.length) this.#chunks.push(new Int32Array(CHUNK));
+    this.#chunks[c]![this.#length % CHUNK] = value;
+    return ++this.#length;
+  }
+
+  at(i: number): number {
+    return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
+  }
+
+  set(i: number, value: number): void {
     this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK] = value;
   }
 }
@@ -138,24 +207,24 @@ const RESET_SLACK = 50_000;
  */
 export class Registry {
   readonly strings = new ChunkedArray<string>();
-  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone), and its name; NOT_SPLIT until sent as a key. */
-  readonly keyKind = new ChunkedArray<number>();
-  readonly keyNamespace = new ChunkedArray<number>();
-  readonly keyName = new ChunkedArray<string>();
+  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone), and where its name starts; NOT_SPLIT until sent as a key. */
+  readonly keyKind = new ChunkedInts();
+  readonly keyNamespace = new ChunkedInts();
+  readonly keyNameAt = new ChunkedInts();
   /** Per table schema, the RowCodes of rows sent (entity values are immutable). */
   readonly rows = new Map<object, RowCache>();
   /** The most strings and keys one snapshot sent (Interner.notePeak in codec.ts). */
   peak = 0;
-  readonly #ids = new IndexMap();
+  readonly #ids = new IndexMap((i) => this.strings.at(i));
 
   id(s: string): number {
     let id = this.#ids.get(s);
-    if (id === undefined) {
+    if (id < 0) {
       id = this.strings.push(s) - 1;
       this.keyKind.push(NOT_SPLIT);
       this.keyNamespace.push(NOT_SPLIT);
-      this.keyName.push('');
-      this.#ids.set(s, id);
+      this.keyNameAt.push(0);
+      this.#ids.add(s, id);
     }
     return id;
   }
@@ -167,7 +236,14 @@ export class Registry {
     const parts = splitKey(k);
     this.keyKind.set(id, parts ? this.id(parts.kind) : -1);
     this.keyNamespace.set(id, parts ? this.id(parts.namespace) : -1);
-    this.keyName.set(id, parts ? parts.name : k);
+    this.keyNameAt.set(id, parts ? k.length - parts.name.length : 0);
+  }
+
+  /** The name of the key with this id, once split. */
+  keyName(id: number): string {
+    const at = this.keyNameAt.at(id);
+    const k = this.strings.at(id);
+    return at === 0 ? k : k.slice(at);
   }
 
   /** Whether it holds so many more strings than a snapshot sends that a new one should start. */
