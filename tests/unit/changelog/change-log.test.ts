@@ -99,6 +99,32 @@ describe('ChangeLog.snapshot', () => {
     expect(refsOnly.entities.referent).toEqual([]);
     expect(log.snapshot({ kind: 'Cache.demo.refwatch.dev' }).entities.referent).toEqual([]);
   });
+
+  it('reads a kind of many thousands in steps, in order, as it was at its first revision', () => {
+    // More entities than one chunk of the read holds (8,192), and a last chunk part full.
+    const n = 20_001;
+    const log = new ChangeLog();
+    for (let i = 0; i < n; i++) log.put('referent', `r${i}`, referent(`ns-${i % 3}`, `r${i}`));
+    const expected = log.snapshot();
+    const steps = log.snapshotSteps({}, 1000);
+    let r = steps.next();
+    for (let i = 0; !r.done; i++) {
+      // Changes while it is read: a state changed, one removed, one added; none is in what it reads.
+      log.put('referent', `r${(i * 7919) % n}`, referent('ns-0', `r${(i * 7919) % n}`, 'NotReady'));
+      if (i === 3) log.remove('referent', 'r10000');
+      if (i === 5) log.put('referent', 'late', referent('ns-0', 'late'));
+      r = steps.next();
+    }
+    expect(r.value.revision).toBe(expected.revision);
+    expect(r.value.entities.referent).toHaveLength(n);
+    const wrong = r.value.entities.referent.filter((e, i) => e !== expected.entities.referent[i]);
+    expect(wrong).toEqual([]);
+    // From the namespace's index: the same entities as the whole log holds there now.
+    const namespaced = log.snapshot({ namespace: 'ns-1' }).entities.referent.map((e) => e.id);
+    const inNs1 = log.snapshot().entities.referent.filter((e) => e.namespace === 'ns-1');
+    expect(namespaced.length).toBeGreaterThan(6000);
+    expect(namespaced.sort()).toEqual(inNs1.map((e) => e.id).sort());
+  });
 });
 
 describe('ChangeLog.changesSince', () => {
