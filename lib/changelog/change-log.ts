@@ -1,4 +1,5 @@
 import { RefwatchError } from '../model';
+import { ChunkedArray } from './chunked';
 import { ENTITY_KINDS, type AnyEntity, type EntityByKind, type EntityKind } from './entities';
 import type { Change } from './wire';
 
@@ -101,38 +102,8 @@ interface Reader {
 
 const NO_KINDS: ReadonlySet<EntityKind> = new Set();
 
-/** Values one chunk of a Gather holds: an array this small is made young and is never regrown past it. */
-const GATHER_CHUNK = 8192;
-
-/**
- * Gather collects one kind's values for a snapshot in chunks, then makes
- * their array once, at its size, a chunk copied per step. An array pushed to
- * a million values copies itself whole each time it grows by half, and each
- * copy of a large one held the event loop for 10–90 ms on this project's
- * machines.
- */
-class Gather {
-  readonly #chunks: AnyEntity[][] = [[]];
-
-  push(value: AnyEntity): void {
-    let last = this.#chunks[this.#chunks.length - 1]!;
-    if (last.length === GATHER_CHUNK) this.#chunks.push((last = []));
-    last.push(value);
-  }
-
-  /** The values gathered, in order, in one array; a step after each chunk copied. */
-  *array(): Generator<void, AnyEntity[]> {
-    const chunks = this.#chunks;
-    if (chunks.length === 1) return chunks[0]!;
-    const values = new Array<AnyEntity>((chunks.length - 1) * GATHER_CHUNK + chunks[chunks.length - 1]!.length);
-    let at = 0;
-    for (const chunk of chunks) {
-      yield;
-      for (let i = 0; i < chunk.length; i++) values[at++] = chunk[i]!;
-    }
-    return values;
-  }
-}
+/** Values one chunk of a snapshot read holds: an array this small is made young and is never regrown past it. */
+const READ_CHUNK = 8192;
 
 /** Kinds whose entities expire silently: clients trim their own timelines. */
 const EPHEMERAL: ReadonlySet<EntityKind> = new Set<EntityKind>(['event']);
@@ -366,7 +337,10 @@ export class ChangeLog {
    */
   *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
     this.#need(filter.entities);
-    const gathered = Object.fromEntries(ENTITY_KINDS.map((k) => [k, new Gather()])) as Record<EntityKind, Gather>;
+    // Each kind read in chunks, its array made once at the end, at its size: see chunked.ts.
+    const gathered = Object.fromEntries(
+      ENTITY_KINDS.map((k) => [k, new ChunkedArray<AnyEntity>(READ_CHUNK)]),
+    ) as Record<EntityKind, ChunkedArray<AnyEntity>>;
     const reader: Reader = {
       revision: this.#revision,
       kind: undefined,
@@ -409,7 +383,7 @@ export class ChangeLog {
         this.#readDropped(reader, kind, filter, gathered[kind]);
       }
       const entities: Partial<Record<EntityKind, AnyEntity[]>> = {};
-      for (const kind of ENTITY_KINDS) entities[kind] = yield* gathered[kind].array();
+      for (const kind of ENTITY_KINDS) entities[kind] = yield* gathered[kind].toArray();
       return { revision: reader.revision, entities: entities as EntitySnapshot['entities'] };
     } finally {
       this.#readers.delete(reader);
@@ -417,7 +391,7 @@ export class ChangeLog {
   }
 
   /** Reads an entry into `values` as it was at the reader's revision, once. */
-  #read(reader: Reader, entry: Entry, filter: ChangeFilter, values: Gather): void {
+  #read(reader: Reader, entry: Entry, filter: ChangeFilter, values: ChunkedArray<AnyEntity>): void {
     const saved = reader.saved.get(entry);
     if (saved !== undefined) {
       if (saved.visited) return;
@@ -429,7 +403,7 @@ export class ChangeLog {
   }
 
   /** Reads the entries of `kind` that left the list being walked (dropped, or moved out of the namespace) before it reached them; the kind is then done. */
-  #readDropped(reader: Reader, kind: EntityKind, filter: ChangeFilter, values: Gather): void {
+  #readDropped(reader: Reader, kind: EntityKind, filter: ChangeFilter, values: ChunkedArray<AnyEntity>): void {
     for (const [entry, saved] of reader.saved) {
       if (entry.entity !== kind || saved.visited) continue;
       saved.visited = true;

@@ -6,6 +6,7 @@
  */
 
 import { splitKey } from '../model';
+import { ChunkedArray, ChunkedInts } from './chunked';
 
 /** Shards of an IndexMap: a registry of a million strings rehashes a sixty-fourth of them at a time. */
 const SHARDS = 64;
@@ -83,62 +84,6 @@ class IndexMap {
   }
 }
 
-/** Values in one chunk of a ChunkedArray. */
-const CHUNK = 1 << 16;
-
-/**
- * ChunkedArray is an array kept in chunks of CHUNK values: it grows a chunk
- * at a time and never copies what it holds. A JS array of a million strings
- * copies them all when it grows, recording each for the garbage collector,
- * which held the event loop for 50–100 ms on this project's machines.
- */
-class ChunkedArray<T> {
-  readonly #chunks: T[][] = [];
-  #length = 0;
-
-  get length(): number {
-    return this.#length;
-  }
-
-  /** Adds a value; returns the array's length. */
-  push(value: T): number {
-    const c = Math.floor(this.#length / CHUNK);
-    if (c === this.#chunks.length) this.#chunks.push([]);
-    this.#chunks[c]!.push(value);
-    return ++this.#length;
-  }
-
-  /** The value at i, which is below length. */
-  at(i: number): T {
-    return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
-  }
-}
-
-/** ChunkedInts is a ChunkedArray of 32-bit integers, kept outside the JS heap. */
-class ChunkedInts {
-  readonly #chunks: Int32Array[] = [];
-  #length = 0;
-
-  get length(): number {
-    return this.#length;
-  }
-
-  push(value: number): number {
-    const c = Math.floor(this.#length / CHUNK);
-    if (c === this.#chunks.length) this.#chunks.push(new Int32Array(CHUNK));
-    this.#chunks[c]![this.#length % CHUNK] = value;
-    return ++this.#length;
-  }
-
-  at(i: number): number {
-    return this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK]!;
-  }
-
-  set(i: number, value: number): void {
-    this.#chunks[Math.floor(i / CHUNK)]![i % CHUNK] = value;
-  }
-}
-
 /**
  * A row's column values as the encoder takes them, worked out once per row
  * and Registry (codesOf in codec.ts). [0]: the row's extra fields, or null; then per
@@ -207,7 +152,7 @@ const RESET_SLACK = 50_000;
  */
 export class Registry {
   readonly strings = new ChunkedArray<string>();
-  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone), and where its name starts; NOT_SPLIT until sent as a key. */
+  /** Per id, for a key: its kind's and namespace's ids (-1: the key is a name alone; NOT_SPLIT until sent as a key), and where its name starts. */
   readonly keyKind = new ChunkedInts();
   readonly keyNamespace = new ChunkedInts();
   readonly keyNameAt = new ChunkedInts();
