@@ -23,11 +23,16 @@ export class ChunkedArray<T> {
     return this.#length;
   }
 
-  /** Adds a value; returns the array's length. */
+  /**
+   * Adds a value; returns the array's length. The first chunk grows as values
+   * come, so a short array stays short; each later one is made at its full
+   * size, once, and never regrown.
+   */
   push(value: T): number {
-    const c = Math.floor(this.#length / this.#chunk);
-    if (c === this.#chunks.length) this.#chunks.push([]);
-    this.#chunks[c]!.push(value);
+    const size = this.#chunk;
+    const c = Math.floor(this.#length / size);
+    if (c === this.#chunks.length) this.#chunks.push(c === 0 ? [] : new Array<T>(size));
+    this.#chunks[c]![this.#length % size] = value;
     return ++this.#length;
   }
 
@@ -44,7 +49,8 @@ export class ChunkedArray<T> {
     let at = 0;
     for (const chunk of chunks) {
       yield;
-      for (let i = 0; i < chunk.length; i++) values[at++] = chunk[i]!;
+      const end = Math.min(chunk.length, this.#length - at);
+      for (let i = 0; i < end; i++) values[at++] = chunk[i]!;
     }
     return values;
   }

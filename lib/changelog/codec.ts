@@ -253,13 +253,28 @@ const FIELD_OF: Record<EntityKind, keyof WireDelta> = {
 const STEP = 500;
 
 /**
+ * Text an array keeps in one piece, at least, once it has that much (UTF-16
+ * units): a string this long is made in V8's large-object space, which
+ * scavenges do not copy. A snapshot of a million references keeps its
+ * columns' text for seconds; kept as small pieces, every scavenge meanwhile
+ * copied them, and with them held the event loop.
+ */
+const KEPT_CHARS = 1 << 18;
+/** A kept piece goes out in cuts of at most this many units, which a response's slices join young (server/snapshot.ts). */
+const CUT_CHARS = 1 << 14;
+
+/**
  * ArrayText is a JSON array's text, made as values come: they wait until
- * STEP have come, then are kept as the text they go out as. No array of a
- * million values is built, grown (copying it all at once) and promoted.
+ * STEP have come, then are kept as the text they go out as, joined into
+ * pieces of KEPT_CHARS. No array of a million values is built, grown
+ * (copying it all at once) and promoted.
  */
 class ArrayText {
   /** The values' text in pieces, joined with ',' (no brackets). */
-  readonly pieces: string[] = [];
+  readonly #pieces: string[] = [];
+  /** Text of values since the last piece, in STEP values each, and its length. */
+  #recent: string[] = [];
+  #recentChars = 0;
   /** Values not yet in pieces: the first #pending of STEP slots, kept between flushes (no array regrown per piece). */
   readonly #slots: unknown[] = Array.from({ length: STEP }, () => 0);
   #pending = 0;
@@ -272,23 +287,50 @@ class ArrayText {
   /** Adds a value; returns the array's length. */
   push(value: unknown): number {
     this.#slots[this.#pending++] = value;
-    if (this.#pending === STEP) this.flush();
+    if (this.#pending === STEP) this.#flush();
     return ++this.#length;
   }
 
-  flush(): void {
+  #flush(): void {
     if (this.#pending === 0) return;
     const values = this.#pending === STEP ? this.#slots : this.#slots.slice(0, this.#pending);
-    this.pieces.push(JSON.stringify(values).slice(1, -1));
+    const text = JSON.stringify(values).slice(1, -1);
+    this.#recent.push(text);
+    this.#recentChars += text.length;
     this.#pending = 0;
+    if (this.#recentChars >= KEPT_CHARS) this.#keep();
+  }
+
+  #keep(): void {
+    const recent = this.#recent;
+    if (recent.length === 0) return;
+    this.#pieces.push(recent.length === 1 ? recent[0]! : recent.join(','));
+    this.#recent = [];
+    this.#recentChars = 0;
   }
 
   /** The array as a JSON member `"name":[...]`, after `lead`. */
   *json(name: string, lead = ','): Generator<string> {
-    this.flush();
+    this.#flush();
+    this.#keep();
     yield `${lead}${JSON.stringify(name)}:[`;
-    for (let i = 0; i < this.pieces.length; i++) yield i > 0 ? `,${this.pieces[i]}` : this.pieces[i]!;
+    const pieces = this.#pieces;
+    for (let i = 0; i < pieces.length; i++) {
+      if (i > 0) yield ',';
+      yield* cuts(pieces[i]!);
+    }
     yield ']';
+  }
+}
+
+/** A text in cuts of at most CUT_CHARS units, none between the two halves of a surrogate pair. */
+function* cuts(text: string): Generator<string> {
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(text.length, at + CUT_CHARS);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    yield at === 0 && end === text.length ? text : text.slice(at, end);
+    at = end;
   }
 }
 

@@ -101,8 +101,8 @@ describe('ChangeLog.snapshot', () => {
   });
 
   it('reads a kind of many thousands in steps, in order, as it was at its first revision', () => {
-    // More entities than one chunk of the read holds (8,192), and a last chunk part full.
-    const n = 20_001;
+    // More entities than two chunks of the read hold (32,768 each), and a last chunk part full.
+    const n = 70_001;
     const log = new ChangeLog();
     for (let i = 0; i < n; i++) log.put('referent', `r${i}`, referent(`ns-${i % 3}`, `r${i}`));
     const expected = log.snapshot();
@@ -111,7 +111,7 @@ describe('ChangeLog.snapshot', () => {
     for (let i = 0; !r.done; i++) {
       // Changes while it is read: a state changed, one removed, one added; none is in what it reads.
       log.put('referent', `r${(i * 7919) % n}`, referent('ns-0', `r${(i * 7919) % n}`, 'NotReady'));
-      if (i === 3) log.remove('referent', 'r10000');
+      if (i === 3) log.remove('referent', 'r40000');
       if (i === 5) log.put('referent', 'late', referent('ns-0', 'late'));
       r = steps.next();
     }
@@ -122,7 +122,7 @@ describe('ChangeLog.snapshot', () => {
     // From the namespace's index: the same entities as the whole log holds there now.
     const namespaced = log.snapshot({ namespace: 'ns-1' }).entities.referent.map((e) => e.id);
     const inNs1 = log.snapshot().entities.referent.filter((e) => e.namespace === 'ns-1');
-    expect(namespaced.length).toBeGreaterThan(6000);
+    expect(namespaced.length).toBeGreaterThan(23_000);
     expect(namespaced.sort()).toEqual(inNs1.map((e) => e.id).sort());
   });
 });

@@ -395,6 +395,42 @@ describe('lean wire format', { timeout: 240_000 }, () => {
     expect(decodeSnapshot(JSON.parse(text))).toEqual(big);
   });
 
+  it('sends a column of megabytes in cuts that split no character: each piece is whole UTF-16', () => {
+    // uids of astral characters (two UTF-16 units each) of uneven lengths: the column's text is kept in pieces
+    // of hundreds of thousands of units and sent in cuts, which land in the middle of a pair unless kept from it.
+    const referents: ReferentEntity[] = Array.from({ length: 14_000 }, (_, i) => ({
+      id: `Secret/shop/s-${i}`,
+      key: `Secret/shop/s-${i}`,
+      kind: 'Secret',
+      namespace: 'shop',
+      state: 'Ready',
+      referencedBy: 1,
+      changedAt: 1_700_000_000_000 + i,
+      uid: `${'x'.repeat(i % 3)}${'\u{1F600}'.repeat(20 + (i % 7))}`,
+    }));
+    const s: Snapshot = {
+      revision: 1,
+      cluster: { mode: 'embedded', server: '', reachable: true },
+      controllers: [],
+      watches: [],
+      referrers: [],
+      referents,
+      references: [],
+      queues: [],
+      events: [],
+      stuck: [],
+    };
+    const parts = [...encodeSnapshotParts(s)];
+    // A piece with half a pair comes back from UTF-8 with U+FFFD in its place.
+    expect(parts.filter((p) => Buffer.from(p, 'utf8').toString('utf8') !== p)).toEqual([]);
+    // Each piece encoded on its own, as a response's slices are, gives the bytes of the whole.
+    const bytes = Buffer.concat(parts.map((p) => Buffer.from(p, 'utf8')));
+    const text = encodeSnapshot(s);
+    expect(text.length).toBeGreaterThan(1_000_000);
+    expect(bytes.equals(Buffer.from(text, 'utf8'))).toBe(true);
+    expect(decodeSnapshot(JSON.parse(text))).toEqual(s);
+  });
+
   it('carries a reference once: no id, kind or namespace that its other fields give', () => {
     const ref: ReferenceEntity = {
       id: 'watch|App.demo.refwatch.dev/shop/web|Database.demo.refwatch.dev/shop/orders|spec.databaseRef',
