@@ -54,14 +54,9 @@ export function markWorkloads(manager: DiagnosisSource, entries: StuckEntry[]): 
 
 /** markWorkloadsSteps is markWorkloads, `step` entries between steps, so a caller can yield the event loop. */
 export function* markWorkloadsSteps(manager: DiagnosisSource, entries: StuckEntry[], step: number): Generator<void> {
-  const byKey = new Map<ObjectKey, StuckEntry>();
+  // Made when an owner is first found: a list of referrers no controller owns (Apps, most custom resources) needs none.
+  let byKey: Map<ObjectKey, StuckEntry> | undefined;
   let n = 0;
-  // Indexing a hundred thousand entries at once held the event loop some 30 ms: it yields in steps too.
-  for (const e of entries) {
-    if (n++ % step === step - 1) yield;
-    if (!byKey.has(e.key)) byKey.set(e.key, e);
-  }
-  n = 0;
   for (const e of entries) {
     if (n++ % step === step - 1) yield;
     const cause = causeOf(e);
@@ -71,10 +66,22 @@ export function* markWorkloadsSteps(manager: DiagnosisSource, entries: StuckEntr
     for (let depth = 0; depth < MAX_OWNER_DEPTH; depth++) {
       const owner = controllerOwnerOf(manager, key);
       if (owner === undefined || owner === e.key) break;
+      byKey ??= yield* byKeySteps(entries, step);
       const w = byKey.get(owner);
       if (w && causeOf(w) === cause) workload = owner;
       key = owner;
     }
     if (workload !== undefined) e.workload = workload;
   }
+}
+
+/** The entries by key, the first of each key; indexing a hundred thousand at once held the event loop some 30 ms. */
+function* byKeySteps(entries: StuckEntry[], step: number): Generator<void, Map<ObjectKey, StuckEntry>> {
+  const byKey = new Map<ObjectKey, StuckEntry>();
+  let n = 0;
+  for (const e of entries) {
+    if (n++ % step === step - 1) yield;
+    if (!byKey.has(e.key)) byKey.set(e.key, e);
+  }
+  return byKey;
 }

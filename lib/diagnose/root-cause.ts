@@ -37,7 +37,16 @@ export function rootCause(
   controller?: string,
   maxDepth = MAX_CHAIN_DEPTH,
 ): RootCause | undefined {
-  const first = src.blockerOf(referrer, controller);
+  return rootCauseFrom(src, referrer, src.blockerOf(referrer, controller), maxDepth);
+}
+
+/** rootCauseFrom is rootCause from the referrer's blocker, which the caller has already looked up. */
+export function rootCauseFrom(
+  src: BlockerSource,
+  referrer: ObjectKey,
+  first: Blocker | undefined,
+  maxDepth = MAX_CHAIN_DEPTH,
+): RootCause | undefined {
   if (!first) return undefined;
   const path: ObjectKey[] = [referrer];
   const onPath = new Set<ObjectKey>(path);
@@ -102,27 +111,29 @@ export function blockingReference(
 /**
  * registryBlockers answers BlockerSource from the registry, the change log's
  * referrer states and the reference controllers' caches, with no request to
- * the cluster. One instance serves one diagnosis: answers are memoized, so
- * walking many chains through the same referrers costs each referrer once.
+ * the cluster. One instance serves one diagnosis. The answers for objects met
+ * on a chain (asked with no controller) are memoized, so walking many chains
+ * through the same referrers costs each referrer once; an answer for a given
+ * controller is worked out each time asked: a stuck list asks it once for
+ * each of up to a hundred thousand referrers, and a memo of them all lived
+ * for the whole list.
  */
 export function registryBlockers(manager: DiagnosisSource, diagnosis: ReferenceDiagnosis): BlockerSource {
   const memo = new Map<string, Blocker | null>();
+  const work = (controller: string, key: ObjectKey, id: string): Blocker | null => {
+    if (manager.changelog.get('referrer', id)?.state === 'Resolved') return null;
+    const via = blockingReference(manager, diagnosis, controller, key);
+    return via ? { controller, via } : null;
+  };
   const one = (controller: string, key: ObjectKey): Blocker | null => {
     const id = `${controller}|${key}`;
     let b = memo.get(id);
-    if (b !== undefined) return b;
-    const entity = manager.changelog.get('referrer', id);
-    b = null;
-    if (entity?.state !== 'Resolved') {
-      const via = blockingReference(manager, diagnosis, controller, key);
-      if (via) b = { controller, via };
-    }
-    memo.set(id, b);
+    if (b === undefined) memo.set(id, (b = work(controller, key, id)));
     return b;
   };
   return {
     blockerOf(key, controller) {
-      if (controller !== undefined) return one(controller, key) ?? undefined;
+      if (controller !== undefined) return work(controller, key, `${controller}|${key}`) ?? undefined;
       for (const name of manager.controllerNames()) {
         if (manager.registry.referencesOf(name, key).length === 0) continue;
         const b = one(name, key);

@@ -3,7 +3,7 @@ import type { ReferrerEntity, SelectionSummary, StuckEntry } from '../changelog'
 import type { DiagnosisSource } from './explain';
 import { markWorkloadsSteps } from './owners';
 import { ReferenceDiagnosis, type ReferenceExplanation } from './reference-diagnosis';
-import { registryBlockers, rootCause } from './root-cause';
+import { registryBlockers, rootCauseFrom } from './root-cause';
 import { plural } from './selector-hints';
 
 export interface StuckOptions {
@@ -77,8 +77,9 @@ export function* stuckSteps(
     // A missing referent's kind is indexed for "did you mean" once, in steps, before it is explained.
     if (step !== Infinity)
       for (const ref of manager.registry.referencesOf(r.controller, r.key)) yield* diagnosis.prepare(ref, step);
-    const e = entry(r, blockers.blockerOf(r.key, r.controller)?.via, now);
-    const rc = rootCause(blockers, r.key, r.controller);
+    const blocker = blockers.blockerOf(r.key, r.controller);
+    const e = entry(r, blocker?.via, now);
+    const rc = rootCauseFrom(blockers, r.key, blocker);
     if (rc) e.rootCause = rc;
     entries.push(e);
   }
