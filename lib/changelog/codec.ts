@@ -304,7 +304,7 @@ class ArrayText {
   #keep(): void {
     const recent = this.#recent;
     if (recent.length === 0) return;
-    this.#pieces.push(recent.length === 1 ? recent[0]! : recent.join(','));
+    this.#pieces.push(recent.join(','));
     this.#recent = [];
     this.#recentChars = 0;
   }
@@ -329,7 +329,7 @@ function* cuts(text: string): Generator<string> {
     let end = Math.min(text.length, at + CUT_CHARS);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-    yield at === 0 && end === text.length ? text : text.slice(at, end);
+    yield text.slice(at, end);
     at = end;
   }
 }

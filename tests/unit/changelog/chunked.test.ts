@@ -44,7 +44,8 @@ describe('ChunkedInts', () => {
   it('keeps 32-bit integers across chunks, and sets them in place', () => {
     const ints = new ChunkedInts();
     const n = 200_000;
-    for (let i = 0; i < n; i++) expect(ints.push(i * 3 - 7)).toBe(i + 1);
+    const lengths = Array.from({ length: n }, (_, i) => ints.push(i * 3 - 7));
+    expect(lengths.every((length, i) => length === i + 1)).toBe(true);
     ints.set(150_000, -1);
     expect(ints.length).toBe(n);
     expect(ints.at(0)).toBe(-7);
