@@ -1,7 +1,7 @@
 import 'server-only';
 import { z } from 'zod';
 import { explain, parseDuration, rootCauseGroups, stuck } from '../lib/diagnose';
-import type { ChangeFilter, Snapshot } from '../lib/changelog';
+import type { ChangeFilter, SnapshotRows } from '../lib/changelog';
 import { RefwatchError, isRefwatchError, keyHasKind, keyHasNamespace, parseKey } from '../lib/model';
 import type { DemoRunner } from './demo';
 import { objectDetails } from './details/object-details';
@@ -25,7 +25,7 @@ const filterShape = { namespace: scopeShape.namespace, kind: scopeShape.kind };
  * the stuck entries judged are the scope's own referrers, and a ScopeView adds
  * the other ends of its references.
  */
-async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Promise<Snapshot> {
+async function scopedSnapshot(rt: Runtime, scope: Scope, view: ScopeView | undefined): Promise<SnapshotRows> {
   const snapshot = await captureSnapshot(rt.manager, {
     cluster: () => rt.cluster(),
     filter: scope.filter,

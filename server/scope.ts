@@ -6,7 +6,9 @@ import type {
   ChangeLog,
   EntityKind,
   ReferenceEntity,
-  Snapshot,
+  ReferentEntity,
+  ReferrerEntity,
+  SnapshotRows,
 } from '../lib/changelog';
 import { parseKey, parseKindKey, validateNamespace } from '../lib/model';
 
@@ -124,7 +126,7 @@ export class ScopeView {
   constructor(private readonly changelog: ChangeLog) {}
 
   /** Adds the references' other ends to a scoped snapshot and remembers what it holds. */
-  snapshot(s: Snapshot): Snapshot {
+  snapshot(s: SnapshotRows): SnapshotRows {
     this.#held.clear();
     this.#endCount.clear();
     this.#endsOf.clear();
@@ -139,8 +141,8 @@ export class ScopeView {
         const value = this.changelog.get(entity, id);
         if (value === undefined) continue;
         this.#held.add(slot(entity, id));
-        if (entity === 'referent') referents.push(value as Snapshot['referents'][number]);
-        else referrers.push(value as Snapshot['referrers'][number]);
+        if (entity === 'referent') referents.push(value as ReferentEntity);
+        else referrers.push(value as ReferrerEntity);
       }
     }
     return { ...s, referrers, referents };

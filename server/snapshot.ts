@@ -3,8 +3,10 @@ import {
   type ChangeFilter,
   type Delta,
   type ClusterInfo,
-  type EntitySnapshot,
+  type EntityRows,
   type Snapshot,
+  type SnapshotRows,
+  type Rows,
   type StuckEntry,
 } from '../lib/changelog';
 import { stuckSteps, type DiagnosisSource } from '../lib/diagnose';
@@ -77,7 +79,7 @@ export async function runSliced<T>(steps: Generator<unknown, T>, sliceMs = SLICE
 
 export interface CaptureSource extends DiagnosisSource {
   changelog: DiagnosisSource['changelog'] & {
-    snapshotSteps(filter?: ChangeFilter, step?: number): Generator<void, EntitySnapshot>;
+    snapshotRowsSteps(filter?: ChangeFilter, step?: number): Generator<void, EntityRows>;
   };
 }
 
@@ -95,15 +97,32 @@ export interface CaptureOptions {
  * each hold the event loop at most about `sliceMs`: on a registry of a million
  * references, no request waits behind it.
  */
-export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions): Promise<Snapshot> {
-  const { revision, entities } = await runSliced(src.changelog.snapshotSteps(opts.filter ?? {}, STEP), opts.sliceMs);
-  const referrers = entities.referrer;
-  // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
-  const stuck = await runSliced(
-    stuckSteps(src, referrers, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25),
+export async function captureSnapshot(src: CaptureSource, opts: CaptureOptions): Promise<SnapshotRows> {
+  const { revision, entities } = await runSliced(
+    src.changelog.snapshotRowsSteps(opts.filter ?? {}, STEP),
     opts.sliceMs,
   );
-  return assemble(revision, entities, opts.cluster(), stuck, opts.stuckThresholdMs);
+  // A diagnosis costs more than reading an entity (a missing referent's "did you mean" compares up to thousands of names): few per step.
+  const stuck = await runSliced(
+    stuckSteps(src, entities.referrer, { olderThan: opts.stuckThresholdMs, now: Date.now() }, 25),
+    opts.sliceMs,
+  );
+  // The kinds that grow with the cluster stay in the chunks they were read into; the few others become arrays.
+  const list = <K extends 'controller' | 'watch' | 'queue' | 'event'>(kind: K) =>
+    runSliced(entities[kind].toArray(), opts.sliceMs);
+  return {
+    revision,
+    cluster: opts.cluster(),
+    controllers: await list('controller'),
+    watches: await list('watch'),
+    referrers: entities.referrer,
+    referents: entities.referent,
+    references: entities.reference,
+    queues: await list('queue'),
+    events: await list('event'),
+    stuck,
+    stuckThresholdMs: opts.stuckThresholdMs,
+  };
 }
 
 /**
@@ -157,9 +176,13 @@ const PLAIN_ARRAYS = [
   'stuck',
 ] as const satisfies readonly (keyof Snapshot)[];
 
-function* plainArray(field: string, list: readonly unknown[]): Generator<string> {
+function* plainArray(field: string, list: Rows<unknown>): Generator<string> {
   yield `,"${field}":[`;
-  for (let i = 0; i < list.length; i++) yield i === 0 ? JSON.stringify(list[i]) : `,${JSON.stringify(list[i])}`;
+  let first = true;
+  for (const value of list) {
+    yield first ? JSON.stringify(value) : `,${JSON.stringify(value)}`;
+    first = false;
+  }
   yield ']';
 }
 
@@ -168,7 +191,7 @@ function* plainArray(field: string, list: readonly unknown[]): Generator<string>
  * script reads without refwatch's decoder (docs/api.md, GET snapshot), an
  * entity a piece, so a caller may yield the event loop between pieces.
  */
-export function* plainSnapshotParts(s: Snapshot): Generator<string> {
+export function* plainSnapshotParts(s: SnapshotRows): Generator<string> {
   yield `{"revision":${s.revision},"cluster":${JSON.stringify(s.cluster)}`;
   for (const field of PLAIN_ARRAYS) yield* plainArray(field, s[field]);
   if (s.stuckThresholdMs !== undefined) yield `,"stuckThresholdMs":${JSON.stringify(s.stuckThresholdMs)}`;
@@ -183,13 +206,13 @@ export function* plainDeltaParts(d: Delta): Generator<string> {
 }
 
 /** snapshotText is a snapshot's JSON, lean (the wire format) unless asked for plain, in slices. */
-export const snapshotText = (s: Snapshot, sliceMs = SLICE_MS, plain = false): AsyncGenerator<string> =>
+export const snapshotText = (s: SnapshotRows, sliceMs = SLICE_MS, plain = false): AsyncGenerator<string> =>
   slicedText(plain ? plainSnapshotParts(s) : encodeSnapshotParts(s), sliceMs);
 
 const encoder = new TextEncoder();
 
 /** snapshotBody is a response body of the snapshot's JSON (lean unless `plain`), encoded slice by slice as the client reads. */
-export function snapshotBody(s: Snapshot, sliceMs = SLICE_MS, plain = false): ReadableStream<Uint8Array> {
+export function snapshotBody(s: SnapshotRows, sliceMs = SLICE_MS, plain = false): ReadableStream<Uint8Array> {
   const text = snapshotText(s, sliceMs, plain);
   return new ReadableStream<Uint8Array>({
     async pull(ctrl) {

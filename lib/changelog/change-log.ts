@@ -60,6 +60,12 @@ export type EntitySnapshot = {
   entities: { [K in EntityKind]: EntityByKind[K][] };
 };
 
+/** EntityRows is an EntitySnapshot whose lists are the chunks they were read into (see snapshotRowsSteps). */
+export type EntityRows = {
+  revision: number;
+  entities: { [K in EntityKind]: ChunkedArray<EntityByKind[K]> };
+};
+
 /** Deltas since a revision, or `resnapshot` when that revision is outside the retained window. */
 export type ChangesSince =
   { resnapshot: false; revision: number; changes: Change[] } | { resnapshot: true; revision: number };
@@ -341,8 +347,20 @@ export class ChangeLog {
    * entry changed.
    */
   *snapshotSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntitySnapshot> {
+    const { revision, entities: rows } = yield* this.snapshotRowsSteps(filter, step);
+    const entities: Partial<Record<EntityKind, AnyEntity[]>> = {};
+    for (const kind of ENTITY_KINDS) entities[kind] = yield* rows[kind].toArray();
+    return { revision, entities: entities as EntitySnapshot['entities'] };
+  }
+
+  /**
+   * snapshotRowsSteps is snapshotSteps without the last copy: each kind's
+   * entities in the chunks they were read into, which a reader that only
+   * iterates (an encoder) takes as they are.
+   */
+  *snapshotRowsSteps(filter: ChangeFilter = {}, step = 10_000): Generator<void, EntityRows> {
     this.#need(filter.entities);
-    // Each kind read in chunks, its array made once at the end, at its size: see chunked.ts.
+    // Each kind read in chunks, never copied as it grows: see chunked.ts.
     const gathered = Object.fromEntries(
       ENTITY_KINDS.map((k) => [k, new ChunkedArray<AnyEntity>(READ_CHUNK)]),
     ) as Record<EntityKind, ChunkedArray<AnyEntity>>;
@@ -387,9 +405,7 @@ export class ChangeLog {
         }
         this.#readDropped(reader, kind, filter, gathered[kind]);
       }
-      const entities: Partial<Record<EntityKind, AnyEntity[]>> = {};
-      for (const kind of ENTITY_KINDS) entities[kind] = yield* gathered[kind].toArray();
-      return { revision: reader.revision, entities: entities as EntitySnapshot['entities'] };
+      return { revision: reader.revision, entities: gathered as EntityRows['entities'] };
     } finally {
       this.#readers.delete(reader);
     }

@@ -1,6 +1,7 @@
 import { keyHasKind, keyHasNamespace, kindOfKey, namespaceOfKey } from '../model';
 import type { EntityKind } from './entities';
-import type { Change, Delta, Snapshot } from './wire';
+import type { Rows } from './chunked';
+import type { Change, Delta, Snapshot, SnapshotRows } from './wire';
 import { Refs, Registry, RowCache, SHARED_ROWS, currentRegistry, type RowCodes } from './wire-registry';
 
 export { wireStringsHeld } from './wire-registry';
@@ -355,8 +356,8 @@ class Interner {
     this.#dense = dense;
     this.shared = rows <= SHARED_ROWS;
     this.registry = this.shared ? currentRegistry() : new Registry();
-    this.#strings = new Refs(dense, this.registry.strings.length);
-    this.#keys = new Refs(dense, this.registry.strings.length);
+    this.#strings = new Refs(dense);
+    this.#keys = new Refs(dense);
   }
 
   /** 1 + the string's index. */
@@ -483,8 +484,12 @@ class TableEncoder {
     }
   }
 
-  add(rows: readonly object[], from: number, to: number): void {
-    for (let i = from; i < to; i++) this.#add(rows[i] as Row);
+  /** Adds one row; `step()` after each STEP rows and at the end. */
+  add(row: object): void {
+    this.#add(row as Row);
+  }
+
+  step(): void {
     this.#tables.notePeak();
   }
 
@@ -546,12 +551,17 @@ class TableEncoder {
 }
 
 /** Encodes rows into a table, STEP rows between checkpoints. */
-function* encodeTable(schema: Schema, rows: readonly object[], tables: Interner): Generator<void, EncodedTable> {
+function* encodeTable(schema: Schema, rows: Rows<object>, tables: Interner): Generator<void, EncodedTable> {
   const encoder = new TableEncoder(schema, tables);
-  for (let i = 0; i < rows.length; i += STEP) {
-    encoder.add(rows, i, Math.min(rows.length, i + STEP));
-    if (i + STEP < rows.length) yield;
+  let n = 0;
+  for (const row of rows) {
+    encoder.add(row);
+    if (++n % STEP === 0) {
+      encoder.step();
+      if (n < rows.length) yield;
+    }
   }
+  encoder.step();
   return encoder.table();
 }
 
@@ -589,7 +599,7 @@ function* tablesJson(tables: Interner): Generator<string> {
  * yield the event loop: the snapshot's arrays are read, never changed, and
  * entity values are immutable. An empty piece is a checkpoint.
  */
-export function* encodeSnapshotParts(s: Snapshot): Generator<string> {
+export function* encodeSnapshotParts(s: SnapshotRows): Generator<string> {
   const tables = new Interner(
     true,
     s.referrers.length + s.referents.length + s.references.length + s.events.length + s.stuck.length,
@@ -655,7 +665,7 @@ function* checkpoints<T>(steps: Generator<void, T>): Generator<string, T> {
 }
 
 /** encodeSnapshot and encodeDelta: the whole JSON text at once. */
-export const encodeSnapshot = (s: Snapshot): string => [...encodeSnapshotParts(s)].join('');
+export const encodeSnapshot = (s: SnapshotRows): string => [...encodeSnapshotParts(s)].join('');
 export const encodeDelta = (d: Delta): string => [...encodeDeltaParts(d)].join('');
 
 /** WireFormatError: a message that is not the lean wire format this client reads. */

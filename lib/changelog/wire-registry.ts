@@ -210,37 +210,40 @@ export function currentRegistry(): Registry {
 /** The strings the encoder holds between messages (its registry), to check that it forgets those no snapshot sends. */
 export const wireStringsHeld = (): number => registry.strings.length;
 
+/** Ids a chunk of a dense Refs covers: 256 KB, made in V8's large-object space, and only once an id in it is set. */
+const REFS_CHUNK = 1 << 16;
+
 /**
  * Refs maps registry ids to a message's references (1 + index; 0: not in the
- * message yet): an array over every id for a snapshot, which sends most of
- * them; a Map for a delta, which sends few.
+ * message yet): chunks over every id for a snapshot, which sends most of
+ * them; a Map for a delta, which sends few. The chunks are never regrown: a
+ * single array over a million ids, doubled as they came, copied megabytes at
+ * once into memory the process had to fault in, and held the event loop.
  */
 export class Refs {
-  #dense: Int32Array | undefined;
+  readonly #dense: (Int32Array | undefined)[] | undefined;
   readonly #sparse: Map<number, number> | undefined;
 
-  constructor(dense: boolean, size: number) {
-    if (dense) this.#dense = new Int32Array(Math.max(16, size));
+  constructor(dense: boolean) {
+    if (dense) this.#dense = [];
     else this.#sparse = new Map();
   }
 
   get(id: number): number {
     const dense = this.#dense;
     if (dense === undefined) return this.#sparse!.get(id) ?? 0;
-    return id < dense.length ? dense[id]! : 0;
+    const chunk = dense[Math.floor(id / REFS_CHUNK)];
+    return chunk === undefined ? 0 : chunk[id % REFS_CHUNK]!;
   }
 
   set(id: number, ref: number): void {
-    let dense = this.#dense;
+    const dense = this.#dense;
     if (dense === undefined) {
       this.#sparse!.set(id, ref);
       return;
     }
-    if (id >= dense.length) {
-      const grown = new Int32Array(Math.max(2 * dense.length, id + 1));
-      grown.set(dense);
-      this.#dense = dense = grown;
-    }
-    dense[id] = ref;
+    const c = Math.floor(id / REFS_CHUNK);
+    while (dense.length <= c) dense.push(undefined);
+    (dense[c] ??= new Int32Array(REFS_CHUNK))[id % REFS_CHUNK] = ref;
   }
 }

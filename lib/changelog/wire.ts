@@ -10,6 +10,7 @@ import type {
   ReferrerEntity,
   WatchEntity,
 } from './entities';
+import type { Rows } from './chunked';
 
 /** What the API says about the cluster refwatch is connected to. No credential ever appears here. */
 export interface ClusterInfo {
@@ -99,6 +100,18 @@ export interface Snapshot {
   /** How long a referrer stays unresolved before the server calls it stuck (REFWATCH_STUCK_THRESHOLD); clients use it for their own count. */
   stuckThresholdMs?: number;
 }
+
+/**
+ * SnapshotRows is a snapshot as the server captures and encodes it: its three
+ * lists that grow with the cluster are Rows, the chunks the change log read
+ * them into, so that no array of a million references is made to be read
+ * once. A Snapshot is SnapshotRows.
+ */
+export type SnapshotRows = Omit<Snapshot, 'referrers' | 'referents' | 'references'> & {
+  referrers: Rows<ReferrerEntity>;
+  referents: Rows<ReferentEntity>;
+  references: Rows<ReferenceEntity>;
+};
 
 /** Change is one entity's latest state since a revision, or its tombstone. */
 export type Change = {

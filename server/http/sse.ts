@@ -6,7 +6,7 @@ import {
   type ChangeLog,
   type ClusterInfo,
   type Delta,
-  type Snapshot,
+  type SnapshotRows,
 } from '../../lib/changelog';
 import { plainDeltaParts, slicedText, snapshotText } from '../snapshot';
 import type { Summary } from '../summary';
@@ -14,7 +14,7 @@ import type { Summary } from '../summary';
 export interface SseOptions {
   changelog: ChangeLog;
   /** Captures a full snapshot (at the change log's current revision) for this client's filter. */
-  snapshot: () => Snapshot | Promise<Snapshot>;
+  snapshot: () => SnapshotRows | Promise<SnapshotRows>;
   filter?: ChangeFilter;
   /** The client's Last-Event-ID: the revision it holds. */
   lastEventId?: string | null;

@@ -20,6 +20,7 @@ describe('ChunkedArray', () => {
         values.forEach((v, i) => expect(a.push(v)).toBe(i + 1));
         expect(a.length).toBe(values.length);
         expect(values.map((_, i) => a.at(i))).toEqual(values);
+        expect([...a]).toEqual(values);
         const { value, steps } = run(a.toArray());
         expect(value).toEqual(values);
         expect(value).toHaveLength(values.length);
@@ -37,6 +38,8 @@ describe('ChunkedArray', () => {
     const { value } = run(a.toArray());
     expect(value).toHaveLength(1001);
     expect(value.every((v, i) => v === i)).toBe(true);
+    // Iterated, the chunk made at its full size gives its values only, not its empty slots.
+    expect([...a]).toEqual(value);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Registry } from '@/lib/changelog/wire-registry';
+import { Refs, Registry } from '@/lib/changelog/wire-registry';
 
 /**
  * The wire encoder's Registry numbers strings in the order it first sees
@@ -64,5 +64,32 @@ describe('wire Registry', () => {
     r.split(cluster);
     expect(r.strings.at(r.keyNamespace.at(cluster))).toBe('');
     expect(r.keyName(cluster)).toBe('view');
+  });
+});
+
+/**
+ * Refs gives a message's reference for a registry id, or 0: dense (a
+ * snapshot) in chunks made as ids in them are set, sparse (a delta) in a Map.
+ * Both must answer as a Map would, for ids far apart and across chunks.
+ */
+describe('wire Refs', () => {
+  it('answers every id set, and 0 for every other, dense or sparse', () => {
+    const id = fc.oneof(fc.nat({ max: 70 }), fc.nat({ max: 300_000 }), fc.constantFrom(65_535, 65_536, 131_072));
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(fc.tuple(id, fc.integer({ min: 1, max: 2 ** 31 - 1 })), { maxLength: 200 }),
+        fc.array(id, { maxLength: 50 }),
+        (dense, sets, probes) => {
+          const refs = new Refs(dense);
+          const model = new Map<number, number>();
+          for (const [i, ref] of sets) {
+            refs.set(i, ref);
+            model.set(i, ref);
+          }
+          for (const i of [...model.keys(), ...probes]) expect(refs.get(i)).toBe(model.get(i) ?? 0);
+        },
+      ),
+    );
   });
 });
