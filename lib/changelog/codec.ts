@@ -484,22 +484,14 @@ class TableEncoder {
     }
   }
 
-  /** Adds one row; `step()` after each STEP rows and at the end. */
-  add(row: object): void {
-    this.#add(row as Row);
-  }
-
-  step(): void {
-    this.#tables.notePeak();
-  }
-
   table(): EncodedTable {
     const table: EncodedTable = { n: this.#rows, columns: this.#names.map((name, c) => [name, this.#columns[c]!]) };
     if (Object.keys(this.#x).length > 0) table.x = this.#x;
     return table;
   }
 
-  #add(row: Row): void {
+  /** Adds one row to the columns. */
+  add(row: Row): void {
     const codes = this.#codesOf(row);
     const tables = this.#tables;
     const prev = this.#prev;
@@ -555,13 +547,13 @@ function* encodeTable(schema: Schema, rows: Rows<object>, tables: Interner): Gen
   const encoder = new TableEncoder(schema, tables);
   let n = 0;
   for (const row of rows) {
-    encoder.add(row);
+    encoder.add(row as Row);
     if (++n % STEP === 0) {
-      encoder.step();
+      tables.notePeak();
       if (n < rows.length) yield;
     }
   }
-  encoder.step();
+  tables.notePeak();
   return encoder.table();
 }
 
